@@ -1,0 +1,67 @@
+#include "common/client.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/auth.h"
+#include "common/status.h"
+
+namespace crl {
+namespace {
+absl::StatusOr<std::string> ReadPem(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+void BindClientOptions(OptionSet* set, ClientOptions* o) {
+  set->Add("tls", &o->tls, "connect with TLS");
+  set->Add("tls_ca_file", &o->tls_ca_file, "CA bundle (PEM) for the server certificate");
+  set->Add("tls_cert_file", &o->tls_cert_file, "client certificate (PEM) for mutual TLS");
+  set->Add("tls_key_file", &o->tls_key_file, "client private key (PEM) for mutual TLS");
+  set->Add("auth_token_file", &o->auth_token_file, "file with the bearer token to send");
+  set->Add("timeout", &o->timeout, "deadline of each call");
+}
+
+absl::StatusOr<RpcClient> RpcClient::Create(const std::string& target,
+                                            const ClientOptions& options) {
+  if (target.empty()) return absl::InvalidArgumentError("target address is empty");
+  RpcClient client;
+  client.timeout_ = options.timeout;
+  if (!options.auth_token_file.empty()) {
+    CRL_ASSIGN_OR_RETURN(client.token_, ReadTokenFile(options.auth_token_file));
+  }
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (options.tls) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.tls_ca_file.empty()) {
+      CRL_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem(options.tls_ca_file));
+    }
+    if (!options.tls_cert_file.empty()) {
+      CRL_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadPem(options.tls_cert_file));
+      CRL_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadPem(options.tls_key_file));
+    }
+    creds = grpc::SslCredentials(ssl);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(512 << 20);
+  args.SetMaxSendMessageSize(512 << 20);
+  client.channel_ = grpc::CreateCustomChannel(target, creds, args);
+  return client;
+}
+
+void RpcClient::Prepare(grpc::ClientContext* context, absl::Duration timeout) const {
+  absl::Duration t = timeout > absl::ZeroDuration() ? timeout : timeout_;
+  context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(t));
+  // Metadata rather than call credentials: gRPC refuses call credentials on
+  // insecure channels, and loopback deployments run without TLS.
+  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
+}
+
+}  // namespace crl

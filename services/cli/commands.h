@@ -1,0 +1,22 @@
+// Subcommands of the `crl` CLI. Each takes its own argv (argv[0] is the
+// subcommand name) and returns the process exit code.
+#ifndef CRL_SERVICES_CLI_COMMANDS_H_
+#define CRL_SERVICES_CLI_COMMANDS_H_
+
+#include "absl/status/status.h"
+#include "common/options.h"
+
+namespace crl::cli {
+
+int HealthCommand(int argc, char** argv);
+int EvalCommand(int argc, char** argv);
+int DemoCommand(int argc, char** argv);
+
+// Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
+int UsageError(const OptionSet& flags, const absl::Status& status);
+// Prints an infrastructure error; returns 3.
+int Fail(const absl::Status& status);
+
+}  // namespace crl::cli
+
+#endif  // CRL_SERVICES_CLI_COMMANDS_H_

@@ -1,0 +1,31 @@
+// crl-timing's gRPC edge: TimingService over the timing oracle.
+#ifndef CRL_SERVICES_TIMING_TIMING_SERVICE_H_
+#define CRL_SERVICES_TIMING_TIMING_SERVICE_H_
+
+#include "common/server.h"
+#include "crl/v1/timing.grpc.pb.h"
+
+namespace crl {
+
+// Thread-safe; holds no per-call state.
+class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
+ public:
+  explicit TimingServiceImpl(CallEnv env) : env_(env) {}
+
+  grpc::ServerUnaryReactor* Time(grpc::CallbackServerContext* context,
+                                 const crl::v1::TimeRequest* request,
+                                 crl::v1::TimeResponse* response) override;
+  grpc::ServerUnaryReactor* GetBaseline(grpc::CallbackServerContext* context,
+                                        const crl::v1::GetBaselineRequest* request,
+                                        crl::v1::Baseline* response) override;
+  grpc::ServerUnaryReactor* ComputeReward(grpc::CallbackServerContext* context,
+                                          const crl::v1::ComputeRewardRequest* request,
+                                          crl::v1::RewardResult* response) override;
+
+ private:
+  CallEnv env_;
+};
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_TIMING_TIMING_SERVICE_H_

@@ -1,0 +1,39 @@
+// Element-wise comparison of a candidate's output with the reference's, by
+// dtype, with the checks of the correctness protocol: unwritten (still
+// poisoned) elements, NaN/Inf, tolerance, exact size.
+#ifndef CRL_SERVICES_WORKER_COMPARE_H_
+#define CRL_SERVICES_WORKER_COMPARE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "runner/protocol.h"
+#include "services/worker/task.h"
+
+namespace crl {
+
+struct CompareResult {
+  enum Kind {
+    kMatch,
+    kSizeMismatch,  // wrong number of bytes
+    kUnwritten,     // an element still holds the runner's poison pattern
+    kNonFinite,     // NaN/Inf where the reference is finite
+    kMismatch,      // outside tolerance
+  };
+  Kind kind = kMatch;
+  int64_t mismatches = 0;        // elements outside tolerance (kMismatch/kNonFinite/kUnwritten)
+  int64_t first_index = -1;      // first failing element
+  double max_abs_error = 0;      // over finite elements
+  double max_rel_error = 0;
+  std::string detail;            // one line for people
+};
+
+// Compares `got` with `want` for a tensor of `spec`. |got - want| <= atol +
+// rtol * |want| passes. Integer and bool dtypes compare exactly. A NaN in the
+// reference must be matched by a NaN.
+CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& got,
+                            const std::string& want, Tolerance tolerance);
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_WORKER_COMPARE_H_

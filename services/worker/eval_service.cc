@@ -1,0 +1,68 @@
+#include "services/worker/eval_service.h"
+
+#include "common/metrics.h"
+#include "common/status.h"
+
+namespace crl {
+namespace {
+
+// Runs `fn` (returning StatusOr<Response>) and moves its value into `out`.
+template <typename Response, typename Fn>
+grpc::Status Fill(Response* out, Fn fn) {
+  auto result = fn();
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *out = std::move(*result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+void EvalServiceImpl::UpdateQueueDepth() {
+  if (metrics_ && env_.executor) metrics_->queue_depth.Set(env_.executor->QueueDepth());
+}
+
+grpc::ServerUnaryReactor* EvalServiceImpl::Compile(grpc::CallbackServerContext* context,
+                                                   const v1::CompileRequest* request,
+                                                   v1::CompileResponse* response) {
+  auto* r = ServeUnary(context, env_, [this, request, response] {
+    UpdateQueueDepth();
+    return Fill(response, [&] { return engine_->Compile(*request); });
+  });
+  UpdateQueueDepth();
+  return r;
+}
+
+grpc::ServerUnaryReactor* EvalServiceImpl::Evaluate(grpc::CallbackServerContext* context,
+                                                    const v1::EvaluateRequest* request,
+                                                    v1::EvaluateResponse* response) {
+  auto* r = ServeUnary(context, env_, [this, request, response] {
+    UpdateQueueDepth();
+    return Fill(response, [&] { return engine_->Evaluate(*request); });
+  });
+  UpdateQueueDepth();
+  return r;
+}
+
+grpc::ServerUnaryReactor* EvalServiceImpl::Measure(grpc::CallbackServerContext* context,
+                                                   const v1::MeasureRequest* request,
+                                                   v1::MeasureResponse* response) {
+  auto* r = ServeUnary(context, env_, [this, request, response] {
+    UpdateQueueDepth();
+    return Fill(response, [&] { return engine_->Measure(*request); });
+  });
+  UpdateQueueDepth();
+  return r;
+}
+
+grpc::ServerUnaryReactor* EvalServiceImpl::GetWorkerInfo(grpc::CallbackServerContext* context,
+                                                         const v1::GetWorkerInfoRequest*,
+                                                         v1::WorkerInfo* response) {
+  CallEnv inline_env{env_.auth, nullptr};  // cheap: answer on the reactor
+  return ServeUnary(context, inline_env, [this, response] {
+    *response = engine_->Info();
+    response->set_version(CrlVersion());
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace crl

@@ -1,0 +1,171 @@
+#include "services/worker/runner_client.h"
+
+#include <signal.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "runner/wire.h"
+
+namespace crl {
+
+v1::Verdict VerdictForStatus(int32_t status) {
+  switch (status) {
+    case runner::kOk: return v1::VERDICT_OK;
+    case runner::kCandidateError:
+    case runner::kCudaError:
+    case runner::kLoadFailed: return v1::VERDICT_RUNTIME_ERROR;
+    default: return v1::VERDICT_INFRA_ERROR;  // kBadRequest: our request was wrong
+  }
+}
+
+RunnerEvent ClassifyExit(const runner::ExitInfo& exit) {
+  RunnerEvent e;
+  std::string how = exit.Describe();
+  if (exit.kind == runner::ExitInfo::kSetupFailed) {
+    e.verdict = v1::VERDICT_INFRA_ERROR;
+    e.message = absl::StrCat("sandbox setup failed: ", exit.setup_error);
+  } else if (exit.kind == runner::ExitInfo::kTimedOut || exit.cpu_limit_hit) {
+    e.verdict = v1::VERDICT_TIMEOUT;
+    e.message = absl::StrCat("time limit: ", how);
+  } else if (exit.seccomp_violation) {
+    e.verdict = v1::VERDICT_SANDBOX_VIOLATION;
+    e.message = absl::StrCat("forbidden system call: ", how);
+  } else if (exit.file_size_limit_hit || exit.memory_limit_hint) {
+    e.verdict = v1::VERDICT_RESOURCE_LIMIT;
+    e.message = absl::StrCat("resource limit: ", how);
+  } else {
+    e.verdict = v1::VERDICT_RUNTIME_ERROR;
+    e.message = absl::StrCat("runner ", how);
+  }
+  if (!exit.log.empty()) {
+    absl::StrAppend(&e.message, "; log: ", exit.log.substr(0, 2000));
+  }
+  return e;
+}
+
+std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options,
+                                                    const Lane& lane,
+                                                    const std::string& library,
+                                                    double budget_seconds, RunnerEvent* event) {
+  runner::SandboxPolicy policy;
+  policy.wall_timeout_seconds = budget_seconds;
+  policy.cpu_seconds = static_cast<uint64_t>(budget_seconds) + 1;
+  policy.isolate_namespaces = options.isolate;
+  policy.tmpfs_bytes = options.tmpfs_bytes;
+  policy.file_size_bytes = options.file_size_bytes;
+  policy.max_log_bytes = options.max_log_bytes;
+  policy.masked_paths.insert(policy.masked_paths.end(), options.hidden_paths.begin(),
+                             options.hidden_paths.end());
+  // crl-runner installs its own seccomp filter after backend initialisation.
+  policy.seccomp = runner::SeccompProfile::kNone;
+  // The library's directory (an artifact of the build cache) is the only
+  // part of the cache the runner sees.
+  policy.readonly_paths = {std::filesystem::path(library).parent_path().string()};
+  policy.env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C", "LC_ALL=C"};
+  if (lane.backend == BackendKind::kCuda) {
+    policy.address_space_bytes = 0;
+    policy.env.push_back(absl::StrCat("LD_LIBRARY_PATH=", options.cuda_lib_dir));
+    // Only this lane's GPU is visible to the runner.
+    policy.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", lane.index));
+    policy.extra_device_nodes = {absl::StrCat("/dev/nvidia", lane.index), "/dev/nvidiactl",
+                                 "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
+  } else {
+    policy.address_space_bytes = options.host_memory_bytes;
+  }
+
+  std::string error;
+  std::unique_ptr<RunnerSession> session(new RunnerSession());
+  session->process_ = runner::SpawnSandboxed(policy, {options.runner_path}, &error);
+  if (!session->process_) {
+    *event = {false, v1::VERDICT_INFRA_ERROR, absl::StrCat("cannot start runner: ", error)};
+    return nullptr;
+  }
+  runner::LoadRequest load;
+  load.library_path = library;
+  load.backend = BackendName(lane.backend);
+  load.device = 0;  // the only visible device
+  load.l2_flush_bytes = options.l2_flush_bytes;
+  runner::LoadResult loaded;
+  *event = session->Roundtrip(load, options.startup_timeout_seconds, &loaded);
+  if (!event->ok) return nullptr;
+  if (!loaded.ok) {
+    *event = {false, v1::VERDICT_RUNTIME_ERROR, absl::StrCat("load failed: ", loaded.error)};
+    session->Close();
+    return nullptr;
+  }
+  session->device_name_ = loaded.device_name;
+  return session;
+}
+
+RunnerSession::~RunnerSession() { Close(); }
+
+template <typename Req, typename Res>
+RunnerEvent RunnerSession::Roundtrip(const Req& request, double timeout_seconds, Res* result) {
+  if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "runner already ended"};
+  std::string error;
+  if (!runner::WriteMessage(process_->to_child(), request, &error, timeout_seconds)) {
+    return Fail(absl::StrCat("sending request: ", error), false);
+  }
+  runner::Frame frame;
+  runner::ReadStatus st =
+      runner::ReadFrame(process_->from_child(), &frame, &error, timeout_seconds);
+  if (st == runner::ReadStatus::kTimeout) {
+    return Fail(absl::StrCat("no answer within ", timeout_seconds, " s"), true);
+  }
+  if (st != runner::ReadStatus::kOk) {
+    return Fail(st == runner::ReadStatus::kEof ? "runner ended" : error, false);
+  }
+  if (!runner::DecodeFrame(frame, result, &error)) {
+    // Only the candidate's code can have written this (the runner's own
+    // encoder is exact): tampering with the result channel.
+    Fail("", false);
+    return {false, v1::VERDICT_SANDBOX_VIOLATION,
+            absl::StrCat("malformed result on the runner channel: ", error)};
+  }
+  return {true, v1::VERDICT_OK, ""};
+}
+
+RunnerEvent RunnerSession::Call(const runner::CallRequest& request, double timeout_seconds,
+                                runner::CallResult* result) {
+  RunnerEvent e = Roundtrip(request, timeout_seconds, result);
+  if (e.ok && result->status == runner::kCudaError) dead_ = true;  // it exits by itself
+  return e;
+}
+
+RunnerEvent RunnerSession::TimedCall(const runner::TimedCallRequest& request,
+                                     double timeout_seconds, runner::TimedCallResult* result) {
+  RunnerEvent e = Roundtrip(request, timeout_seconds, result);
+  if (e.ok && result->status == runner::kCudaError) dead_ = true;
+  return e;
+}
+
+RunnerEvent RunnerSession::Fail(const std::string& what, bool timed_out) {
+  dead_ = true;
+  runner::ExitInfo exit;
+  if (timed_out) {
+    exit = process_->Kill();
+    RunnerEvent e{false, v1::VERDICT_TIMEOUT, absl::StrCat("call timed out: ", what)};
+    return e;
+  }
+  // The runner closed its end: give it a moment to finish dying, then reap.
+  exit = process_->Wait(2.0);
+  RunnerEvent e = ClassifyExit(exit);
+  if (!what.empty()) e.message = absl::StrCat(what, ": ", e.message);
+  return e;
+}
+
+void RunnerSession::Close() {
+  if (!process_) return;
+  if (!dead_) {
+    std::string error;
+    runner::WriteMessage(process_->to_child(), runner::Shutdown{}, &error, 1.0);
+    process_->CloseToChild();
+    process_->Wait(2.0);
+  }
+  process_->Kill();
+  process_.reset();
+  dead_ = true;
+}
+
+}  // namespace crl

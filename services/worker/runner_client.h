@@ -1,0 +1,103 @@
+// The worker's side of a crl-runner process: spawns it in the sandbox, loads
+// a library, makes calls with deadlines, and turns every way a runner can
+// fail into a typed verdict. The runner is untrusted once a candidate library
+// is loaded; this class trusts nothing it returns beyond its framing.
+#ifndef CRL_SERVICES_WORKER_RUNNER_CLIENT_H_
+#define CRL_SERVICES_WORKER_RUNNER_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crl/v1/common.pb.h"
+#include "runner/protocol.h"
+#include "runner/sandbox.h"
+#include "services/worker/task.h"
+
+namespace crl {
+
+// One exclusive execution slot: a GPU, or a CPU slot for the host backend.
+struct Lane {
+  BackendKind backend = BackendKind::kHost;
+  // GPU ordinal (cuda) or slot number (host).
+  int index = 0;
+  // "host:0", "cuda:0".
+  std::string name;
+};
+
+struct RunnerOptions {
+  // The crl-runner binary.
+  std::string runner_path;
+  // Namespaces and the read-only filesystem view (off only for debugging).
+  bool isolate = true;
+  // RLIMIT_AS of host runners (CUDA runners cannot have one).
+  uint64_t host_memory_bytes = 4ull << 30;
+  // Private /tmp size and largest file a runner may write.
+  uint64_t tmpfs_bytes = 64ull << 20;
+  uint64_t file_size_bytes = 64ull << 20;
+  // Time to start, initialise the backend and load the library.
+  double startup_timeout_seconds = 60;
+  // Bytes of runner stdout/stderr kept for messages.
+  uint64_t max_log_bytes = 8 << 10;
+  // Library directory of the CUDA toolkit (cuBLAS for candidates).
+  std::string cuda_lib_dir = "/usr/local/cuda/lib64";
+  // Host paths hidden inside the sandbox (tokens, keys).
+  std::vector<std::string> hidden_paths;
+  // L2 flush buffer for timed calls (0: the runner's default).
+  uint64_t l2_flush_bytes = 0;
+};
+
+// Outcome of one interaction with a runner.
+struct RunnerEvent {
+  // The request completed and its result decoded (the result's own status
+  // may still say the candidate failed; see VerdictForStatus()).
+  bool ok = false;
+  // When !ok: RUNTIME_ERROR, TIMEOUT, RESOURCE_LIMIT, SANDBOX_VIOLATION or
+  // INFRA_ERROR (the sandbox could not be set up).
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
+  std::string message;
+};
+
+// Not thread-safe: one session is driven by one thread.
+class RunnerSession {
+ public:
+  // Spawns a runner on `lane`, loads `library`. `budget_seconds` bounds the
+  // whole session's wall time. Returns null with *event set on failure.
+  static std::unique_ptr<RunnerSession> Start(const RunnerOptions& options, const Lane& lane,
+                                              const std::string& library, double budget_seconds,
+                                              RunnerEvent* event);
+  ~RunnerSession();
+
+  RunnerEvent Call(const runner::CallRequest& request, double timeout_seconds,
+                   runner::CallResult* result);
+  RunnerEvent TimedCall(const runner::TimedCallRequest& request, double timeout_seconds,
+                        runner::TimedCallResult* result);
+  // Asks the runner to exit and reaps it. Idempotent.
+  void Close();
+
+  const std::string& device_name() const { return device_name_; }
+  // The runner died or was killed; no further calls are possible.
+  bool dead() const { return dead_; }
+
+ private:
+  RunnerSession() = default;
+  template <typename Req, typename Res>
+  RunnerEvent Roundtrip(const Req& request, double timeout_seconds, Res* result);
+  // Kills (or reaps) the runner and classifies how it ended.
+  RunnerEvent Fail(const std::string& what, bool timed_out);
+
+  std::unique_ptr<runner::SandboxedProcess> process_;
+  std::string device_name_;
+  bool dead_ = false;
+};
+
+// Verdict for a runner result status (kOk -> VERDICT_OK).
+v1::Verdict VerdictForStatus(int32_t status);
+
+// Classifies how a sandboxed process ended (never VERDICT_OK).
+RunnerEvent ClassifyExit(const runner::ExitInfo& exit);
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_WORKER_RUNNER_CLIENT_H_

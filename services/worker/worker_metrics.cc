@@ -1,0 +1,66 @@
+#include "services/worker/worker_metrics.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/metrics.h"
+
+namespace crl {
+
+WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
+    : evaluations(prometheus::BuildCounter()
+                      .Name("crl_worker_evaluations_total")
+                      .Help("Evaluations finished, by verdict")
+                      .Register(*r)),
+      compile_seconds(prometheus::BuildHistogram()
+                          .Name("crl_worker_compile_seconds")
+                          .Help("Wall time of compiles that missed the cache")
+                          .Register(*r)),
+      build_cache(prometheus::BuildCounter()
+                      .Name("crl_worker_build_cache_total")
+                      .Help("Build cache lookups, by result (hit or miss)")
+                      .Register(*r)),
+      queue_depth(prometheus::BuildGauge()
+                      .Name("crl_worker_queue_depth")
+                      .Help("Requests waiting for a worker thread")
+                      .Register(*r)
+                      .Add({})),
+      lane_busy_seconds(prometheus::BuildCounter()
+                            .Name("crl_worker_lane_busy_seconds_total")
+                            .Help("Seconds each lane was held by verification or measurement")
+                            .Register(*r)),
+      runner_starts(prometheus::BuildCounter()
+                        .Name("crl_worker_runner_starts_total")
+                        .Help("Sandboxed runner processes started, by backend")
+                        .Register(*r)),
+      sandbox_kills(prometheus::BuildCounter()
+                        .Name("crl_worker_sandbox_kills_total")
+                        .Help("Sandboxed processes that ended badly, by reason")
+                        .Register(*r)) {}
+
+void WorkerMetrics::CountEvaluation(v1::Verdict verdict) {
+  std::string name = v1::Verdict_Name(verdict);
+  if (name.rfind("VERDICT_", 0) == 0) name = name.substr(8);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  evaluations.Add({{"verdict", name}}).Increment();
+}
+
+void WorkerMetrics::ObserveCompile(const std::string& backend, double seconds, bool cache_hit) {
+  build_cache.Add({{"result", cache_hit ? "hit" : "miss"}}).Increment();
+  if (!cache_hit) compile_seconds.Add({{"backend", backend}}, LatencyBuckets()).Observe(seconds);
+}
+
+void WorkerMetrics::AddLaneBusy(const std::string& lane, double seconds) {
+  lane_busy_seconds.Add({{"lane", lane}}).Increment(seconds);
+}
+
+void WorkerMetrics::CountRunnerStart(const std::string& backend) {
+  runner_starts.Add({{"backend", backend}}).Increment();
+}
+
+void WorkerMetrics::CountSandboxKill(const std::string& reason) {
+  sandbox_kills.Add({{"reason", reason}}).Increment();
+}
+
+}  // namespace crl

@@ -1,0 +1,48 @@
+// crl-worker's Prometheus metrics. Labels are bounded: verdict names,
+// backends, lane names (one per GPU/slot), kill reasons.
+#ifndef CRL_SERVICES_WORKER_WORKER_METRICS_H_
+#define CRL_SERVICES_WORKER_WORKER_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <string>
+
+#include "crl/v1/common.pb.h"
+
+namespace crl {
+
+// Thread-safe (prometheus-cpp metrics are).
+struct WorkerMetrics {
+  explicit WorkerMetrics(prometheus::Registry* registry);
+
+  void CountEvaluation(v1::Verdict verdict);
+  void ObserveCompile(const std::string& backend, double seconds, bool cache_hit);
+  void AddLaneBusy(const std::string& lane, double seconds);
+  void CountRunnerStart(const std::string& backend);
+  // reason: timeout, seccomp, resource_limit, crash.
+  void CountSandboxKill(const std::string& reason);
+
+  // crl_worker_evaluations_total{verdict}
+  prometheus::Family<prometheus::Counter>& evaluations;
+  // crl_worker_compile_seconds{backend} (cache misses only)
+  prometheus::Family<prometheus::Histogram>& compile_seconds;
+  // crl_worker_build_cache_total{result="hit"|"miss"}
+  prometheus::Family<prometheus::Counter>& build_cache;
+  // crl_worker_queue_depth: requests waiting for a worker thread.
+  prometheus::Gauge& queue_depth;
+  // crl_worker_lane_busy_seconds_total{lane}
+  prometheus::Family<prometheus::Counter>& lane_busy_seconds;
+  // crl_worker_runner_starts_total{backend}: runner processes started
+  // (every restart after a crash or CUDA error is one more).
+  prometheus::Family<prometheus::Counter>& runner_starts;
+  // crl_worker_sandbox_kills_total{reason}
+  prometheus::Family<prometheus::Counter>& sandbox_kills;
+};
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_WORKER_WORKER_METRICS_H_

@@ -1,0 +1,121 @@
+#include "services/worker/worker_setup.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/logging.h"
+#include "common/status.h"
+
+#ifndef CRL_SOURCE_DIR
+#define CRL_SOURCE_DIR ""
+#endif
+
+namespace crl {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path ExecutableDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path(".") : exe.parent_path();
+}
+}  // namespace
+
+std::string FindShippedDir(const std::string& relative) {
+  fs::path exe_dir = ExecutableDir();
+  for (fs::path base : {exe_dir / "..", exe_dir / ".." / "..", exe_dir / ".." / "share" / "crl",
+                        fs::path(CRL_SOURCE_DIR)}) {
+    if (base.empty()) continue;
+    std::error_code ec;
+    if (fs::is_directory(base / relative, ec)) return fs::weakly_canonical(base / relative).string();
+  }
+  return "";
+}
+
+void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
+  set->Add("host_lanes", &o->host_lanes, "CPU slots that run host-backend candidates (0: none)");
+  set->Add("gpus", &o->gpus, "GPUs to serve: auto, none (empty) or a list like 0,1");
+  set->Add("compile_slots", &o->engine.compile_slots, "concurrent compiles (0: one per core)");
+  set->Add("task_root", &o->engine.task_root,
+           "directory task paths resolve against and may not leave (empty: any path)");
+  set->Add("work_dir", &o->engine.work_dir, "where inline task bundles are unpacked");
+  set->Add("cache_dir", &o->compiler.cache_dir, "content-addressed build cache");
+  set->Add("include_dir", &o->compiler.include_dir,
+           "directory with crl/kernel.h (default: this installation's)");
+  set->Add("runner_path", &o->engine.runner.runner_path,
+           "the crl-runner binary (default: next to this executable)");
+  set->Add("cuda_arch", &o->compiler.cuda_arch, "nvcc target architecture");
+  set->Add("nvcc", &o->compiler.nvcc, "path of nvcc");
+  set->Add("gxx", &o->compiler.gxx, "path of g++");
+  set->Add("compile_timeout_seconds", &o->compiler.timeout_seconds, "wall limit of one compile");
+  set->Add("trials", &o->engine.verify.trials, "correctness trials per evaluation (at least)");
+  set->Add("determinism_reruns", &o->engine.verify.determinism_reruns,
+           "re-runs of the first trial that must reproduce its output bit for bit");
+  set->Add("call_timeout_seconds", &o->engine.verify.call_timeout_seconds,
+           "wall limit of one candidate call");
+  set->Add("host_memory_bytes", &o->engine.runner.host_memory_bytes,
+           "address-space limit of host runners");
+  set->Add("sandbox", &o->engine.runner.isolate,
+           "run compilers and runners in namespaces (disable only to debug)");
+  set->Add("hidden_paths", &o->engine.runner.hidden_paths,
+           "host paths hidden from compilers and runners (tokens, keys)");
+}
+
+void ResolveDefaultPaths(WorkerOptions* o) {
+  fs::path exe_dir = ExecutableDir();
+  if (o->engine.runner.runner_path.empty()) {
+    o->engine.runner.runner_path = (exe_dir / "crl-runner").string();
+  }
+  if (o->compiler.include_dir.empty()) o->compiler.include_dir = FindShippedDir("include");
+  o->compiler.isolate = o->engine.runner.isolate;
+  o->compiler.hidden_paths = o->engine.runner.hidden_paths;
+}
+
+absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
+                                                           prometheus::Registry* registry) {
+  ResolveDefaultPaths(&o);
+  if (!fs::exists(o.engine.runner.runner_path)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("runner_path: no crl-runner at ", o.engine.runner.runner_path));
+  }
+  auto rt = std::make_unique<WorkerRuntime>();
+  CRL_ASSIGN_OR_RETURN(rt->compiler, SandboxedCompiler::Create(o.compiler));
+
+  std::vector<Lane> lanes;
+  for (int i = 0; i < o.host_lanes; ++i) {
+    lanes.push_back({BackendKind::kHost, i, absl::StrCat("host:", i)});
+  }
+  std::vector<int> gpus;
+  if (o.gpus == "auto") {
+    if (!rt->compiler->Toolchain(BackendKind::kCuda).empty()) {
+      for (int i = 0; i < 64 && fs::exists(absl::StrCat("/dev/nvidia", i)); ++i) gpus.push_back(i);
+    }
+  } else {
+    for (absl::string_view part : absl::StrSplit(o.gpus, ',', absl::SkipEmpty())) {
+      int g;
+      if (!absl::SimpleAtoi(part, &g) || g < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("gpus: bad GPU index '", part, "'"));
+      }
+      gpus.push_back(g);
+    }
+    if (!gpus.empty() && rt->compiler->Toolchain(BackendKind::kCuda).empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("gpus: GPUs requested but nvcc not found at ", o.compiler.nvcc));
+    }
+  }
+  for (int g : gpus) lanes.push_back({BackendKind::kCuda, g, absl::StrCat("cuda:", g)});
+  if (lanes.empty()) {
+    return absl::FailedPreconditionError("no lanes: set --host_lanes >= 1 or serve a GPU");
+  }
+  rt->lanes = std::make_unique<LanePool>(std::move(lanes));
+  if (registry) rt->metrics = std::make_unique<WorkerMetrics>(registry);
+  rt->engine = std::make_unique<EvalEngine>(o.engine, rt->compiler.get(), rt->lanes.get(),
+                                            rt->metrics.get());
+  return rt;
+}
+
+}  // namespace crl
