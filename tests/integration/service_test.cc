@@ -1,0 +1,235 @@
+// A real crl-worker over loopback: health, reflection, metrics, auth and a
+// graceful drain with a call in flight.
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "crl/v1/eval.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "reflection_list.grpc.pb.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+using grpc::health::v1::HealthCheckRequest;
+using grpc::health::v1::HealthCheckResponse;
+
+const std::string kBin = CRL_BIN_DIR;
+const std::string kTasks = std::string(CRL_SOURCE_DIR) + "/tasks/native";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Worker {
+  TempDir dir;
+  std::string token_file = dir.path() + "/token";
+  std::unique_ptr<ServiceProcess> process;
+  std::shared_ptr<grpc::Channel> channel;
+
+  Worker() {
+    std::ofstream(token_file) << "s3cret-token\n";
+    process = std::make_unique<ServiceProcess>(
+        kBin + "/crl-worker",
+        std::vector<std::string>{"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                 "--auth_token_file=" + token_file, "--drain_delay=1s",
+                                 "--shutdown_timeout=30s", "--cache_dir=" + dir.path() + "/cache",
+                                 "--work_dir=" + dir.path() + "/work", "--task_root=" + kTasks,
+                                 "--gpus=", "--log_level=warning"});
+    REQUIRE(process->started());
+    channel = grpc::CreateChannel(process->grpc_address(), grpc::InsecureChannelCredentials());
+  }
+
+  HealthCheckResponse::ServingStatus Health(const std::string& service) {
+    auto stub = grpc::health::v1::Health::NewStub(channel);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    HealthCheckRequest req;
+    req.set_service(service);
+    HealthCheckResponse resp;
+    grpc::Status s = stub->Check(&ctx, req, &resp);
+    return s.ok() ? resp.status() : HealthCheckResponse::UNKNOWN;
+  }
+
+  void Authorize(grpc::ClientContext* ctx, const std::string& token = "s3cret-token") {
+    ctx->AddMetadata("authorization", "Bearer " + token);
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  }
+};
+
+v1::EvaluateRequest SoftmaxRequest(const std::string& candidate) {
+  v1::EvaluateRequest req;
+  req.mutable_task()->set_path("softmax_rows");
+  std::string source = ReadFile(kTasks + "/softmax_rows/candidates/" + candidate);
+  // A unique comment defeats the build cache, so the call really compiles.
+  source += "\n// " + std::to_string(std::random_device()()) + "\n";
+  req.mutable_candidate()->set_source(source);
+  req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+  return req;
+}
+
+TEST_CASE("liveness, readiness, reflection and metrics on a real worker", "[integration]") {
+  Worker w;
+  CHECK(w.Health("") == HealthCheckResponse::SERVING);
+  CHECK(w.Health("crl.v1.EvalService") == HealthCheckResponse::SERVING);
+
+  // Reflection lists the services.
+  auto refl = grpc::reflection::v1alpha::ServerReflection::NewStub(w.channel);
+  grpc::ClientContext ctx;
+  auto stream = refl->ServerReflectionInfo(&ctx);
+  grpc::reflection::v1alpha::ServerReflectionRequest req;
+  req.set_list_services("*");
+  REQUIRE(stream->Write(req));
+  stream->WritesDone();
+  grpc::reflection::v1alpha::ServerReflectionResponse resp;
+  REQUIRE(stream->Read(&resp));
+  std::vector<std::string> names;
+  for (const auto& s : resp.list_services_response().service()) names.push_back(s.name());
+  CHECK(std::find(names.begin(), names.end(), "crl.v1.EvalService") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "grpc.health.v1.Health") != names.end());
+  while (stream->Read(&resp)) {
+  }
+  CHECK(stream->Finish().ok());
+
+  // One authorized RPC so the request counters have a sample.
+  auto stub = v1::EvalService::NewStub(w.channel);
+  grpc::ClientContext info_ctx;
+  w.Authorize(&info_ctx);
+  v1::WorkerInfo info;
+  REQUIRE(stub->GetWorkerInfo(&info_ctx, v1::GetWorkerInfoRequest(), &info).ok());
+  CHECK(info.lanes_size() >= 1);
+
+  std::string metrics = HttpGet(w.process->metrics_port(), "/metrics");
+  CHECK(metrics.find("crl_build_info{component=\"crl-worker\"") != std::string::npos);
+  CHECK(metrics.find("crl_ready 1") != std::string::npos);
+  CHECK(metrics.find("crl_rpc_requests_total{") != std::string::npos);
+  CHECK(metrics.find("/crl.v1.EvalService/GetWorkerInfo") != std::string::npos);
+  CHECK(metrics.find("crl_rpc_duration_seconds_bucket") != std::string::npos);
+  CHECK(metrics.find("crl_worker_queue_depth") != std::string::npos);
+
+  w.process->Signal(SIGTERM);
+  CHECK(w.process->Wait(30) == 0);
+}
+
+TEST_CASE("calls without the right bearer token are UNAUTHENTICATED", "[integration]") {
+  Worker w;
+  auto stub = v1::EvalService::NewStub(w.channel);
+  v1::WorkerInfo info;
+  {
+    grpc::ClientContext ctx;
+    CHECK(stub->GetWorkerInfo(&ctx, v1::GetWorkerInfoRequest(), &info).error_code() ==
+          grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;
+    w.Authorize(&ctx, "wrong-token");
+    CHECK(stub->GetWorkerInfo(&ctx, v1::GetWorkerInfoRequest(), &info).error_code() ==
+          grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;
+    w.Authorize(&ctx, "wrong-token");
+    v1::EvaluateResponse resp;
+    CHECK(stub->Evaluate(&ctx, SoftmaxRequest("fast_correct.cc"), &resp).error_code() ==
+          grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext ctx;
+    w.Authorize(&ctx);
+    CHECK(stub->GetWorkerInfo(&ctx, v1::GetWorkerInfoRequest(), &info).ok());
+  }
+}
+
+TEST_CASE("malformed requests get INVALID_ARGUMENT naming the field; the worker keeps serving",
+          "[integration]") {
+  Worker w;
+  auto stub = v1::EvalService::NewStub(w.channel);
+  auto call = [&](const v1::EvaluateRequest& req) {
+    grpc::ClientContext ctx;
+    w.Authorize(&ctx);
+    v1::EvaluateResponse resp;
+    return stub->Evaluate(&ctx, req, &resp);
+  };
+  v1::EvaluateRequest no_source = SoftmaxRequest("fast_correct.cc");
+  no_source.mutable_candidate()->clear_source();
+  grpc::Status s = call(no_source);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("candidate.source") != std::string::npos);
+
+  v1::EvaluateRequest escape = SoftmaxRequest("fast_correct.cc");
+  escape.mutable_task()->set_path("../../../etc");
+  s = call(escape);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("outside the task root") != std::string::npos);
+
+  v1::EvaluateRequest bad_bundle = SoftmaxRequest("fast_correct.cc");
+  bad_bundle.mutable_task()->clear_path();
+  auto* f = bad_bundle.mutable_task()->add_files();
+  f->set_path("task.yaml");
+  f->set_content("name: Bad Name\n");
+  s = call(bad_bundle);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("task.yaml:1: name") != std::string::npos);
+
+  // Still serving.
+  grpc::ClientContext ctx;
+  w.Authorize(&ctx);
+  v1::EvaluateResponse resp;
+  REQUIRE(stub->Evaluate(&ctx, SoftmaxRequest("fast_correct.cc"), &resp).ok());
+  CHECK(resp.verdict() == v1::VERDICT_OK);
+}
+
+TEST_CASE("SIGTERM drains: readiness goes off and the in-flight call completes",
+          "[integration]") {
+  Worker w;
+  auto stub = v1::EvalService::NewStub(w.channel);
+  grpc::ClientContext ctx;
+  w.Authorize(&ctx);
+  v1::EvaluateResponse resp;
+  grpc::Status status;
+  bool done = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  stub->async()->Evaluate(&ctx, new v1::EvaluateRequest(SoftmaxRequest("slow_correct.cc")),
+                          &resp, [&](grpc::Status s) {
+                            std::lock_guard<std::mutex> lock(mu);
+                            status = s;
+                            done = true;
+                            cv.notify_all();
+                          });
+  // Wait until the server counts the call as in flight.
+  bool in_flight = false;
+  for (int i = 0; i < 500 && !in_flight; ++i) {
+    in_flight = HttpGet(w.process->metrics_port(), "/metrics").find("crl_rpc_in_flight 1") !=
+                std::string::npos;
+    if (!in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(in_flight);
+  w.process->Signal(SIGTERM);
+  // During the drain delay the server still answers, but is not ready.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(w.Health("crl.v1.EvalService") == HealthCheckResponse::NOT_SERVING);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return done; }));
+  }
+  CHECK(status.ok());
+  CHECK(resp.verdict() == v1::VERDICT_OK);
+  CHECK(w.process->Wait(60) == 0);
+}
+
+}  // namespace
+}  // namespace crl::testing
