@@ -54,6 +54,7 @@ CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& g
     return r;
   }
   const bool is_float = runner::DtypeIsFloat(spec.dtype);
+  if (!is_float) tol = Tolerance{0, 0};  // integers and bools compare exactly
   for (int64_t i = 0; i < n; ++i) {
     double g = runner::ElementAsDouble(got.data(), spec.dtype, i);
     double w = runner::ElementAsDouble(want.data(), spec.dtype, i);

@@ -97,6 +97,10 @@ absl::StatusOr<TensorDecl> ParseTensor(const YAML::Node& node, const std::string
       std::string why;
       if (!runner::ParseDistribution(dists[i].Scalar(), &d, &why) ||
           !runner::CheckDistributionForDtype(d, t.dtype, &why)) {
+        // In a YAML flow list the comma inside "uniform(-1, 1)" splits items.
+        if (dists[i].Scalar().find(')') == std::string::npos) {
+          why += " (in a [flow, list] quote each distribution: 'uniform(-1, 1)')";
+        }
         return err(dists[i], f, why);
       }
       t.distribution_text.push_back(dists[i].Scalar());

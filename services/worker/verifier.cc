@@ -117,6 +117,14 @@ VerifyResult VerifyCandidate(const NativeTask& task, const Lane& lane,
       return finish(VerdictForStatus(got.status),
                     absl::StrCat(where, ": ", runner::RunStatusName(got.status), ": ", got.error));
     }
+    // Work must be finished when crl_run returns. A host candidate that
+    // leaves a thread behind is finishing (or faking) work off the clock.
+    // (CUDA libraries start helper threads of their own, so host only.)
+    if (lane.backend == BackendKind::kHost && got.threads_after > got.threads_before) {
+      return finish(v1::VERDICT_SANDBOX_VIOLATION,
+                    absl::StrCat(where, ": left ", got.threads_after - got.threads_before,
+                                 " thread(s) running after crl_run returned"));
+    }
     if (got.output_data.size() != request.outputs.size() ||
         got.input_data_after.size() != request.inputs.size()) {
       return finish(v1::VERDICT_WRONG_ANSWER, absl::StrCat(where, ": wrong number of tensors"));

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "common/options.h"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs to run the worker and the GPU tests into
+# .gpu-bundle/ (git-ignored; carry it with the device tool). The device
+# machine has CUDA, a compiler and CMake but no gRPC/protobuf/Abseil, so the
+# binaries built here travel with the shared libraries they link, minus the
+# C/C++ runtime (the device machine's glibc and libstdc++ are newer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD_DIR:-build}
+OUT=.gpu-bundle
+rm -rf "$OUT"
+mkdir -p "$OUT/bin" "$OUT/lib"
+bins=(crl crl-worker crl-runner crl-timing)
+[ -x "$BUILD/bin/crl_gpu_tests" ] && bins+=(crl_gpu_tests)
+for b in "${bins[@]}"; do
+  cp "$BUILD/bin/$b" "$OUT/bin/"
+  strip --strip-debug "$OUT/bin/$b" 2>/dev/null || true
+done
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so)'
+for b in "$OUT"/bin/*; do
+  ldd "$b" | awk '/=> \// {print $1, $3}' | while read -r name path; do
+    if ! [[ "$name" =~ $skip ]] && [ ! -e "$OUT/lib/$name" ]; then cp -L "$path" "$OUT/lib/$name"; fi
+  done
+done
+cat > "$OUT/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs a bundled binary with the bundled libraries: run.sh crl_gpu_tests [args]
+here="$(cd "$(dirname "$0")" && pwd)"
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+exec "$here/bin/$1" "${@:2}"
+RUN
+chmod +x "$OUT/run.sh"
+du -sh "$OUT"

@@ -1,0 +1,185 @@
+// GPU execution tests: run on a machine with an NVIDIA GPU (never in CI).
+// Every shipped CUDA candidate must get its expected verdict; hostile kernels
+// (infinite loop, illegal address) must get theirs and leave the worker
+// serving; a side-stream launch must show in the samples.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "services/worker/worker_setup.h"
+
+namespace crl {
+namespace {
+
+namespace fs = std::filesystem;
+// The tree may sit elsewhere on the GPU machine: CRL_SOURCE_DIR overrides.
+std::string SourceDir() {
+  const char* env = std::getenv("CRL_SOURCE_DIR");
+  return env ? env : CRL_SOURCE_DIR;
+}
+const std::string kTasks = SourceDir() + "/tasks/native";
+const std::string kHostile = SourceDir() + "/tests/gpu/hostile";
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Short(v1::Verdict v) { return v1::Verdict_Name(v).substr(8); }
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+EvalEngine& Engine() {
+  static std::unique_ptr<WorkerRuntime> rt = [] {
+    WorkerOptions options;
+    options.host_lanes = 0;
+    options.gpus = "0";
+    options.compiler.cache_dir = "/tmp/crl-gpu-test-cache";
+    options.engine.verify.call_timeout_seconds = 10;
+    options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+    if (const char* dir = std::getenv("CRL_TEST_BIN_DIR")) {
+      options.engine.runner.runner_path = std::string(dir) + "/crl-runner";
+    }
+    auto built = BuildWorker(options, nullptr);
+    if (!built.ok()) {
+      std::fprintf(stderr, "cannot build worker: %s\n", built.status().ToString().c_str());
+      std::abort();
+    }
+    return std::move(*built);
+  }();
+  return *rt->engine;
+}
+
+absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs::path& source) {
+  v1::EvaluateRequest req;
+  req.mutable_task()->set_path(kTasks + "/" + task);
+  req.mutable_candidate()->set_source(ReadFile(source));
+  req.mutable_candidate()->set_filename(source.filename().string());
+  req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+  return Engine().Evaluate(req);
+}
+
+v1::MeasureResponse Measure(const std::string& task, const std::string& artifact, int n) {
+  v1::MeasureRequest m;
+  m.mutable_task()->set_path(kTasks + "/" + task);
+  m.set_artifact_id(artifact);
+  m.set_backend(v1::BACKEND_CUDA);
+  m.set_iterations(n);
+  m.set_warmup(5);
+  auto r = Engine().Measure(m);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
+  int checked = 0, matched = 0;
+  std::printf("%-20s %-34s %-18s %-18s %8s\n", "task", "candidate", "expected", "verdict",
+              "compile");
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    fs::path expect_file = e.path() / "candidates" / "expect.yaml";
+    if (!fs::exists(expect_file)) continue;
+    YAML::Node expect = YAML::LoadFile(expect_file.string());
+    for (const auto& kv : expect) {
+      std::string file = kv.first.Scalar();
+      if (fs::path(file).extension() != ".cu") continue;
+      std::string want =
+          kv.second.IsMap() ? kv.second["verdict"].as<std::string>() : kv.second.Scalar();
+      auto r = Evaluate(e.path().filename().string(), e.path() / "candidates" / file);
+      REQUIRE(r.ok());
+      std::string why = r->messages_size() ? r->messages(0) : "";
+      std::printf("%-20s %-34s %-18s %-18s %7.2fs %s\n", e.path().filename().c_str(),
+                  file.c_str(), want.c_str(), Short(r->verdict()).c_str(),
+                  r->compile().compile_seconds(),
+                  Short(r->verdict()) == want ? "" : ("<-- " + why.substr(0, 160)).c_str());
+      INFO(e.path().filename().string() << "/" << file << ": " << why);
+      CHECK(Short(r->verdict()) == want);
+      ++checked;
+      matched += Short(r->verdict()) == want;
+    }
+  }
+  std::printf("%d/%d CUDA candidates as expected\n", matched, checked);
+  CHECK(checked >= 30);
+}
+
+TEST_CASE("hostile kernels get their verdicts and the worker keeps serving", "[gpu]") {
+  struct Case {
+    const char* file;
+    const char* want;
+  };
+  for (Case c : {Case{"infinite_kernel.cu", "TIMEOUT"}, Case{"illegal_address.cu", "RUNTIME_ERROR"},
+                 Case{"host_read_device.cu", "RUNTIME_ERROR"}}) {
+    auto r = Evaluate("softmax_rows", fs::path(kHostile) / c.file);
+    REQUIRE(r.ok());
+    std::string why = r->messages_size() ? r->messages(0) : "";
+    std::printf("hostile %-22s -> %-14s %s\n", c.file, Short(r->verdict()).c_str(),
+                why.substr(0, 200).c_str());
+    CHECK(Short(r->verdict()) == c.want);
+    // The next, honest candidate still verifies on the same GPU.
+    auto ok = Evaluate("softmax_rows", fs::path(kTasks) / "softmax_rows/candidates/fast_correct.cu");
+    REQUIRE(ok.ok());
+    CHECK(ok->verdict() == v1::VERDICT_OK);
+  }
+}
+
+TEST_CASE("a side-stream launch shows as a gap between stream events and device time", "[gpu]") {
+  // Any task that ships a hack_side_stream.cu.
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    fs::path hack = e.path() / "candidates" / "hack_side_stream.cu";
+    if (!fs::exists(hack)) continue;
+    std::string task = e.path().filename().string();
+    auto r = Evaluate(task, hack);
+    REQUIRE(r.ok());
+    REQUIRE(r->verdict() == v1::VERDICT_OK);  // correct: the timing oracle must catch it
+    v1::MeasureResponse m = Measure(task, r->artifact_id(), 30);
+    REQUIRE(m.verdict() == v1::VERDICT_OK);
+    std::vector<double> stream, device, host, outside;
+    for (const auto& s : m.samples()) {
+      stream.push_back(s.stream_event_seconds());
+      device.push_back(s.device_sync_seconds());
+      host.push_back(s.host_seconds());
+    }
+    for (double o : m.outside_seconds()) outside.push_back(o);
+    std::printf("side stream %s on %s: median stream %.4f ms, device %.4f ms, host %.4f ms, "
+                "outside %.4f ms\n",
+                task.c_str(), m.device_name().c_str(), Median(stream) * 1e3,
+                Median(device) * 1e3, Median(host) * 1e3, Median(outside) * 1e3);
+    CHECK(Median(stream) * 3 < Median(device));
+  }
+}
+
+TEST_CASE("reference and fast candidate timings (informational)", "[gpu][timing]") {
+  std::printf("%-20s %12s %12s %12s %8s\n", "task", "ref device", "fast device", "fast stream",
+              "ratio");
+  for (const auto& e : fs::directory_iterator(kTasks)) {
+    fs::path fast = e.path() / "candidates" / "fast_correct.cu";
+    if (!fs::exists(fast)) continue;
+    std::string task = e.path().filename().string();
+    auto r = Evaluate(task, fast);
+    REQUIRE(r.ok());
+    if (r->verdict() != v1::VERDICT_OK) continue;
+    auto ref = Measure(task, "", 30);
+    auto cand = Measure(task, r->artifact_id(), 30);
+    std::vector<double> rd, cd, cs;
+    for (const auto& s : ref.samples()) rd.push_back(s.device_sync_seconds());
+    for (const auto& s : cand.samples()) {
+      cd.push_back(s.device_sync_seconds());
+      cs.push_back(s.stream_event_seconds());
+    }
+    std::printf("%-20s %10.4fms %10.4fms %10.4fms %7.2fx\n", task.c_str(), Median(rd) * 1e3,
+                Median(cd) * 1e3, Median(cs) * 1e3, Median(rd) / std::max(Median(cd), 1e-12));
+  }
+}
+
+}  // namespace
+}  // namespace crl

@@ -1,0 +1,71 @@
+// Every shipped host candidate of the native suite through the real worker
+// engine (sandboxed compiler and runners): each must get the verdict its
+// task's candidates/expect.yaml names, and the worker must keep serving.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "services/worker/worker_setup.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Short(v1::Verdict v) {
+  std::string n = v1::Verdict_Name(v);
+  return n.substr(8);
+}
+
+TEST_CASE("every shipped host candidate gets its expected verdict", "[suite]") {
+  TempDir dir;
+  WorkerOptions options;
+  options.gpus = "";
+  options.compiler.cache_dir = dir.path() + "/cache";
+  options.engine.work_dir = dir.path() + "/work";
+  options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+  auto rt = BuildWorker(options, nullptr);
+  REQUIRE(rt.ok());
+  EvalEngine& engine = *(*rt)->engine;
+
+  int checked = 0;
+  std::map<std::string, int> by_verdict;
+  for (const auto& e : fs::directory_iterator(std::string(CRL_SOURCE_DIR) + "/tasks/native")) {
+    fs::path expect_file = e.path() / "candidates" / "expect.yaml";
+    if (!fs::exists(expect_file)) continue;
+    YAML::Node expect = YAML::LoadFile(expect_file.string());
+    for (const auto& kv : expect) {
+      std::string file = kv.first.Scalar();
+      if (fs::path(file).extension() != ".cc") continue;
+      std::string want =
+          kv.second.IsMap() ? kv.second["verdict"].as<std::string>() : kv.second.Scalar();
+      std::ifstream in(e.path() / "candidates" / file);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      v1::EvaluateRequest req;
+      req.mutable_task()->set_path(e.path().string());
+      req.mutable_candidate()->set_source(ss.str());
+      req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+      auto r = engine.Evaluate(req);
+      REQUIRE(r.ok());
+      std::string why = r->messages_size() ? r->messages(0) : "";
+      INFO(e.path().filename().string() << "/" << file << ": " << why);
+      CHECK(Short(r->verdict()) == want);
+      ++by_verdict[want];
+      ++checked;
+    }
+  }
+  // The suite covers every verdict a candidate can earn on the host.
+  CHECK(checked >= 60);
+  CHECK(by_verdict["OK"] > 0);
+  CHECK(by_verdict["WRONG_ANSWER"] > 0);
+  CHECK(by_verdict["COMPILE_ERROR"] > 0);
+  CHECK(by_verdict["SANDBOX_VIOLATION"] > 0);
+}
+
+}  // namespace
+}  // namespace crl::testing
