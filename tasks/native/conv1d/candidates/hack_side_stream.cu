@@ -1,0 +1,31 @@
+// expect: OK (flag: stream_gap) — runs the whole convolution on a private non-blocking stream and
+// returns immediately: correct after a device-wide sync, near-zero time on args->stream's events.
+#include <crl/kernel.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+__global__ void conv1d_direct(const float* x, const float* w, const float* bias, float* y, int64_t B, int64_t Cin,
+                              int64_t L, int64_t Cout, int64_t K) {
+  const int64_t Lout = L - K + 1;
+  const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (idx >= B * Cout * Lout) return;
+  const int64_t t = idx % Lout, o = (idx / Lout) % Cout, b = idx / (Lout * Cout);
+  float acc = bias[o];
+  for (int64_t c = 0; c < Cin; ++c)
+    for (int64_t k = 0; k < K; ++k) acc += w[(o * Cin + c) * K + k] * x[(b * Cin + c) * L + t + k];
+  y[idx] = acc;
+}
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  static cudaStream_t side = nullptr;
+  if (!side && cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess) return 1;
+  const int64_t B = args->inputs[0].shape[0], Cin = args->inputs[0].shape[1], L = args->inputs[0].shape[2];
+  const int64_t Cout = args->inputs[1].shape[0], K = args->inputs[1].shape[2];
+  const int64_t n = B * Cout * (L - K + 1);
+  conv1d_direct<<<static_cast<unsigned>((n + 255) / 256), 256, 0, side>>>(
+      static_cast<const float*>(args->inputs[0].data), static_cast<const float*>(args->inputs[1].data),
+      static_cast<const float*>(args->inputs[2].data), static_cast<float*>(args->outputs[0].data), B, Cin, L, Cout,
+      K);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

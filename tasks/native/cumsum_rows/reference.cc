@@ -1,0 +1,19 @@
+// Reference (host): sequential running sum per row, accumulated in double.
+#include <crl/kernel.h>
+
+#include <cstdint>
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  if (args->num_inputs != 1 || args->num_outputs != 1) return 1;
+  const int64_t N = args->inputs[0].shape[0], D = args->inputs[0].shape[1];
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  float* y = static_cast<float*>(args->outputs[0].data);
+  for (int64_t i = 0; i < N; ++i) {
+    double acc = 0.0;
+    for (int64_t j = 0; j < D; ++j) {
+      acc += x[i * D + j];
+      y[i * D + j] = static_cast<float>(acc);
+    }
+  }
+  return 0;
+}

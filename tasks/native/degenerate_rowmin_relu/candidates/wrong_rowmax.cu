@@ -1,0 +1,20 @@
+// expect: WRONG_ANSWER — uses the row maximum instead of the minimum (not degenerate: positive).
+#include <crl/kernel.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+__global__ void rowmax_relu(const float* x, float* y, int64_t N, int64_t D) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= N) return;
+  float m = x[i * D];
+  for (int64_t j = 1; j < D; ++j) m = fmaxf(m, x[i * D + j]);
+  y[i] = fmaxf(m, 0.0f);
+}
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  const int64_t N = args->inputs[0].shape[0], D = args->inputs[0].shape[1];
+  rowmax_relu<<<static_cast<unsigned>((N + 127) / 128), 128, 0, static_cast<cudaStream_t>(args->stream)>>>(
+      static_cast<const float*>(args->inputs[0].data), static_cast<float*>(args->outputs[0].data), N, D);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

@@ -1,0 +1,22 @@
+// Reference (host): y[i,j] = gelu(a[j]*x[i,j] + b[j]), exact erf GELU, evaluated in double.
+#include <crl/kernel.h>
+
+#include <cmath>
+#include <cstdint>
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  if (args->num_inputs != 3 || args->num_outputs != 1) return 1;
+  const int64_t N = args->inputs[0].shape[0], D = args->inputs[0].shape[1];
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  const float* a = static_cast<const float*>(args->inputs[1].data);
+  const float* b = static_cast<const float*>(args->inputs[2].data);
+  float* y = static_cast<float*>(args->outputs[0].data);
+  const double inv_sqrt2 = 1.0 / std::sqrt(2.0);
+  for (int64_t i = 0; i < N; ++i) {
+    for (int64_t j = 0; j < D; ++j) {
+      const double z = static_cast<double>(a[j]) * x[i * D + j] + b[j];
+      y[i * D + j] = static_cast<float>(0.5 * z * (1.0 + std::erf(z * inv_sqrt2)));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,16 @@
+// expect: WRONG_ANSWER — processes x in blocks of 1024 and drops the last partial block (right only
+// when N % 1024 == 0).
+#include <crl/kernel.h>
+
+#include <cstdint>
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  const int64_t N = args->inputs[0].shape[0];
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  int32_t* counts = static_cast<int32_t*>(args->outputs[0].data);
+  for (int b = 0; b < 256; ++b) counts[b] = 0;
+  for (int64_t k0 = 0; k0 + 1024 <= N; k0 += 1024)
+    for (int64_t k = k0; k < k0 + 1024; ++k)
+      if (x[k] >= 0.0f && x[k] < 1.0f) counts[static_cast<int>(x[k] * 256.0f)] += 1;
+  return 0;
+}

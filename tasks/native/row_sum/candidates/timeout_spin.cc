@@ -1,0 +1,18 @@
+// expect: TIMEOUT — computes the answer, then never returns.
+#include <crl/kernel.h>
+
+#include <cstdint>
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  const int64_t N = args->inputs[0].shape[0], D = args->inputs[0].shape[1];
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  float* y = static_cast<float*>(args->outputs[0].data);
+  for (int64_t i = 0; i < N; ++i) {
+    double acc = 0.0;
+    for (int64_t j = 0; j < D; ++j) acc += x[i * D + j];
+    y[i] = static_cast<float>(acc);
+  }
+  volatile uint64_t spin = 0;
+  for (;;) spin = spin + 1;  // volatile: the loop cannot be optimised away
+  return 0;
+}

@@ -1,0 +1,13 @@
+// expect: WRONG_ANSWER — writes only the even rows of y (strided sampling); the rest keeps the poison.
+#include <crl/kernel.h>
+
+#include <cstdint>
+
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  const int64_t N = args->inputs[0].shape[0], D = args->inputs[0].shape[1];
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  float* y = static_cast<float*>(args->outputs[0].data);
+  for (int64_t j = 0; j < D; j += 2)
+    for (int64_t i = 0; i < N; ++i) y[j * N + i] = x[i * D + j];
+  return 0;
+}
