@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "runner/inputs.h"
+#include "services/timing/stats.h"
+#include "services/worker/compare.h"
 
 namespace crl {
 namespace {
@@ -352,6 +354,162 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
     response.add_outside_seconds(outside);
   }
   session->Close();
+  return done(v1::VERDICT_OK, "");
+}
+
+absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
+    const v1::MeasurePairRequest& request) {
+  if (request.candidate_artifact_id().empty()) {
+    return absl::InvalidArgumentError("candidate_artifact_id: empty");
+  }
+  if (request.min_pairs() < 0 || request.max_pairs() < 0 || request.max_pairs() > 100000 ||
+      request.block_size() < 0 || request.warmup() < 0 || request.warmup() > 10000 ||
+      request.budget_seconds() < 0 || request.target_rel_ci() < 0 ||
+      request.check_outputs_every() < 0) {
+    return absl::InvalidArgumentError("measure pair limits: negative or too large");
+  }
+  CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
+  CRL_ASSIGN_OR_RETURN(BackendKind backend, ResolveBackend(request.backend(), *task));
+  CRL_ASSIGN_OR_RETURN(std::string cand_lib, compiler_->LibraryFor(request.candidate_artifact_id()));
+  std::string ref_lib;
+  if (request.reference_artifact_id().empty()) {
+    CRL_ASSIGN_OR_RETURN(ref_lib, ReferenceLibrary(*task, backend));
+  } else {
+    CRL_ASSIGN_OR_RETURN(ref_lib, compiler_->LibraryFor(request.reference_artifact_id()));
+  }
+  const int warmup = request.warmup() > 0 ? request.warmup() : 5;
+  const int min_pairs = request.min_pairs() > 0 ? request.min_pairs() : 20;
+  const int max_pairs = std::max(min_pairs, request.max_pairs() > 0 ? request.max_pairs() : 400);
+  const int block = request.block_size() > 0 ? request.block_size() : 5;
+  const double target = request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01;
+  const double budget = request.budget_seconds() > 0 ? request.budget_seconds() : 30;
+  const int check_every = request.check_outputs_every() > 0 ? request.check_outputs_every() : 5;
+  const double per_call = options_.measure_call_timeout_seconds;
+
+  CRL_ASSIGN_OR_RETURN(auto in_specs, task->InputSpecs(task->sizes));
+  CRL_ASSIGN_OR_RETURN(auto out_specs, task->OutputSpecs(task->sizes));
+  runner::TimedCallRequest call;
+  call.inputs = in_specs;
+  call.outputs = out_specs;
+  call.scalars = task->ScalarValues();
+  for (const auto& in : task->inputs) call.distributions.push_back(in.distribution_text.front());
+  call.flush_l2 = !request.no_l2_flush();
+
+  v1::MeasurePairResponse response;
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(backend, options_.lane_wait));
+  response.set_lane(lease.lane().name);
+  const auto lane_start = std::chrono::steady_clock::now();
+  auto done = [&](v1::Verdict v, const std::string& message) {
+    response.set_verdict(v);
+    if (!message.empty()) response.add_messages(message);
+    if (metrics_) metrics_->AddLaneBusy(lease.lane().name, Since(lane_start));
+    return response;
+  };
+  // Both runners stay alive for the whole loop, so drift hits both sides.
+  const double session_budget = budget + per_call * (2 * warmup + 4 * block) + 120;
+  RunnerEvent event;
+  if (metrics_) {
+    metrics_->CountRunnerStart(BackendName(backend));
+    metrics_->CountRunnerStart(BackendName(backend));
+  }
+  auto ref = RunnerSession::Start(options_.runner, lease.lane(), ref_lib, session_budget, &event);
+  if (!ref) return done(v1::VERDICT_INFRA_ERROR, absl::StrCat("reference runner: ", event.message));
+  auto cand = RunnerSession::Start(options_.runner, lease.lane(), cand_lib, session_budget, &event);
+  if (!cand) return done(event.verdict, absl::StrCat("candidate runner: ", event.message));
+  response.set_device_name(cand->device_name());
+
+  const uint64_t seed = request.seed() ? request.seed() : seeds_();
+  uint64_t order_state = seed ^ 0x5DEECE66Dull;
+  uint64_t call_id = 0;
+  // One timed call on one side; false (with the response finished) on failure.
+  auto timed = [&](RunnerSession* session, bool is_ref, uint64_t input_seed, bool outputs,
+                   runner::TimedCallResult* result, double* outside) -> bool {
+    call.call_id = ++call_id;
+    call.seed = input_seed;
+    call.return_outputs = outputs;
+    auto t0 = std::chrono::steady_clock::now();
+    event = session->TimedCall(call, per_call, result);
+    *outside = Since(t0);
+    const char* side = is_ref ? "reference" : "candidate";
+    if (!event.ok) {
+      done(is_ref ? v1::VERDICT_INFRA_ERROR : event.verdict, absl::StrCat(side, ": ", event.message));
+      return false;
+    }
+    if (result->status != runner::kOk) {
+      done(is_ref ? v1::VERDICT_INFRA_ERROR : VerdictForStatus(result->status),
+           absl::StrCat(side, ": ", runner::RunStatusName(result->status), ": ", result->error));
+      return false;
+    }
+    return true;
+  };
+
+  runner::TimedCallResult r_res, c_res;
+  double r_out = 0, c_out = 0;
+  for (int i = 0; i < warmup; ++i) {
+    uint64_t s = runner::DeriveSeed(seed, 2000000 + i);
+    if (!timed(ref.get(), true, s, false, &r_res, &r_out)) return response;
+    if (!timed(cand.get(), false, s, false, &c_res, &c_out)) return response;
+  }
+  std::vector<double> ref_t, cand_t;
+  const auto loop_start = std::chrono::steady_clock::now();
+  int pairs = 0;
+  while (pairs < max_pairs) {
+    const bool ref_first = runner::SplitMix64(&order_state) & 1;
+    for (int b = 0; b < block && pairs < max_pairs; ++b, ++pairs) {
+      const uint64_t s = runner::DeriveSeed(seed, pairs);
+      const bool check = pairs % check_every == 0;
+      for (int side = 0; side < 2; ++side) {
+        const bool is_ref = (side == 0) == ref_first;
+        if (!timed(is_ref ? ref.get() : cand.get(), is_ref, s, check, is_ref ? &r_res : &c_res,
+                   is_ref ? &r_out : &c_out)) {
+          return response;
+        }
+      }
+      for (auto [res, out, samples, outs] :
+           {std::tuple{&r_res, r_out, response.mutable_reference_samples(),
+                       response.mutable_reference_outside_seconds()},
+            std::tuple{&c_res, c_out, response.mutable_candidate_samples(),
+                       response.mutable_candidate_outside_seconds()}}) {
+        v1::TimingSample* sample = samples->Add();
+        sample->set_stream_event_seconds(res->stream_event_seconds);
+        sample->set_device_sync_seconds(res->device_sync_seconds);
+        sample->set_host_seconds(res->host_seconds);
+        outs->Add(out);
+      }
+      ref_t.push_back(r_res.device_sync_seconds);
+      cand_t.push_back(c_res.device_sync_seconds);
+      if (check) {
+        // Same seed, same inputs: the timed outputs must agree as in verification.
+        response.set_output_checks(response.output_checks() + 1);
+        for (size_t o = 0; o < out_specs.size(); ++o) {
+          CompareResult c =
+              c_res.output_data.size() == out_specs.size() &&
+                      r_res.output_data.size() == out_specs.size()
+                  ? CompareTensor(out_specs[o], c_res.output_data[o], r_res.output_data[o],
+                                  task->ToleranceFor(out_specs[o].dtype))
+                  : CompareResult{CompareResult::kSizeMismatch, 0, -1, 0, 0, "outputs missing"};
+          if (c.kind != CompareResult::kMatch) {
+            response.set_output_mismatches(response.output_mismatches() + 1);
+            if (response.output_mismatch_detail().empty()) {
+              response.set_output_mismatch_detail(absl::StrCat("pair ", pairs, ": ", c.detail));
+            }
+            break;
+          }
+        }
+      }
+    }
+    if (Since(loop_start) > budget) break;
+    if (pairs >= min_pairs) {
+      auto ci = timing::BootstrapSpeedup(ref_t, cand_t, 200, seed + pairs);
+      if (ci.relative_half_width < target) {
+        response.set_converged(true);
+        break;
+      }
+    }
+  }
+  response.set_elapsed_seconds(Since(loop_start));
+  cand->Close();
+  ref->Close();
   return done(v1::VERDICT_OK, "");
 }
 

@@ -53,6 +53,7 @@ class EvalEngine {
   absl::StatusOr<v1::CompileResponse> Compile(const v1::CompileRequest& request);
   absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest& request);
   absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest& request);
+  absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest& request);
   v1::WorkerInfo Info() const;
 
   // Loads (and caches) the task a request names.

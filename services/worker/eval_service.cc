@@ -54,6 +54,17 @@ grpc::ServerUnaryReactor* EvalServiceImpl::Measure(grpc::CallbackServerContext* 
   return r;
 }
 
+grpc::ServerUnaryReactor* EvalServiceImpl::MeasurePair(grpc::CallbackServerContext* context,
+                                                       const v1::MeasurePairRequest* request,
+                                                       v1::MeasurePairResponse* response) {
+  auto* r = ServeUnary(context, env_, [this, request, response] {
+    UpdateQueueDepth();
+    return Fill(response, [&] { return engine_->MeasurePair(*request); });
+  });
+  UpdateQueueDepth();
+  return r;
+}
+
 grpc::ServerUnaryReactor* EvalServiceImpl::GetWorkerInfo(grpc::CallbackServerContext* context,
                                                          const v1::GetWorkerInfoRequest*,
                                                          v1::WorkerInfo* response) {

@@ -24,6 +24,9 @@ class EvalServiceImpl final : public v1::EvalService::CallbackService {
   grpc::ServerUnaryReactor* Measure(grpc::CallbackServerContext* context,
                                     const v1::MeasureRequest* request,
                                     v1::MeasureResponse* response) override;
+  grpc::ServerUnaryReactor* MeasurePair(grpc::CallbackServerContext* context,
+                                        const v1::MeasurePairRequest* request,
+                                        v1::MeasurePairResponse* response) override;
   grpc::ServerUnaryReactor* GetWorkerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetWorkerInfoRequest* request,
                                           v1::WorkerInfo* response) override;
