@@ -113,7 +113,8 @@ std::string SandboxedCompiler::ArtifactId(const CompileJob& job) const {
       absl::StrJoin(cuda ? options_.cuda_flags : options_.host_flags, " "), "\n",
       cuda ? gxx_version_ : "", "\n",
       Sha256Hex(ReadAll(fs::path(options_.include_dir) / "crl" / "kernel.h")), "\n",
-      job.source);
+      // What the compiler can see changes what it prints.
+      absl::StrJoin(options_.hidden_paths, ","), "\n", job.source);
   return Sha256Hex(key);
 }
 

@@ -342,7 +342,7 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
     double outside = Since(t0);
     if (!event.ok) return done(event.verdict, absl::StrCat("call ", i + 1, ": ", event.message));
     if (result.status != runner::kOk) {
-      return done(VerdictForStatus(result.status),
+      return done(VerdictForResult(result.status, result.error),
                   absl::StrCat("call ", i + 1, ": ", runner::RunStatusName(result.status), ": ",
                                result.error));
     }
@@ -436,7 +436,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
       return false;
     }
     if (result->status != runner::kOk) {
-      done(is_ref ? v1::VERDICT_INFRA_ERROR : VerdictForStatus(result->status),
+      done(is_ref ? v1::VERDICT_INFRA_ERROR : VerdictForResult(result->status, result->error),
            absl::StrCat(side, ": ", runner::RunStatusName(result->status), ": ", result->error));
       return false;
     }

@@ -19,6 +19,13 @@ v1::Verdict VerdictForStatus(int32_t status) {
   }
 }
 
+v1::Verdict VerdictForResult(int32_t status, const std::string& error) {
+  if (status == runner::kCandidateError && error.find("bad_alloc") != std::string::npos) {
+    return v1::VERDICT_RESOURCE_LIMIT;
+  }
+  return VerdictForStatus(status);
+}
+
 RunnerEvent ClassifyExit(const runner::ExitInfo& exit) {
   RunnerEvent e;
   std::string how = exit.Describe();
@@ -66,8 +73,9 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
   if (lane.backend == BackendKind::kCuda) {
     policy.address_space_bytes = 0;
     policy.env.push_back(absl::StrCat("LD_LIBRARY_PATH=", options.cuda_lib_dir));
-    // Only this lane's GPU is visible to the runner.
-    policy.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", lane.index));
+    // Only this lane's device node is in the sandbox, and CUDA numbers the
+    // visible devices from 0, whatever the node's host number.
+    policy.env.push_back("CUDA_VISIBLE_DEVICES=0");
     policy.extra_device_nodes = {absl::StrCat("/dev/nvidia", lane.index), "/dev/nvidiactl",
                                  "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
   } else {

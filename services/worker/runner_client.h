@@ -94,6 +94,9 @@ class RunnerSession {
 
 // Verdict for a runner result status (kOk -> VERDICT_OK).
 v1::Verdict VerdictForStatus(int32_t status);
+// As VerdictForStatus, but an allocation failure under the sandbox's memory
+// limit (std::bad_alloc escaping crl_run) is RESOURCE_LIMIT.
+v1::Verdict VerdictForResult(int32_t status, const std::string& error);
 
 // Classifies how a sandboxed process ended (never VERDICT_OK).
 RunnerEvent ClassifyExit(const runner::ExitInfo& exit);

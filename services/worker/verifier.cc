@@ -110,11 +110,14 @@ VerifyResult VerifyCandidate(const NativeTask& task, const Lane& lane,
     }
     runner::CallResult got;
     request.return_inputs = true;
+    // Within a size set, the candidate gets the previous call's buffers back,
+    // refilled: new data at an old address must still give the new answer.
+    request.reuse_buffers = t > 0 && plan[t - 1].size_set == trial.size_set;
     event = candidate->Call(request, per_call, &got);
     report.set_trials(static_cast<int>(t + 1));
     if (!event.ok) return finish(event.verdict, absl::StrCat(where, ": ", event.message));
     if (got.status != runner::kOk) {
-      return finish(VerdictForStatus(got.status),
+      return finish(VerdictForResult(got.status, got.error),
                     absl::StrCat(where, ": ", runner::RunStatusName(got.status), ": ", got.error));
     }
     // Work must be finished when crl_run returns. A host candidate that
@@ -166,10 +169,11 @@ VerifyResult VerifyCandidate(const NativeTask& task, const Lane& lane,
     runner::CallResult again;
     first_request.call_id = 1000 + r;
     first_request.return_inputs = false;
+    first_request.reuse_buffers = false;
     event = candidate->Call(first_request, per_call, &again);
     if (!event.ok) return finish(event.verdict, absl::StrCat("determinism re-run: ", event.message));
     if (again.status != runner::kOk) {
-      return finish(VerdictForStatus(again.status),
+      return finish(VerdictForResult(again.status, again.error),
                     absl::StrCat("determinism re-run: ", again.error));
     }
     if (again.output_data != first_outputs) {

@@ -92,7 +92,10 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   std::vector<int> gpus;
   if (o.gpus == "auto") {
     if (!rt->compiler->Toolchain(BackendKind::kCuda).empty()) {
-      for (int i = 0; i < 64 && fs::exists(absl::StrCat("/dev/nvidia", i)); ++i) gpus.push_back(i);
+      // A pod may hold GPU 3 alone (/dev/nvidia3): look at every node.
+      for (int i = 0; i < 256; ++i) {
+        if (fs::exists(absl::StrCat("/dev/nvidia", i))) gpus.push_back(i);
+      }
     }
   } else {
     for (absl::string_view part : absl::StrSplit(o.gpus, ',', absl::SkipEmpty())) {

@@ -5,7 +5,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <condition_variable>
 #include <mutex>
 #include <fstream>
@@ -34,14 +37,27 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// The token lives outside /tmp (which the sandbox replaces anyway) and is
+// world-readable, so only the worker's masking keeps it from candidates.
+std::string TokenPath() {
+  std::string dir = std::string(CRL_BIN_DIR) + "/../test-secrets";
+  std::filesystem::create_directories(dir);
+  return dir + "/token-" + std::to_string(::getpid());
+}
+
 struct Worker {
   TempDir dir;
-  std::string token_file = dir.path() + "/token";
+  std::string token_file = TokenPath();
   std::unique_ptr<ServiceProcess> process;
   std::shared_ptr<grpc::Channel> channel;
 
+  ~Worker() { std::filesystem::remove(token_file); }
   Worker() {
     std::ofstream(token_file) << "s3cret-token\n";
+    std::filesystem::permissions(token_file, std::filesystem::perms::owner_read |
+                                                 std::filesystem::perms::owner_write |
+                                                 std::filesystem::perms::group_read |
+                                                 std::filesystem::perms::others_read);
     process = std::make_unique<ServiceProcess>(
         kBin + "/crl-worker",
         std::vector<std::string>{"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
@@ -189,6 +205,23 @@ TEST_CASE("malformed requests get INVALID_ARGUMENT naming the field; the worker 
   w.Authorize(&ctx);
   v1::EvaluateResponse resp;
   REQUIRE(stub->Evaluate(&ctx, SoftmaxRequest("fast_correct.cc"), &resp).ok());
+  CHECK(resp.verdict() == v1::VERDICT_OK);
+}
+
+TEST_CASE("a candidate cannot read the worker's token, even through the compiler", "[integration]") {
+  Worker w;
+  auto stub = v1::EvalService::NewStub(w.channel);
+  v1::EvaluateRequest req = SoftmaxRequest("fast_correct.cc");
+  // The compiler would echo the offending line of an included file.
+  req.mutable_candidate()->set_source("#include \"" + w.token_file + "\"\n" +
+                                      req.candidate().source());
+  grpc::ClientContext ctx;
+  w.Authorize(&ctx);
+  v1::EvaluateResponse resp;
+  REQUIRE(stub->Evaluate(&ctx, req, &resp).ok());
+  CHECK(resp.compile().log().find("s3cret") == std::string::npos);
+  for (const auto& m : resp.messages()) CHECK(m.find("s3cret") == std::string::npos);
+  // Masked means empty, so the candidate still compiles and verifies.
   CHECK(resp.verdict() == v1::VERDICT_OK);
 }
 
