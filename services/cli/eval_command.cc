@@ -3,13 +3,17 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/client.h"
+#include "common/clock.h"
 #include "common/status.h"
 #include "crl/v1/eval.grpc.pb.h"
 #include "services/cli/commands.h"
+#include "services/cli/engine_eval_client.h"
+#include "services/timing/oracle.h"
 #include "services/worker/worker_setup.h"
 
 namespace crl::cli {
@@ -70,11 +74,43 @@ nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
   return j;
 }
 
+nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
+  nlohmann::json j;
+  j["timing_status"] = VerdictName(t.verdict());
+  j["ref_seconds"] = t.ref_seconds();
+  j["candidate_seconds"] = t.candidate_seconds();
+  j["speedup"] = t.speedup();
+  j["speedup_ci"] = {t.speedup_ci_low(), t.speedup_ci_high()};
+  j["ref_stream_seconds"] = t.ref_stream_seconds();
+  j["candidate_stream_seconds"] = t.candidate_stream_seconds();
+  std::string stop = v1::StopReason_Name(t.stop_reason());
+  j["stop_reason"] = stop.rfind("STOP_REASON_", 0) == 0 ? stop.substr(12) : stop;
+  j["device_name"] = t.device_name();
+  j["flags"] = nlohmann::json::array();
+  for (int f : t.flags()) {
+    std::string n = v1::Flag_Name(static_cast<v1::Flag>(f));
+    j["flags"].push_back(n.rfind("FLAG_", 0) == 0 ? n.substr(5) : n);
+  }
+  j["flag_evidence"] = nlohmann::json::array();
+  for (const auto& e : t.flag_evidence()) j["flag_evidence"].push_back(e);
+  nlohmann::json samples;
+  for (const auto& s : t.ref_samples()) {
+    samples["reference"].push_back({s.device_sync_seconds(), s.stream_event_seconds(), s.host_seconds()});
+  }
+  for (const auto& s : t.candidate_samples()) {
+    samples["candidate"].push_back({s.device_sync_seconds(), s.stream_event_seconds(), s.host_seconds()});
+  }
+  samples["columns"] = {"device_sync_seconds", "stream_event_seconds", "host_seconds"};
+  j["samples"] = samples;
+  return j;
+}
+
 int EvalCommand(int argc, char** argv) {
   std::string task_path, candidate_path, backend_name, worker;
-  bool json = false;
-  ClientOptions client;
-  client.timeout = absl::Minutes(10);
+  bool json = false, time = false;
+  timing::OracleOptions oracle_options;
+  ClientOptions client_options;
+  client_options.timeout = absl::Minutes(10);
   WorkerOptions embedded;
   OptionSet flags("crl eval",
                   "Compiles and verifies a candidate against a task. Exit 0 whenever an\n"
@@ -85,7 +121,11 @@ int EvalCommand(int argc, char** argv) {
   flags.Add("backend", &backend_name, "host or cuda (default: the worker's choice)");
   flags.Add("worker", &worker, "HOST:PORT of a crl-worker (default: an in-process worker)");
   flags.Add("json", &json, "print one JSON object");
-  BindClientOptions(&flags, &client);
+  flags.Add("time", &time, "time a correct candidate against the reference (the timing oracle)");
+  flags.Add("target_rel_ci", &oracle_options.target_rel_ci,
+            "with --time: stop at this relative CI half-width of the speedup");
+  flags.Add("budget_seconds", &oracle_options.budget_seconds, "with --time: measuring budget");
+  BindClientOptions(&flags, &client_options);
   BindWorkerOptions(&flags, &embedded);
   absl::Status s = flags.Parse(argc, argv, nullptr);
   if (s.ok() && !flags.help_requested()) {
@@ -108,26 +148,24 @@ int EvalCommand(int argc, char** argv) {
   request.mutable_candidate()->set_backend(backend);
 
   absl::StatusOr<v1::EvaluateResponse> response;
+  std::unique_ptr<WorkerRuntime> runtime;
+  std::unique_ptr<timing::EvalClientInterface> client;
   if (worker.empty()) {
     request.mutable_task()->set_format(v1::TASK_FORMAT_NATIVE);
     request.mutable_task()->set_path(fs::absolute(task_path).string());
     auto rt = BuildWorker(embedded, nullptr);
     if (!rt.ok()) return Fail(rt.status());
-    response = (*rt)->engine->Evaluate(request);
+    runtime = std::move(*rt);
+    client = std::make_unique<EngineEvalClient>(runtime->engine.get());
   } else {
     auto task = BundleTask(task_path);
     if (!task.ok()) return UsageError(flags, task.status());
     *request.mutable_task() = std::move(*task);
-    auto rpc = RpcClient::Create(worker, client);
-    if (!rpc.ok()) return Fail(rpc.status());
-    auto stub = v1::EvalService::NewStub(rpc->channel());
-    grpc::ClientContext context;
-    rpc->Prepare(&context);
-    v1::EvaluateResponse r;
-    grpc::Status status = stub->Evaluate(&context, request, &r);
-    if (status.ok()) response = std::move(r);
-    else response = FromGrpcStatus(status);
+    auto grpc_client = timing::GrpcEvalClient::Create(worker, client_options);
+    if (!grpc_client.ok()) return Fail(grpc_client.status());
+    client = std::move(*grpc_client);
   }
+  response = client->Evaluate(request);
   if (!response.ok()) {
     // Request problems (bad task, bad backend) are usage errors; the rest is infra.
     bool usage = response.status().code() == absl::StatusCode::kInvalidArgument ||
@@ -135,8 +173,25 @@ int EvalCommand(int argc, char** argv) {
     std::fprintf(stderr, "crl eval: %s\n", response.status().ToString().c_str());
     return usage ? 2 : 3;
   }
+  std::optional<v1::TimeResponse> timed;
+  if (time && response->verdict() == v1::VERDICT_OK) {
+    timing::TimingOracle oracle(oracle_options, client.get(), RealClock::Get());
+    if (worker.empty()) oracle.SetHostCeiling({timing::MeasureHostCopyBandwidth(), 0});
+    v1::TimeRequest t;
+    *t.mutable_task() = request.task();
+    t.set_artifact_id(response->artifact_id());
+    t.set_backend(backend);
+    auto result = oracle.Time(t);
+    if (!result.ok()) {
+      std::fprintf(stderr, "crl eval: timing: %s\n", result.status().ToString().c_str());
+      return 3;
+    }
+    timed = std::move(*result);
+  }
   if (json) {
-    std::printf("%s\n", EvaluateResponseJson(*response).dump(2).c_str());
+    nlohmann::json j = EvaluateResponseJson(*response);
+    if (timed) j.update(TimeResponseJson(*timed));
+    std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s  %s  (compile %.2fs%s, %d/%d trials, max abs err %.3g, lane %s)\n",
                 VerdictName(response->verdict()).c_str(), candidate_path.c_str(),
@@ -148,7 +203,15 @@ int EvalCommand(int argc, char** argv) {
     if (response->verdict() == v1::VERDICT_COMPILE_ERROR) {
       std::printf("%s\n", response->compile().log().c_str());
     }
+    if (timed) {
+      std::printf("  timing: reference %.4g ms, candidate %.4g ms, speedup %.3fx [%.3f, %.3f] (%s)\n",
+                  timed->ref_seconds() * 1e3, timed->candidate_seconds() * 1e3, timed->speedup(),
+                  timed->speedup_ci_low(), timed->speedup_ci_high(),
+                  v1::StopReason_Name(timed->stop_reason()).c_str());
+      for (const auto& e : timed->flag_evidence()) std::printf("  %s\n", e.c_str());
+    }
   }
+  if (timed && timed->verdict() == v1::VERDICT_INFRA_ERROR) return 3;
   return response->verdict() == v1::VERDICT_INFRA_ERROR ? 3 : 0;
 }
 

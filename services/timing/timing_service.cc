@@ -1,31 +1,48 @@
 #include "services/timing/timing_service.h"
 
+#include "common/status.h"
+
 namespace crl {
 namespace {
-grpc::Status NotYet(const char* what) {
-  // The timing oracle (docs/timing.md) is not built yet; say so plainly
-  // rather than return numbers nobody measured.
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      std::string(what) + " is not implemented in this version of crl-timing");
+
+template <typename Response, typename Fn>
+grpc::Status Fill(Response* out, Fn fn) {
+  auto result = fn();
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *out = std::move(*result);
+  return grpc::Status::OK;
 }
+
 }  // namespace
 
 grpc::ServerUnaryReactor* TimingServiceImpl::Time(grpc::CallbackServerContext* context,
-                                                  const crl::v1::TimeRequest*,
-                                                  crl::v1::TimeResponse*) {
-  return ServeUnary(context, env_, [] { return NotYet("TimingService.Time"); });
+                                                  const crl::v1::TimeRequest* request,
+                                                  crl::v1::TimeResponse* response) {
+  return ServeUnary(context, env_, [this, request, response] {
+    return Fill(response, [&] { return oracle_->Time(*request); });
+  });
 }
 
 grpc::ServerUnaryReactor* TimingServiceImpl::GetBaseline(grpc::CallbackServerContext* context,
-                                                         const crl::v1::GetBaselineRequest*,
-                                                         crl::v1::Baseline*) {
-  return ServeUnary(context, env_, [] { return NotYet("TimingService.GetBaseline"); });
+                                                         const crl::v1::GetBaselineRequest* request,
+                                                         crl::v1::Baseline* response) {
+  return ServeUnary(context, env_, [this, request, response] {
+    return Fill(response, [&] { return oracle_->GetBaseline(*request); });
+  });
 }
 
 grpc::ServerUnaryReactor* TimingServiceImpl::ComputeReward(
-    grpc::CallbackServerContext* context, const crl::v1::ComputeRewardRequest*,
-    crl::v1::RewardResult*) {
-  return ServeUnary(context, env_, [] { return NotYet("TimingService.ComputeReward"); });
+    grpc::CallbackServerContext* context, const crl::v1::ComputeRewardRequest* request,
+    crl::v1::RewardResult* response) {
+  CallEnv inline_env{env_.auth, nullptr};  // pure and cheap
+  return ServeUnary(context, inline_env, [this, request, response] {
+    timing::RewardInput in;
+    in.verdict = request->verdict();
+    in.speedup = request->speedup();
+    for (int f : request->flags()) in.flags.push_back(static_cast<v1::Flag>(f));
+    *response = timing::ComputeReward(in, request->preset(), reward_params_);
+    return grpc::Status::OK;
+  });
 }
 
 }  // namespace crl

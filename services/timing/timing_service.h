@@ -1,16 +1,20 @@
-// crl-timing's gRPC edge: TimingService over the timing oracle.
+// crl-timing's gRPC edge: TimingService over the timing oracle and the
+// reward functions. No logic lives here.
 #ifndef CRL_SERVICES_TIMING_TIMING_SERVICE_H_
 #define CRL_SERVICES_TIMING_TIMING_SERVICE_H_
 
 #include "common/server.h"
 #include "crl/v1/timing.grpc.pb.h"
+#include "services/timing/oracle.h"
+#include "services/timing/rewards.h"
 
 namespace crl {
 
 // Thread-safe; holds no per-call state.
 class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
  public:
-  explicit TimingServiceImpl(CallEnv env) : env_(env) {}
+  TimingServiceImpl(timing::TimingOracle* oracle, timing::RewardParams reward_params, CallEnv env)
+      : oracle_(oracle), reward_params_(reward_params), env_(env) {}
 
   grpc::ServerUnaryReactor* Time(grpc::CallbackServerContext* context,
                                  const crl::v1::TimeRequest* request,
@@ -23,6 +27,8 @@ class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
                                           crl::v1::RewardResult* response) override;
 
  private:
+  timing::TimingOracle* oracle_;
+  timing::RewardParams reward_params_;
   CallEnv env_;
 };
 

@@ -396,6 +396,13 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   call.flush_l2 = !request.no_l2_flush();
 
   v1::MeasurePairResponse response;
+  for (auto [expr, setter] :
+       {std::pair{task->bytes_expr, &v1::MeasurePairResponse::set_task_bytes},
+        std::pair{task->flops_expr, &v1::MeasurePairResponse::set_task_flops}}) {
+    if (expr.empty()) continue;
+    auto v = EvalSizeExpr(expr, task->sizes);
+    if (v.ok()) (response.*setter)(static_cast<double>(*v));
+  }
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(backend, options_.lane_wait));
   response.set_lane(lease.lane().name);
   const auto lane_start = std::chrono::steady_clock::now();

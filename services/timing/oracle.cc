@@ -1,0 +1,349 @@
+#include "services/timing/oracle.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "services/timing/stats.h"
+
+namespace crl::timing {
+namespace {
+
+std::vector<double> DeviceTimes(const google::protobuf::RepeatedPtrField<v1::TimingSample>& s) {
+  std::vector<double> v;
+  for (const auto& x : s) v.push_back(x.device_sync_seconds());
+  return v;
+}
+
+std::vector<double> StreamTimes(const google::protobuf::RepeatedPtrField<v1::TimingSample>& s) {
+  std::vector<double> v;
+  for (const auto& x : s) v.push_back(x.stream_event_seconds());
+  return v;
+}
+
+// Per pair: the worker's round trip minus the runner's own account.
+std::vector<double> HiddenTimes(const google::protobuf::RepeatedPtrField<v1::TimingSample>& s,
+                                const google::protobuf::RepeatedField<double>& outside) {
+  std::vector<double> v;
+  for (int i = 0; i < s.size() && i < outside.size(); ++i) {
+    v.push_back(outside[i] - s[i].device_sync_seconds());
+  }
+  return v;
+}
+
+std::string Ms(double seconds) { return absl::StrFormat("%.4g ms", seconds * 1e3); }
+
+}  // namespace
+
+double MeasureHostCopyBandwidth() {
+  const size_t bytes = size_t{256} << 20;
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // A copy reads and writes every byte.
+    if (s > 0) best = std::max(best, 2.0 * bytes / s);
+    a[i] = b[bytes - 1 - i];  // keep the copies observable
+  }
+  return best;
+}
+
+TimingOracle::TimingOracle(OracleOptions options, EvalClientInterface* client,
+                           ClockInterface* clock)
+    : options_(std::move(options)), client_(client), clock_(clock) {}
+
+void TimingOracle::SetHostCeiling(DeviceCeiling ceiling) {
+  absl::MutexLock lock(&mu_);
+  host_ceiling_ = ceiling;
+}
+
+DeviceCeiling TimingOracle::CeilingFor(const std::string& device, v1::Backend backend) const {
+  if (backend == v1::BACKEND_HOST) {
+    absl::MutexLock lock(&mu_);
+    return host_ceiling_;
+  }
+  for (const auto& [name, ceiling] : options_.ceilings) {
+    if (device.find(name) != std::string::npos) return ceiling;
+  }
+  return {};
+}
+
+std::string TimingOracle::BaselineKey(const v1::Task& task, v1::Backend backend,
+                                      const std::string& device) {
+  std::string id = task.path();
+  if (id.empty()) {
+    for (const auto& f : task.files()) absl::StrAppend(&id, f.path(), ":", f.content().size(), ";");
+  }
+  return absl::StrCat(id, "|", static_cast<int>(backend), "|", device);
+}
+
+v1::MeasurePairRequest TimingOracle::PairRequest(const v1::TimeRequest& request,
+                                                 const std::string& artifact,
+                                                 uint64_t seed) const {
+  v1::MeasurePairRequest m;
+  *m.mutable_task() = request.task();
+  m.set_backend(request.backend() != v1::BACKEND_UNSPECIFIED ? request.backend()
+                                                             : request.candidate().backend());
+  m.set_candidate_artifact_id(artifact);
+  m.set_warmup(options_.warmup);
+  m.set_min_pairs(options_.min_pairs);
+  m.set_max_pairs(options_.max_pairs);
+  m.set_block_size(options_.block_size);
+  m.set_target_rel_ci(request.target_rel_ci() > 0 ? request.target_rel_ci()
+                                                  : options_.target_rel_ci);
+  m.set_budget_seconds(request.budget_seconds() > 0 ? request.budget_seconds()
+                                                    : options_.budget_seconds);
+  m.set_check_outputs_every(options_.check_outputs_every);
+  m.set_seed(seed);
+  return m;
+}
+
+TimingOracle::Aggregate TimingOracle::Summarize(const v1::MeasurePairResponse& m,
+                                                v1::Aggregation aggregation) const {
+  Aggregate a;
+  std::vector<double> ref = DeviceTimes(m.reference_samples());
+  std::vector<double> cand = DeviceTimes(m.candidate_samples());
+  switch (aggregation) {
+    case v1::AGGREGATION_TRIMMED_MEAN:
+      a.ref = TrimmedMean(ref, 0.1);
+      a.cand = TrimmedMean(cand, 0.1);
+      break;
+    case v1::AGGREGATION_BUCKETED: {
+      double dr = 0, dc = 0;
+      a.ref = BucketedEstimate(ref, options_.buckets, &dr);
+      a.cand = BucketedEstimate(cand, options_.buckets, &dc);
+      a.bucket_disagreement = std::max(dr, dc);
+      break;
+    }
+    default:
+      a.ref = Median(ref);
+      a.cand = Median(cand);
+  }
+  a.ref_stream = Median(StreamTimes(m.reference_samples()));
+  a.cand_stream = Median(StreamTimes(m.candidate_samples()));
+  a.ref_spread = RelativeSpread(ref);
+  a.cand_spread = RelativeSpread(cand);
+  return a;
+}
+
+void TimingOracle::RememberBaseline(const std::string& key, const v1::MeasurePairResponse& m) {
+  std::vector<double> ref = DeviceTimes(m.reference_samples());
+  if (ref.empty()) return;
+  v1::Baseline b;
+  double sum = 0, sq = 0;
+  for (double x : ref) {
+    sum += x;
+    sq += x * x;
+  }
+  double mean = sum / ref.size();
+  b.set_mean_seconds(mean);
+  b.set_std_seconds(std::sqrt(std::max(0.0, sq / ref.size() - mean * mean)));
+  b.set_min_seconds(*std::min_element(ref.begin(), ref.end()));
+  b.set_max_seconds(*std::max_element(ref.begin(), ref.end()));
+  b.set_num_trials(static_cast<int>(ref.size()));
+  b.set_device_name(m.device_name());
+  b.set_measured_at(absl::ToUnixSeconds(clock_->Now()));
+  absl::MutexLock lock(&mu_);
+  baselines_[key] = b;
+}
+
+absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& request) {
+  v1::TimeResponse resp;
+  std::string artifact = request.artifact_id();
+  if (artifact.empty()) {
+    if (!request.has_candidate() || request.candidate().source().empty()) {
+      return absl::InvalidArgumentError("artifact_id: empty, and no candidate to evaluate");
+    }
+    v1::EvaluateRequest e;
+    *e.mutable_task() = request.task();
+    *e.mutable_candidate() = request.candidate();
+    if (request.backend() != v1::BACKEND_UNSPECIFIED) {
+      e.mutable_candidate()->set_backend(request.backend());
+    }
+    auto ev = client_->Evaluate(e);
+    if (!ev.ok()) return ev.status();
+    if (ev->verdict() != v1::VERDICT_OK) {
+      // Only verified candidates are timed.
+      resp.set_verdict(ev->verdict());
+      resp.set_stop_reason(v1::STOP_REASON_ERROR);
+      for (const auto& msg : ev->messages()) resp.add_flag_evidence(msg);
+      return resp;
+    }
+    artifact = ev->artifact_id();
+  }
+  auto next_seed = [this] {
+    absl::MutexLock lock(&mu_);
+    seed_counter_ = seed_counter_ * 6364136223846793005ull + 1442695040888963407ull;
+    return seed_counter_;
+  };
+  auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
+    return client_->MeasurePair(PairRequest(request, artifact, next_seed()));
+  };
+  auto failed = [&](const v1::MeasurePairResponse& m) {
+    resp.set_verdict(m.verdict());
+    resp.set_stop_reason(v1::STOP_REASON_ERROR);
+    for (const auto& msg : m.messages()) resp.add_flag_evidence(msg);
+    return resp;
+  };
+  auto flag = [&](v1::Flag f, const std::string& evidence) {
+    resp.add_flags(f);
+    resp.add_flag_evidence(absl::StrCat(v1::Flag_Name(f), ": ", evidence));
+  };
+
+  auto m = measure();
+  if (!m.ok()) return m.status();
+  if (m->verdict() != v1::VERDICT_OK) return failed(*m);
+  const v1::Aggregation aggregation = request.aggregation();
+  Aggregate a = Summarize(*m, aggregation);
+
+  // Noise: take it again once; never average a noisy measurement away.
+  auto is_noisy = [&](const Aggregate& x) {
+    return x.ref_spread > options_.noise_threshold || x.cand_spread > options_.noise_threshold ||
+           x.bucket_disagreement > options_.bucket_disagreement;
+  };
+  if (is_noisy(a)) {
+    std::string first = absl::StrFormat("spread ref %.1f%%, candidate %.1f%%", a.ref_spread * 100,
+                                        a.cand_spread * 100);
+    auto again = measure();
+    if (!again.ok()) return again.status();
+    if (again->verdict() != v1::VERDICT_OK) return failed(*again);
+    m = std::move(again);
+    a = Summarize(*m, aggregation);
+    if (is_noisy(a)) {
+      flag(v1::FLAG_NOISY,
+           absl::StrFormat("%s; re-measured: ref %.1f%%, candidate %.1f%% (threshold %.0f%%)",
+                           first, a.ref_spread * 100, a.cand_spread * 100,
+                           options_.noise_threshold * 100));
+    }
+  }
+
+  double speedup = a.cand > 0 ? a.ref / a.cand : 0;
+  if (aggregation == v1::AGGREGATION_BUCKETED) speedup = RoundTowardOne(speedup, options_.round_step);
+  SpeedupInterval ci =
+      BootstrapSpeedup(DeviceTimes(m->reference_samples()), DeviceTimes(m->candidate_samples()),
+                       options_.bootstrap_resamples, next_seed());
+
+  // Implausible jumps are measured again (the worker may pick another lane).
+  const double best = request.best_known_speedup();
+  if (speedup > options_.jump_speedup || (best > 0 && speedup > options_.jump_vs_best * best)) {
+    auto again = measure();
+    if (!again.ok()) return again.status();
+    if (again->verdict() != v1::VERDICT_OK) return failed(*again);
+    Aggregate b = Summarize(*again, aggregation);
+    double second = b.cand > 0 ? b.ref / b.cand : 0;
+    std::string evidence = absl::StrFormat(
+        "speedup %.3gx (best known %.3gx) re-measured on %s: %.3gx", speedup, best,
+        again->lane(), second);
+    if (std::fabs(second - speedup) > options_.reverify_agreement * speedup) {
+      flag(v1::FLAG_IMPLAUSIBLE_JUMP, evidence + ", outside the agreement band");
+    } else {
+      resp.add_flag_evidence(absl::StrCat("re-verified: ", evidence));
+    }
+  }
+
+  // Side stream: time the candidate's stream does not see, beyond what the
+  // reference shows for the same synchronization.
+  const double cand_gap = a.cand - a.cand_stream, ref_gap = a.ref - a.ref_stream;
+  if (a.cand_stream < 0.5 * a.cand &&
+      cand_gap > std::max(options_.side_stream_min_gap_seconds, 3 * std::max(ref_gap, 0.0))) {
+    flag(v1::FLAG_SIDE_STREAM,
+         absl::StrCat("candidate: stream events ", Ms(a.cand_stream), " vs device-synchronized ",
+                      Ms(a.cand), " (reference ", Ms(a.ref_stream), " vs ", Ms(a.ref), ")"));
+  }
+
+  if (m->output_mismatches() > 0) {
+    flag(v1::FLAG_WRITE_AFTER_RETURN,
+         absl::StrCat(m->output_mismatches(), " of ", m->output_checks(),
+                      " timed calls returned outputs that differ from the reference's: ",
+                      m->output_mismatch_detail()));
+  }
+
+  // Time the runner does not account for: the worker's round trip minus the
+  // runner's own report. Both sides pay the same flush and input generation,
+  // so a candidate whose hidden time is much larger is doing (or faking)
+  // work outside its reported window.
+  const double hidden_c = Median(HiddenTimes(m->candidate_samples(), m->candidate_outside_seconds()));
+  const double hidden_r = Median(HiddenTimes(m->reference_samples(), m->reference_outside_seconds()));
+  // The allowance grows with the overhead itself (cache flush and input
+  // generation dominate it on the host backend), so the check is only as
+  // sensitive as that overhead is steady.
+  const double allowed = std::max({options_.timer_slack_seconds,
+                                   options_.timer_slack_fraction * a.ref,
+                                   options_.timer_slack_overhead_fraction * hidden_r});
+  if (hidden_c - hidden_r > allowed) {
+    flag(v1::FLAG_TIMER_MISMATCH,
+         absl::StrCat("round trip minus reported time: candidate ", Ms(hidden_c), ", reference ",
+                      Ms(hidden_r), " (allowed difference ", Ms(allowed), ")"));
+  }
+
+  // The lane says which backend the worker chose ("host:0", "cuda:1").
+  const v1::Backend backend =
+      m->lane().rfind("host", 0) == 0 ? v1::BACKEND_HOST : v1::BACKEND_CUDA;
+  const DeviceCeiling ceiling = CeilingFor(m->device_name(), backend);
+  double floor = 0;
+  if (ceiling.bytes_per_second > 0) floor = std::max(floor, m->task_bytes() / ceiling.bytes_per_second);
+  if (ceiling.flops_per_second > 0) floor = std::max(floor, m->task_flops() / ceiling.flops_per_second);
+  if (floor > 0 && a.cand < floor) {
+    flag(v1::FLAG_BELOW_PHYSICAL_FLOOR,
+         absl::StrCat("candidate ", Ms(a.cand), " is below the floor ", Ms(floor), " (",
+                      m->task_bytes(), " bytes, ", m->task_flops(), " flops on ",
+                      m->device_name(), ")"));
+  }
+
+  resp.set_verdict(v1::VERDICT_OK);
+  resp.set_ref_seconds(a.ref);
+  resp.set_candidate_seconds(a.cand);
+  resp.set_speedup(speedup);
+  resp.set_speedup_ci_low(ci.low);
+  resp.set_speedup_ci_high(ci.high);
+  resp.set_stop_reason(m->converged() ? v1::STOP_REASON_CONVERGED : v1::STOP_REASON_BUDGET);
+  resp.set_ref_stream_seconds(a.ref_stream);
+  resp.set_candidate_stream_seconds(a.cand_stream);
+  *resp.mutable_ref_samples() = m->reference_samples();
+  *resp.mutable_candidate_samples() = m->candidate_samples();
+  resp.set_device_name(m->device_name());
+  RememberBaseline(BaselineKey(request.task(), backend, m->device_name()), *m);
+  return resp;
+}
+
+absl::StatusOr<v1::Baseline> TimingOracle::GetBaseline(const v1::GetBaselineRequest& request) {
+  // The device is known only after measuring; look for any fresh entry of
+  // this task and backend first.
+  const std::string prefix = BaselineKey(request.task(), request.backend(), "");
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = baselines_.lower_bound(prefix);
+         it != baselines_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      if (clock_->Now() - absl::FromUnixSeconds(it->second.measured_at()) <
+          options_.baseline_ttl) {
+        return it->second;
+      }
+    }
+  }
+  v1::MeasureRequest m;
+  *m.mutable_task() = request.task();
+  m.set_backend(request.backend());
+  m.set_iterations(100);
+  m.set_warmup(options_.warmup);
+  auto r = client_->Measure(m);
+  if (!r.ok()) return r.status();
+  if (r->verdict() != v1::VERDICT_OK) {
+    return absl::UnavailableError(absl::StrCat("measuring the reference failed: ",
+                                               v1::Verdict_Name(r->verdict())));
+  }
+  v1::MeasurePairResponse as_pair;
+  *as_pair.mutable_reference_samples() = r->samples();
+  as_pair.set_device_name(r->device_name());
+  std::string key = BaselineKey(request.task(), request.backend(), r->device_name());
+  RememberBaseline(key, as_pair);
+  absl::MutexLock lock(&mu_);
+  return baselines_[key];
+}
+
+}  // namespace crl::timing

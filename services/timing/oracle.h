@@ -1,0 +1,112 @@
+// The timing oracle: turns raw samples from a worker lane into a speedup
+// with a confidence interval and trust flags. Its numbers become rewards,
+// so every decision here is explained in the response (docs/timing.md).
+#ifndef CRL_SERVICES_TIMING_ORACLE_H_
+#define CRL_SERVICES_TIMING_ORACLE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "crl/v1/timing.pb.h"
+#include "services/timing/eval_client.h"
+
+namespace crl::timing {
+
+// Ceilings of a device model, for the physical-floor check. 0 = unknown.
+struct DeviceCeiling {
+  double bytes_per_second = 0;
+  double flops_per_second = 0;
+};
+
+struct OracleOptions {
+  // Stopping rule (passed to the worker's MeasurePair).
+  double target_rel_ci = 0.01;
+  double budget_seconds = 30;
+  int warmup = 5;
+  int min_pairs = 20;
+  int max_pairs = 400;
+  int block_size = 5;
+  int check_outputs_every = 5;
+  int bootstrap_resamples = 1000;
+  // Side stream: the candidate's device-minus-stream gap exceeds both this
+  // many seconds and 3x the reference's gap, and stream time is below half
+  // of device time.
+  double side_stream_min_gap_seconds = 20e-6;
+  // Noise: relative spread (MAD / median) of either side above this is
+  // re-measured once, then reported as FLAG_NOISY.
+  double noise_threshold = 0.10;
+  // Implausible: speedup above this, or above jump_vs_best x the best known,
+  // is measured again; the two must agree within reverify_agreement.
+  double jump_speedup = 10;
+  double jump_vs_best = 2;
+  double reverify_agreement = 0.10;
+  // Timer cross-check: the candidate's (outside - inside) time may exceed the
+  // reference's by at most the largest of these allowances:
+  // timer_slack_seconds, timer_slack_fraction of the reference's time.
+  double timer_slack_seconds = 0.5e-3;
+  double timer_slack_fraction = 0.25;
+  // ... and at least this fraction of the reference's own hidden time.
+  double timer_slack_overhead_fraction = 0.10;
+  // CUDA-L1 bucketed aggregation.
+  int buckets = 7;
+  double bucket_disagreement = 0.10;
+  double round_step = 0.01;
+  // Device name (substring match, first hit) -> ceilings. "host" applies to
+  // the host backend.
+  std::vector<std::pair<std::string, DeviceCeiling>> ceilings = {
+      {"H200", {4.8e12, 989e12}}, {"H100", {3.35e12, 989e12}}, {"A100", {2.0e12, 312e12}}};
+  // Baselines older than this are re-measured.
+  absl::Duration baseline_ttl = absl::Hours(24);
+};
+
+// Thread-safe.
+class TimingOracle {
+ public:
+  // `client` and `clock` must outlive the oracle.
+  TimingOracle(OracleOptions options, EvalClientInterface* client, ClockInterface* clock);
+
+  // Times a candidate against its task's reference. Request errors are
+  // statuses; outcomes (including INFRA_ERROR) are in the response.
+  absl::StatusOr<v1::TimeResponse> Time(const v1::TimeRequest& request);
+  absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request);
+
+  // Records the host's memory bandwidth (measured by the caller) as the
+  // host backend's ceiling.
+  void SetHostCeiling(DeviceCeiling ceiling);
+
+ private:
+  struct Aggregate {
+    double ref = 0, cand = 0;              // reward time (device-synchronized)
+    double ref_stream = 0, cand_stream = 0;
+    double ref_spread = 0, cand_spread = 0;
+    double bucket_disagreement = 0;
+  };
+  Aggregate Summarize(const v1::MeasurePairResponse& m, v1::Aggregation aggregation) const;
+  v1::MeasurePairRequest PairRequest(const v1::TimeRequest& request, const std::string& artifact,
+                                     uint64_t seed) const;
+  DeviceCeiling CeilingFor(const std::string& device, v1::Backend backend) const;
+  void RememberBaseline(const std::string& key, const v1::MeasurePairResponse& m);
+  static std::string BaselineKey(const v1::Task& task, v1::Backend backend,
+                                 const std::string& device);
+
+  const OracleOptions options_;
+  EvalClientInterface* client_;
+  ClockInterface* clock_;
+  mutable absl::Mutex mu_;
+  DeviceCeiling host_ceiling_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, v1::Baseline> baselines_ ABSL_GUARDED_BY(mu_);
+  uint64_t seed_counter_ ABSL_GUARDED_BY(mu_) = 0x243F6A8885A308D3ull;
+};
+
+// Bytes per second of a large memcpy on this machine (the host backend's
+// bandwidth ceiling). Takes about a tenth of a second.
+double MeasureHostCopyBandwidth();
+
+}  // namespace crl::timing
+
+#endif  // CRL_SERVICES_TIMING_ORACLE_H_

@@ -1,0 +1,139 @@
+// The timing oracle end to end on the host backend: the real engine (sandbox,
+// runners, MeasurePair) under the oracle, with honest candidates and timing
+// hacks.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/clock.h"
+#include "services/timing/oracle.h"
+#include "services/worker/worker_setup.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kTask = std::string(CRL_SOURCE_DIR) + "/tasks/native/row_sum";
+const std::string kHacks = std::string(CRL_SOURCE_DIR) + "/tests/integration/timing_hacks";
+
+std::string ReadFile(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class EngineClient final : public timing::EvalClientInterface {
+ public:
+  explicit EngineClient(EvalEngine* e) : e_(e) {}
+  absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest& r) override {
+    return e_->Evaluate(r);
+  }
+  absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest& r) override {
+    return e_->Measure(r);
+  }
+  absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest& r) override {
+    return e_->MeasurePair(r);
+  }
+
+ private:
+  EvalEngine* e_;
+};
+
+struct Fixture {
+  TempDir dir;
+  std::unique_ptr<WorkerRuntime> rt;
+  std::unique_ptr<EngineClient> client;
+  std::unique_ptr<timing::TimingOracle> oracle;
+  Fixture() {
+    WorkerOptions options;
+    options.gpus = "";
+    options.compiler.cache_dir = dir.path() + "/cache";
+    options.engine.work_dir = dir.path() + "/work";
+    options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+    auto built = BuildWorker(options, nullptr);
+    REQUIRE(built.ok());
+    rt = std::move(*built);
+    client = std::make_unique<EngineClient>(rt->engine.get());
+    timing::OracleOptions o;
+    o.min_pairs = 10;
+    o.max_pairs = 40;
+    o.budget_seconds = 6;
+    o.target_rel_ci = 0.03;
+    oracle = std::make_unique<timing::TimingOracle>(o, client.get(), RealClock::Get());
+  }
+  v1::TimeResponse Time(const std::string& source_path) {
+    v1::TimeRequest t;
+    t.mutable_task()->set_path(kTask);
+    t.mutable_candidate()->set_source(ReadFile(source_path));
+    t.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+    auto r = oracle->Time(t);
+    REQUIRE(r.ok());
+    return *r;
+  }
+};
+
+bool HasFlag(const v1::TimeResponse& r, v1::Flag f) {
+  for (int x : r.flags()) {
+    if (x == f) return true;
+  }
+  return false;
+}
+
+std::string Evidence(const v1::TimeResponse& r) {
+  std::string s;
+  for (const auto& e : r.flag_evidence()) s += e + "\n";
+  return s;
+}
+
+TEST_CASE("an honest faster candidate gets a speedup above 1 with a CI around it", "[timing]") {
+  Fixture f;
+  v1::TimeResponse r = f.Time(kTask + "/candidates/fast_correct.cc");
+  INFO(Evidence(r));
+  REQUIRE(r.verdict() == v1::VERDICT_OK);
+  CHECK(r.speedup() > 1.2);
+  CHECK(r.speedup_ci_low() <= r.speedup());
+  CHECK(r.speedup_ci_high() >= r.speedup());
+  CHECK(r.candidate_samples_size() == r.ref_samples_size());
+  CHECK(r.candidate_samples_size() >= 10);
+  CHECK_FALSE(HasFlag(r, v1::FLAG_WRITE_AFTER_RETURN));
+  CHECK_FALSE(HasFlag(r, v1::FLAG_TIMER_MISMATCH));
+  CHECK_FALSE(HasFlag(r, v1::FLAG_BELOW_PHYSICAL_FLOOR));
+}
+
+TEST_CASE("a candidate that fails verification is not timed", "[timing]") {
+  Fixture f;
+  v1::TimeResponse r = f.Time(kTask + "/candidates/wrong_drop_tail.cc");
+  CHECK(r.verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK(r.candidate_samples_size() == 0);
+}
+
+TEST_CASE("sleep-induced jitter is reported as noisy, not averaged away", "[timing]") {
+  Fixture f;
+  v1::TimeResponse r = f.Time(kHacks + "/jitter_sleep.cc");
+  INFO(Evidence(r));
+  REQUIRE(r.verdict() == v1::VERDICT_OK);
+  CHECK(HasFlag(r, v1::FLAG_NOISY));
+}
+
+TEST_CASE("a candidate fast only on its first call is timed at its steady state", "[timing]") {
+  Fixture f;
+  v1::TimeResponse r = f.Time(kHacks + "/fast_first_call.cc");
+  INFO(Evidence(r));
+  REQUIRE(r.verdict() == v1::VERDICT_OK);
+  CHECK(r.speedup() < 0.5);  // 8x the reference's work on every timed call
+}
+
+TEST_CASE("wrong outputs during timing raise FLAG_WRITE_AFTER_RETURN", "[timing]") {
+  Fixture f;
+  v1::TimeResponse r = f.Time(kHacks + "/wrong_after_verification.cc");
+  INFO(Evidence(r));
+  REQUIRE(r.verdict() == v1::VERDICT_OK);
+  CHECK(HasFlag(r, v1::FLAG_WRITE_AFTER_RETURN));
+}
+
+}  // namespace
+}  // namespace crl::testing

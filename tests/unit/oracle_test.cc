@@ -1,0 +1,194 @@
+// The oracle's decisions on synthetic samples from a fake worker: no
+// processes, no clocks, no sleeps.
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <random>
+
+#include "common/clock.h"
+#include "services/timing/oracle.h"
+
+namespace crl::timing {
+namespace {
+
+struct Side {
+  double device = 1e-3;
+  double stream = 1e-3;
+  double hidden = 2e-4;   // outside round trip minus device time
+  double jitter = 0.01;   // relative lognormal sigma
+};
+
+v1::MeasurePairResponse Pairs(Side ref, Side cand, int n, uint64_t seed,
+                              const std::string& lane = "cuda:0") {
+  std::mt19937_64 rng(seed);
+  v1::MeasurePairResponse m;
+  m.set_verdict(v1::VERDICT_OK);
+  m.set_lane(lane);
+  m.set_device_name("NVIDIA H100 80GB HBM3");
+  m.set_converged(true);
+  for (int i = 0; i < n; ++i) {
+    for (auto [side, samples, outs] :
+         {std::tuple{ref, m.mutable_reference_samples(), m.mutable_reference_outside_seconds()},
+          std::tuple{cand, m.mutable_candidate_samples(), m.mutable_candidate_outside_seconds()}}) {
+      std::lognormal_distribution<double> noise(0, side.jitter);
+      double f = noise(rng);
+      auto* s = samples->Add();
+      s->set_device_sync_seconds(side.device * f);
+      s->set_stream_event_seconds(side.stream * f);
+      s->set_host_seconds(side.device * f);
+      outs->Add(side.device * f + side.hidden);
+    }
+  }
+  return m;
+}
+
+class FakeWorker final : public EvalClientInterface {
+ public:
+  std::deque<v1::MeasurePairResponse> pairs;
+  int pair_calls = 0;
+  v1::EvaluateResponse evaluate;
+  absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest&) override {
+    return evaluate;
+  }
+  absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest&) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest&) override {
+    ++pair_calls;
+    if (pairs.empty()) return absl::UnavailableError("fake worker has no more measurements");
+    auto m = pairs.front();
+    pairs.pop_front();
+    return m;
+  }
+};
+
+v1::TimeResponse Time(FakeWorker* w, double best = 0) {
+  FakeClock clock;
+  TimingOracle oracle(OracleOptions{}, w, &clock);
+  v1::TimeRequest req;
+  req.mutable_task()->set_path("t");
+  req.set_artifact_id(std::string(64, 'a'));
+  req.set_best_known_speedup(best);
+  auto r = oracle.Time(req);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+bool Has(const v1::TimeResponse& r, v1::Flag f) {
+  for (int x : r.flags()) {
+    if (x == f) return true;
+  }
+  return false;
+}
+
+TEST_CASE("a clean 2x measurement: speedup, CI, no flags", "[oracle]") {
+  FakeWorker w;
+  w.pairs.push_back(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 1));
+  auto r = Time(&w);
+  CHECK(r.verdict() == v1::VERDICT_OK);
+  CHECK(r.speedup() == Approx(2.0).epsilon(0.02));
+  CHECK(r.speedup_ci_low() < r.speedup());
+  CHECK(r.speedup_ci_high() > r.speedup());
+  CHECK(r.flags_size() == 0);
+  CHECK(r.stop_reason() == v1::STOP_REASON_CONVERGED);
+  CHECK(w.pair_calls == 1);
+}
+
+TEST_CASE("side-stream work shows as a stream/device gap and is flagged", "[oracle]") {
+  FakeWorker w;
+  w.pairs.push_back(Pairs({2e-3, 1.99e-3}, {1e-3, 0.05e-3}, 100, 2));
+  auto r = Time(&w);
+  CHECK(Has(r, v1::FLAG_SIDE_STREAM));
+}
+
+TEST_CASE("noise is re-measured once, then flagged", "[oracle]") {
+  FakeWorker w;
+  Side noisy{1e-3, 1e-3, 2e-4, 0.5};
+  w.pairs.push_back(Pairs({2e-3, 2e-3}, noisy, 100, 3));
+  w.pairs.push_back(Pairs({2e-3, 2e-3}, noisy, 100, 4));
+  auto r = Time(&w);
+  CHECK(w.pair_calls == 2);
+  CHECK(Has(r, v1::FLAG_NOISY));
+
+  FakeWorker calm_second;
+  calm_second.pairs.push_back(Pairs({2e-3, 2e-3}, noisy, 100, 5));
+  calm_second.pairs.push_back(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 6));
+  r = Time(&calm_second);
+  CHECK(calm_second.pair_calls == 2);
+  CHECK_FALSE(Has(r, v1::FLAG_NOISY));
+}
+
+TEST_CASE("implausible jumps are re-measured and must agree within 10%", "[oracle]") {
+  FakeWorker agree;
+  agree.pairs.push_back(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 7));
+  agree.pairs.push_back(Pairs({20e-3, 20e-3}, {1.02e-3, 1.02e-3}, 100, 8, "cuda:1"));
+  auto r = Time(&agree);
+  CHECK(agree.pair_calls == 2);
+  CHECK_FALSE(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
+
+  FakeWorker disagree;
+  disagree.pairs.push_back(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 9));
+  disagree.pairs.push_back(Pairs({20e-3, 20e-3}, {2e-3, 2e-3}, 100, 10, "cuda:1"));
+  r = Time(&disagree);
+  CHECK(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
+
+  FakeWorker vs_best;  // 3x when the best so far is 1.2x
+  vs_best.pairs.push_back(Pairs({3e-3, 3e-3}, {1e-3, 1e-3}, 100, 11));
+  vs_best.pairs.push_back(Pairs({3e-3, 3e-3}, {2e-3, 2e-3}, 100, 12));
+  r = Time(&vs_best, 1.2);
+  CHECK(vs_best.pair_calls == 2);
+  CHECK(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
+}
+
+TEST_CASE("wrong timed outputs, hidden time and impossible speed are flagged", "[oracle]") {
+  FakeWorker w;
+  auto m = Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 13);
+  m.set_output_checks(20);
+  m.set_output_mismatches(3);
+  m.set_output_mismatch_detail("pair 5: y[0]: got 0, want 1");
+  w.pairs.push_back(m);
+  auto r = Time(&w);
+  CHECK(Has(r, v1::FLAG_WRITE_AFTER_RETURN));
+
+  FakeWorker hidden;  // 5 ms of work outside the reported window
+  hidden.pairs.push_back(Pairs({2e-3, 2e-3}, {1e-3, 1e-3, 5.2e-3}, 100, 14));
+  r = Time(&hidden);
+  CHECK(Has(r, v1::FLAG_TIMER_MISMATCH));
+
+  FakeWorker floor;  // 1 GB in 10 us on an H100 is impossible
+  auto f = Pairs({2e-3, 2e-3}, {1e-5, 1e-5}, 100, 15);
+  f.set_task_bytes(1e9);
+  floor.pairs.push_back(f);
+  floor.pairs.push_back(f);  // the jump re-measure agrees
+  r = Time(&floor);
+  CHECK(Has(r, v1::FLAG_BELOW_PHYSICAL_FLOOR));
+}
+
+TEST_CASE("failures pass through as verdicts; unverified candidates are not timed", "[oracle]") {
+  FakeWorker w;
+  v1::MeasurePairResponse bad;
+  bad.set_verdict(v1::VERDICT_INFRA_ERROR);
+  bad.add_messages("reference runner: sandbox setup failed");
+  w.pairs.push_back(bad);
+  auto r = Time(&w);
+  CHECK(r.verdict() == v1::VERDICT_INFRA_ERROR);
+  CHECK(r.stop_reason() == v1::STOP_REASON_ERROR);
+
+  FakeWorker unverified;
+  unverified.evaluate.set_verdict(v1::VERDICT_WRONG_ANSWER);
+  FakeClock clock;
+  TimingOracle oracle(OracleOptions{}, &unverified, &clock);
+  v1::TimeRequest req;
+  req.mutable_task()->set_path("t");
+  req.mutable_candidate()->set_source("int x;");
+  auto t = oracle.Time(req);
+  REQUIRE(t.ok());
+  CHECK(t->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK(unverified.pair_calls == 0);
+
+  v1::TimeRequest empty;
+  CHECK(oracle.Time(empty).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace crl::timing

@@ -1,0 +1,68 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "services/timing/rewards.h"
+
+namespace crl::timing {
+namespace {
+
+v1::RewardResult R(v1::Verdict v, double speedup, v1::RewardPreset p,
+                   std::vector<v1::Flag> flags = {}) {
+  return ComputeReward({v, speedup, flags}, p);
+}
+
+TEST_CASE("infrastructure failures never become a reward", "[rewards]") {
+  for (auto p : {v1::REWARD_PRESET_CUDA_L1, v1::REWARD_PRESET_SPEEDUP_BONUS,
+                 v1::REWARD_PRESET_TIERED}) {
+    auto r = R(v1::VERDICT_INFRA_ERROR, 0, p);
+    CHECK(r.status() == v1::REWARD_STATUS_INFRA_RETRY);
+    CHECK(R(v1::VERDICT_UNSPECIFIED, 0, p).status() == v1::REWARD_STATUS_INFRA_RETRY);
+    // OK without a measured speedup is a measurement failure, not a zero.
+    CHECK(R(v1::VERDICT_OK, 0, p).status() == v1::REWARD_STATUS_INFRA_RETRY);
+    CHECK(R(v1::VERDICT_OK, std::numeric_limits<double>::quiet_NaN(), p).status() ==
+          v1::REWARD_STATUS_INFRA_RETRY);
+  }
+}
+
+TEST_CASE("trust flags withhold the reward; the no-kernel label does not", "[rewards]") {
+  auto r = R(v1::VERDICT_OK, 5, v1::REWARD_PRESET_CUDA_L1, {v1::FLAG_SIDE_STREAM});
+  CHECK(r.status() == v1::REWARD_STATUS_WITHHELD);
+  CHECK(r.explanation().find("FLAG_SIDE_STREAM") != std::string::npos);
+  r = R(v1::VERDICT_OK, 1.5, v1::REWARD_PRESET_CUDA_L1, {v1::FLAG_NO_CUSTOM_KERNEL});
+  CHECK(r.status() == v1::REWARD_STATUS_OK);
+}
+
+TEST_CASE("CUDA-L1 preset: speedup minus one, clipped; incorrect is -1", "[rewards]") {
+  CHECK(R(v1::VERDICT_OK, 1.5, v1::REWARD_PRESET_CUDA_L1).reward() == Approx(0.5));
+  CHECK(R(v1::VERDICT_OK, 50, v1::REWARD_PRESET_CUDA_L1).reward() == Approx(3.0));
+  CHECK(R(v1::VERDICT_OK, 0.5, v1::REWARD_PRESET_CUDA_L1).reward() == Approx(-0.5));
+  CHECK(R(v1::VERDICT_WRONG_ANSWER, 0, v1::REWARD_PRESET_CUDA_L1).reward() == -1);
+  CHECK(R(v1::VERDICT_COMPILE_ERROR, 0, v1::REWARD_PRESET_CUDA_L1).status() ==
+        v1::REWARD_STATUS_OK);
+}
+
+TEST_CASE("speedup-bonus and tiered presets", "[rewards]") {
+  CHECK(R(v1::VERDICT_OK, 2, v1::REWARD_PRESET_SPEEDUP_BONUS).reward() == Approx(2.3));
+  CHECK(R(v1::VERDICT_OK, 100, v1::REWARD_PRESET_SPEEDUP_BONUS).reward() == Approx(10.3));
+  CHECK(R(v1::VERDICT_TIMEOUT, 0, v1::REWARD_PRESET_SPEEDUP_BONUS).reward() == 0);
+  CHECK(R(v1::VERDICT_WRONG_ANSWER, 0, v1::REWARD_PRESET_TIERED).reward() == -1);
+  CHECK(R(v1::VERDICT_OK, 0.5, v1::REWARD_PRESET_TIERED).reward() == Approx(0.1));
+  CHECK(R(v1::VERDICT_OK, 1.01, v1::REWARD_PRESET_TIERED).reward() == Approx(0.3));
+  CHECK(R(v1::VERDICT_OK, 1.5, v1::REWARD_PRESET_TIERED).reward() == Approx(0.6));
+  CHECK(R(v1::VERDICT_OK, 3, v1::REWARD_PRESET_TIERED).reward() == Approx(1.0));
+}
+
+TEST_CASE("group normalization skips members without a reward", "[rewards]") {
+  std::vector<v1::RewardResult> g = {R(v1::VERDICT_OK, 2, v1::REWARD_PRESET_CUDA_L1),
+                                     R(v1::VERDICT_OK, 1, v1::REWARD_PRESET_CUDA_L1),
+                                     R(v1::VERDICT_INFRA_ERROR, 0, v1::REWARD_PRESET_CUDA_L1)};
+  auto adv = NormalizeGroup(g, 3);
+  CHECK(adv[0] == Approx(1.0));
+  CHECK(adv[1] == Approx(-1.0));
+  CHECK(adv[2] == 0);
+}
+
+}  // namespace
+}  // namespace crl::timing
