@@ -1,6 +1,8 @@
 #include "services/worker/runner_client.h"
 
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -84,7 +86,21 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
 
   std::string error;
   std::unique_ptr<RunnerSession> session(new RunnerSession());
+  // A child inherits the spawning thread's CPU mask: pin this thread for the
+  // spawn, then restore it.
+  cpu_set_t saved;
+  bool pinned = false;
+  if (lane.backend == BackendKind::kHost && options.pin_host_lanes &&
+      sched_getaffinity(0, sizeof(saved), &saved) == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int cpu = static_cast<int>(cpus - 1 - (lane.index % std::max(1L, cpus)));
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
   session->process_ = runner::SpawnSandboxed(policy, {options.runner_path}, &error);
+  if (pinned) sched_setaffinity(0, sizeof(saved), &saved);
   if (!session->process_) {
     *event = {false, v1::VERDICT_INFRA_ERROR, absl::StrCat("cannot start runner: ", error)};
     return nullptr;

@@ -46,6 +46,9 @@ struct RunnerOptions {
   std::vector<std::string> hidden_paths;
   // L2 flush buffer for timed calls (0: the runner's default).
   uint64_t l2_flush_bytes = 0;
+  // Pin host-lane runners to one CPU each (lane i: the i-th CPU from the
+  // last), away from the worker's own threads on the first ones.
+  bool pin_host_lanes = true;
 };
 
 // Outcome of one interaction with a runner.
