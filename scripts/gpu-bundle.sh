@@ -11,7 +11,9 @@ OUT=.gpu-bundle
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib"
 bins=(crl crl-worker crl-runner crl-timing)
-[ -x "$BUILD/bin/crl_gpu_tests" ] && bins+=(crl_gpu_tests)
+for extra in crl_gpu_tests crl-bench-worker; do
+  [ -x "$BUILD/bin/$extra" ] && bins+=("$extra")
+done
 for b in "${bins[@]}"; do
   cp "$BUILD/bin/$b" "$OUT/bin/"
   strip --strip-debug "$OUT/bin/$b" 2>/dev/null || true

@@ -38,5 +38,5 @@ done | tee "$OUT/ci_1ms.txt"
 
 if [ -x .gpu-bundle/bin/crl-bench-worker ]; then
   echo "== worker benchmarks, cuda backend"
-  $B crl-bench-worker --backend cuda --gpus 0 --host_lanes 0 2>&1 | tee "$OUT/bench_cuda.txt" | tail -40
+  $B crl-bench-worker --backend cuda --gpus 0 --host_lanes 0 --evaluations 5 --seconds 15 2>&1 | tee "$OUT/bench_cuda.txt" | tail -40
 fi

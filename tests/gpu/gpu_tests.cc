@@ -6,6 +6,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -83,9 +86,11 @@ v1::MeasureResponse Measure(const std::string& task, const std::string& artifact
 }
 
 TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
-  int checked = 0, matched = 0;
-  std::printf("%-20s %-34s %-18s %-18s %8s\n", "task", "candidate", "expected", "verdict",
-              "compile");
+  struct Job {
+    std::string task, file, want;
+    std::future<absl::StatusOr<v1::EvaluateResponse>> result;
+  };
+  std::vector<Job> jobs;
   for (const auto& e : fs::directory_iterator(kTasks)) {
     fs::path expect_file = e.path() / "candidates" / "expect.yaml";
     if (!fs::exists(expect_file)) continue;
@@ -95,18 +100,38 @@ TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
       if (fs::path(file).extension() != ".cu") continue;
       std::string want =
           kv.second.IsMap() ? kv.second["verdict"].as<std::string>() : kv.second.Scalar();
-      auto r = Evaluate(e.path().filename().string(), e.path() / "candidates" / file);
-      REQUIRE(r.ok());
-      std::string why = r->messages_size() ? r->messages(0) : "";
-      std::printf("%-20s %-34s %-18s %-18s %7.2fs %s\n", e.path().filename().c_str(),
-                  file.c_str(), want.c_str(), Short(r->verdict()).c_str(),
-                  r->compile().compile_seconds(),
-                  Short(r->verdict()) == want ? "" : ("<-- " + why.substr(0, 160)).c_str());
-      INFO(e.path().filename().string() << "/" << file << ": " << why);
-      CHECK(Short(r->verdict()) == want);
-      ++checked;
-      matched += Short(r->verdict()) == want;
+      jobs.push_back({e.path().filename().string(), file, want, {}});
     }
+  }
+  // Compiles run in parallel on the CPU tier; verification takes turns on the GPU lane.
+  std::atomic<size_t> next{0};
+  std::vector<std::promise<absl::StatusOr<v1::EvaluateResponse>>> promises(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].result = promises[i].get_future();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 8; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < jobs.size();) {
+        promises[i].set_value(
+            Evaluate(jobs[i].task, fs::path(kTasks) / jobs[i].task / "candidates" / jobs[i].file));
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  int checked = 0, matched = 0;
+  std::printf("%-20s %-34s %-18s %-18s %8s\n", "task", "candidate", "expected", "verdict",
+              "compile");
+  for (Job& job : jobs) {
+    auto r = job.result.get();
+    REQUIRE(r.ok());
+    std::string why = r->messages_size() ? r->messages(0) : "";
+    std::string got = Short(r->verdict());
+    std::printf("%-20s %-34s %-18s %-18s %7.2fs %s\n", job.task.c_str(), job.file.c_str(),
+                job.want.c_str(), got.c_str(), r->compile().compile_seconds(),
+                got == job.want ? "" : ("<-- " + why.substr(0, 160)).c_str());
+    INFO(job.task << "/" << job.file << ": " << why);
+    CHECK(got == job.want);
+    ++checked;
+    matched += got == job.want;
   }
   std::printf("%d/%d CUDA candidates as expected\n", matched, checked);
   CHECK(checked >= 30);

@@ -2,8 +2,9 @@
 #include <crl/kernel.h>
 #include <cuda_runtime.h>
 
+// The output is poisoned (never 12345) and nothing else writes it: spins forever.
 __global__ void spin(volatile int* flag) {
-  while (*flag == 0) {
+  while (*flag != 12345) {
   }
 }
 

@@ -1,0 +1,634 @@
+// crl-bench-worker: latency and throughput of the in-process worker (the same
+// EvalEngine `crl eval` and `crl demo` build), printed as plain numbers for
+// docs/benchmarks.md.
+//
+//   1. compile latency, cold: every task's fast_correct and slow_correct source,
+//      each made unique by a comment (a cache miss even in a warm cache);
+//   2. compile latency, cached: the same sources again (cache hits);
+//   3. worker overhead per evaluation: wall time of Evaluate on a compiled
+//      candidate minus the candidate's and reference's own call times
+//      (estimated with Measure at every size set the trials use), on a tiny
+//      generated task (y = x + 1 over 1024 floats: wall ~ overhead) and on a
+//      real task of the suite;
+//   4. sustained evaluations per minute with a warm cache: K client threads
+//      evaluating every shipped candidate round robin for a fixed time.
+//
+//   crl-bench-worker [--backend host|cuda] [--repeats N] [--concurrency K]
+//                    [--seconds S] [--json] [worker options]
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/options.h"
+#include "services/worker/worker_setup.h"
+
+namespace crl {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// ---- statistics ------------------------------------------------------------
+
+struct Stats {
+  size_t n = 0;
+  double p50 = 0, p95 = 0, mean = 0, min = 0, max = 0;
+};
+
+// Linear interpolation between closest ranks; `v` sorted.
+double Quantile(const std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+Stats Summarize(std::vector<double> v, double scale = 1) {
+  Stats s;
+  if (v.empty()) return s;
+  for (double& x : v) x *= scale;
+  std::sort(v.begin(), v.end());
+  s.n = v.size();
+  s.p50 = Quantile(v, 0.5);
+  s.p95 = Quantile(v, 0.95);
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+json ToJson(const Stats& s) {
+  return {{"n", s.n}, {"p50", s.p50}, {"p95", s.p95}, {"mean", s.mean}, {"min", s.min},
+          {"max", s.max}};
+}
+
+void PrintStats(const std::string& label, const Stats& s) {
+  std::printf("  %-26s n=%-4zu p50 %9.3f  p95 %9.3f  mean %9.3f  min %9.3f  max %9.3f\n",
+              label.c_str(), s.n, s.p50, s.p95, s.mean, s.min, s.max);
+}
+
+// ---- files and tasks -------------------------------------------------------
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool WriteFile(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+std::string Short(v1::Verdict v) {
+  std::string n = v1::Verdict_Name(v);
+  return n.rfind("VERDICT_", 0) == 0 ? n.substr(8) : n;
+}
+
+std::string MakeTempDir(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (!mkdtemp(pattern.data())) return "";
+  return pattern;
+}
+
+std::vector<fs::path> ListTasks(const std::string& dir) {
+  std::vector<fs::path> tasks;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (fs::exists(e.path() / "task.yaml")) tasks.push_back(e.path());
+  }
+  std::sort(tasks.begin(), tasks.end());
+  return tasks;
+}
+
+struct Candidate {
+  fs::path task;
+  std::string file;
+  std::string source;
+  std::string expected;  // verdict name from candidates/expect.yaml
+};
+
+// The shipped candidates of a task with extension `ext` (".cc" or ".cu").
+std::vector<Candidate> ShippedCandidates(const fs::path& task, const std::string& ext) {
+  std::vector<Candidate> out;
+  YAML::Node expect;
+  try {
+    expect = YAML::LoadFile((task / "candidates" / "expect.yaml").string());
+  } catch (const YAML::Exception&) {
+    return out;
+  }
+  for (const auto& kv : expect) {
+    const std::string file = kv.first.Scalar();
+    if (fs::path(file).extension() != ext) continue;
+    std::string expected =
+        kv.second.IsMap() ? kv.second["verdict"].as<std::string>("") : kv.second.Scalar();
+    out.push_back({task, file, ReadFile(task / "candidates" / file), expected});
+  }
+  return out;
+}
+
+// A copy of `task` whose timed size is `sizes` and which has no verify sizes:
+// Measure then times the calls a correctness trial at that size set makes.
+absl::StatusOr<fs::path> SizeVariant(const NativeTask& task, const SizeSet& sizes,
+                                     const fs::path& out) {
+  try {
+    YAML::Node root = YAML::LoadFile((fs::path(task.dir) / "task.yaml").string());
+    YAML::Node s(YAML::NodeType::Map);
+    for (const auto& [name, value] : sizes) s[name] = value;
+    root["sizes"] = s;
+    root.remove("verify_sizes");
+    for (const auto& kv : root["reference"]) {
+      const std::string rel = kv.second.Scalar();
+      if (!WriteFile(out / rel, ReadFile(fs::path(task.dir) / rel))) {
+        return absl::InternalError(absl::StrCat("cannot write ", (out / rel).string()));
+      }
+    }
+    YAML::Emitter emitter;
+    emitter << root;
+    if (!WriteFile(out / "task.yaml", std::string(emitter.c_str()) + "\n")) {
+      return absl::InternalError(absl::StrCat("cannot write ", (out / "task.yaml").string()));
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(task.dir, "/task.yaml: ", e.what()));
+  }
+  return out;
+}
+
+// The tiny task: y = x + 1 over 1024 floats, one size set, one distribution,
+// so an evaluation is the minimum 5 trials (+1 determinism re-run).
+constexpr const char* kTinyManifest = R"(name: bench_add_one
+description: y = x + 1 over a float32 vector (benchmark of the worker's overhead).
+backends: [host, cuda]
+reference:
+  host: reference.cc
+  cuda: reference.cu
+sizes:
+  N: 1024
+inputs:
+  - name: x
+    dtype: float32
+    shape: [N]
+    distributions:
+      - uniform(-1, 1)
+outputs:
+  - name: y
+    dtype: float32
+    shape: [N]
+)";
+
+constexpr const char* kTinyHost = R"(#include <crl/kernel.h>
+#include <cstdint>
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  const int64_t n = crl_numel(&args->inputs[0]);
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  float* y = static_cast<float*>(args->outputs[0].data);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] + 1.0f;
+  return 0;
+}
+)";
+
+constexpr const char* kTinyCuda = R"(#include <crl/kernel.h>
+#include <cstdint>
+#include <cuda_runtime.h>
+__global__ void add_one(const float* x, float* y, int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = x[i] + 1.0f;
+}
+extern "C" CRL_EXPORT int crl_run(const crl_args* args) {
+  const int64_t n = crl_numel(&args->inputs[0]);
+  add_one<<<static_cast<unsigned>((n + 255) / 256), 256, 0,
+            static_cast<cudaStream_t>(args->stream)>>>(
+      static_cast<const float*>(args->inputs[0].data), static_cast<float*>(args->outputs[0].data), n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+)";
+
+// ---- 3. overhead per evaluation --------------------------------------------
+
+struct Overhead {
+  std::string label;
+  int trials = 0;
+  int candidate_calls = 0;
+  int reference_calls = 0;
+  std::vector<double> wall;  // seconds per Evaluate
+  double kernel_p50 = 0;     // estimated seconds of candidate + reference calls
+  double kernel_p95 = 0;
+};
+
+double MedianOf(const google::protobuf::RepeatedPtrField<v1::TimingSample>& samples, double q) {
+  std::vector<double> v;
+  for (const auto& s : samples) v.push_back(s.host_seconds());
+  std::sort(v.begin(), v.end());
+  return Quantile(v, q);
+}
+
+absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& label,
+                                         const fs::path& task_dir, const std::string& source,
+                                         const std::string& filename, v1::Backend backend,
+                                         int evaluations, int determinism_reruns,
+                                         const fs::path& scratch) {
+  Overhead o;
+  o.label = label;
+  v1::EvaluateRequest req;
+  req.mutable_task()->set_path(task_dir.string());
+  req.mutable_candidate()->set_source(source);
+  req.mutable_candidate()->set_filename(filename);
+  req.mutable_candidate()->set_backend(backend);
+  // The first evaluation compiles the candidate and the reference (not timed).
+  for (int i = 0; i <= evaluations; ++i) {
+    auto start = Clock::now();
+    auto r = engine.Evaluate(req);
+    double wall = Since(start);
+    if (!r.ok()) return r.status();
+    if (r->verdict() != v1::VERDICT_OK) {
+      return absl::InternalError(absl::StrCat(label, ": verdict ", Short(r->verdict()), ": ",
+                                              r->messages_size() ? r->messages(0) : ""));
+    }
+    if (i == 0) {
+      o.trials = r->correctness().trials();
+      continue;
+    }
+    if (!r->compile().cache_hit()) return absl::InternalError(label + ": compile cache miss");
+    o.wall.push_back(wall);
+  }
+
+  // The calls one Evaluate makes: trial t runs at size set t*S/T (verifier.cc),
+  // once per side; the determinism re-runs repeat trial 0 on the candidate.
+  v1::CompileRequest creq;
+  *creq.mutable_task() = req.task();
+  *creq.mutable_candidate() = req.candidate();
+  auto compiled = engine.Compile(creq);
+  if (!compiled.ok()) return compiled.status();
+  auto task = engine.ResolveTask(req.task());
+  if (!task.ok()) return task.status();
+  const std::vector<SizeSet> sets = (*task)->AllSizeSets();
+  std::vector<int> per_set(sets.size(), 0);
+  for (int t = 0; t < o.trials; ++t) ++per_set[t * sets.size() / o.trials];
+  o.reference_calls = o.trials;
+  o.candidate_calls = o.trials + determinism_reruns;
+  for (size_t s = 0; s < sets.size(); ++s) {
+    if (per_set[s] == 0) continue;
+    fs::path dir = task_dir;
+    if (s > 0) {
+      auto variant = SizeVariant(**task, sets[s], scratch / absl::StrCat(label, "-set", s));
+      if (!variant.ok()) return variant.status();
+      dir = *variant;
+    }
+    const int cand_calls = per_set[s] + (s == 0 ? determinism_reruns : 0);
+    for (int side = 0; side < 2; ++side) {
+      const int calls = side == 0 ? per_set[s] : cand_calls;
+      v1::MeasureRequest m;
+      m.mutable_task()->set_path(dir.string());
+      if (side == 1) m.set_artifact_id(compiled->artifact_id());
+      m.set_backend(backend);
+      m.set_iterations(std::max(10, calls));
+      m.set_warmup(1);
+      m.set_no_l2_flush(true);  // the verifier does not flush between calls
+      auto r = engine.Measure(m);
+      if (!r.ok()) return r.status();
+      if (r->verdict() != v1::VERDICT_OK) {
+        return absl::InternalError(absl::StrCat(label, ": measure ", Short(r->verdict())));
+      }
+      o.kernel_p50 += calls * MedianOf(r->samples(), 0.5);
+      o.kernel_p95 += calls * MedianOf(r->samples(), 0.95);
+    }
+  }
+  return o;
+}
+
+json ReportOverhead(const Overhead& o) {
+  std::printf("evaluation overhead, %s: %d trials (candidate %d calls, reference %d calls)\n",
+              o.label.c_str(), o.trials, o.candidate_calls, o.reference_calls);
+  Stats wall = Summarize(o.wall, 1e3);
+  std::vector<double> overhead;
+  for (double w : o.wall) overhead.push_back(w - o.kernel_p50);
+  Stats over = Summarize(overhead, 1e3);
+  PrintStats("wall per evaluation (ms)", wall);
+  std::printf("  %-26s p50 %9.3f  p95 %9.3f   (sum of per-call medians / p95s, Measure)\n",
+              "kernel time inside (ms)", o.kernel_p50 * 1e3, o.kernel_p95 * 1e3);
+  PrintStats("overhead (ms)", over);
+  return {{"task", o.label},
+          {"trials", o.trials},
+          {"candidate_calls", o.candidate_calls},
+          {"reference_calls", o.reference_calls},
+          {"wall_ms", ToJson(wall)},
+          {"kernel_ms", {{"p50", o.kernel_p50 * 1e3}, {"p95", o.kernel_p95 * 1e3}}},
+          {"overhead_ms", ToJson(over)}};
+}
+
+}  // namespace
+
+int BenchMain(int argc, char** argv) {
+  std::string tasks_dir = FindShippedDir("tasks/native");
+  std::string backend_name = "host";
+  std::string overhead_task = "layernorm_rows";
+  std::vector<std::string> phases = {"compile", "overhead", "sustained"};
+  int repeats = 1, concurrency = 2, evaluations = 20;
+  double seconds = 30;
+  bool json_out = false, with_timeouts = false;
+  WorkerOptions worker;
+  worker.compiler.cache_dir = "";  // default: a fresh temporary directory
+  OptionSet flags("crl-bench-worker",
+                  "Benchmarks the in-process worker: compile latency (cold and cached), the\n"
+                  "overhead of one evaluation beyond kernel time, and sustained evaluations\n"
+                  "per minute with a warm cache.");
+  flags.Add("backend", &backend_name, "host or cuda");
+  flags.Add("tasks", &tasks_dir, "suite directory (one task per subdirectory)");
+  flags.Add("repeats", &repeats, "cold and cached compiles of each source");
+  flags.Add("evaluations", &evaluations, "timed evaluations per task in the overhead phase");
+  flags.Add("overhead_task", &overhead_task,
+            "real task of the suite for the overhead phase (its fast_correct candidate)");
+  flags.Add("concurrency", &concurrency, "client threads in the sustained phase");
+  flags.Add("seconds", &seconds, "wall seconds of the sustained phase");
+  flags.Add("with_timeouts", &with_timeouts,
+            "sustained phase: include candidates expected to TIMEOUT (each holds a lane for "
+            "the call timeout)");
+  flags.Add("phases", &phases, "which of compile, overhead, sustained to run");
+  flags.Add("json", &json_out, "also print one JSON line with every number");
+  BindWorkerOptions(&flags, &worker);
+  absl::Status s = flags.Parse(argc, argv, nullptr);
+  BackendKind backend = BackendKind::kHost;
+  if (s.ok() && !ParseBackend(backend_name, &backend)) {
+    s = absl::InvalidArgumentError("--backend must be host or cuda");
+  }
+  if (s.ok() && (tasks_dir.empty() || !fs::is_directory(tasks_dir))) {
+    s = absl::NotFoundError(absl::StrCat("no task suite at '", tasks_dir, "' (use --tasks)"));
+  }
+  if (s.ok() && (repeats < 1 || concurrency < 1 || evaluations < 1 || seconds <= 0)) {
+    s = absl::InvalidArgumentError("--repeats, --evaluations, --concurrency, --seconds must be > 0");
+  }
+  if (!s.ok() || flags.help_requested()) {
+    if (!s.ok()) std::fprintf(stderr, "error: %s\n\n", std::string(s.message()).c_str());
+    std::fputs(flags.Usage().c_str(), s.ok() ? stdout : stderr);
+    return s.ok() ? 0 : 2;
+  }
+  auto phase = [&](const std::string& name) {
+    return std::find(phases.begin(), phases.end(), name) != phases.end();
+  };
+  if (backend == BackendKind::kCuda && worker.gpus.empty()) worker.gpus = "auto";
+
+  std::vector<std::string> cleanup;
+  if (worker.compiler.cache_dir.empty()) {
+    worker.compiler.cache_dir = MakeTempDir("crl-bench-cache-");
+    cleanup.push_back(worker.compiler.cache_dir);
+  }
+  const std::string scratch = MakeTempDir("crl-bench-tasks-");
+  cleanup.push_back(scratch);
+  if (worker.compiler.cache_dir.empty() || scratch.empty()) {
+    std::fprintf(stderr, "error: cannot create a temporary directory\n");
+    return 3;
+  }
+  const int reruns = worker.engine.verify.determinism_reruns;
+  auto rt = BuildWorker(worker, nullptr);
+  if (!rt.ok()) {
+    std::fprintf(stderr, "error: %s\n", rt.status().ToString().c_str());
+    return 3;
+  }
+  EvalEngine& engine = *(*rt)->engine;
+  const v1::Backend proto_backend =
+      backend == BackendKind::kCuda ? v1::BACKEND_CUDA : v1::BACKEND_HOST;
+  const std::string ext = backend == BackendKind::kCuda ? ".cu" : ".cc";
+  const std::vector<fs::path> tasks = ListTasks(tasks_dir);
+  const unsigned cores = std::thread::hardware_concurrency();
+  std::printf("crl-bench-worker: backend %s, %zu tasks from %s, %u cores, host_lanes %d, "
+              "compile_slots %d, cache %s\n\n",
+              backend_name.c_str(), tasks.size(), tasks_dir.c_str(), cores, worker.host_lanes,
+              worker.engine.compile_slots, worker.compiler.cache_dir.c_str());
+  std::fflush(stdout);
+  json report = {{"backend", backend_name}, {"tasks", tasks.size()}, {"cores", cores},
+                 {"host_lanes", worker.host_lanes}};
+  int failures = 0;
+
+  // ---- 1 and 2: compile latency, cold then cached ----
+  if (phase("compile")) {
+    std::mt19937_64 rng(std::random_device{}());
+    const std::string nonce = absl::StrCat(rng());
+    std::vector<v1::CompileRequest> requests;
+    for (int rep = 0; rep < repeats; ++rep) {
+      for (const fs::path& task : tasks) {
+        for (const char* name : {"fast_correct", "slow_correct"}) {
+          fs::path file = task / "candidates" / (std::string(name) + ext);
+          if (!fs::exists(file)) continue;
+          v1::CompileRequest r;
+          r.mutable_task()->set_path(task.string());
+          // A unique comment: a new cache key, so this compile is a miss.
+          r.mutable_candidate()->set_source(
+              absl::StrCat(ReadFile(file), "\n// crl-bench-worker ", nonce, " ", rep, "\n"));
+          r.mutable_candidate()->set_filename(file.filename().string());
+          r.mutable_candidate()->set_backend(proto_backend);
+          requests.push_back(std::move(r));
+        }
+      }
+    }
+    json compile_json;
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool cold = pass == 0;
+      std::vector<double> wall;
+      int hits = 0, not_ok = 0;
+      for (const auto& r : requests) {
+        auto start = Clock::now();
+        auto c = engine.Compile(r);
+        double t = Since(start);
+        if (!c.ok() || c->verdict() != v1::VERDICT_OK) {
+          ++not_ok;
+          std::fprintf(stderr, "compile %s/%s: %s\n", r.task().path().c_str(),
+                       r.candidate().filename().c_str(),
+                       c.ok() ? Short(c->verdict()).c_str() : c.status().ToString().c_str());
+          continue;
+        }
+        hits += c->cache_hit();
+        wall.push_back(t);
+      }
+      Stats st = Summarize(wall, cold ? 1 : 1e3);
+      std::printf("compile latency, %s: %zu sources (fast_correct+slow_correct%s), "
+                  "%d cache hits, %d failed\n",
+                  cold ? "cold" : "cached", requests.size(), ext.c_str(), hits, not_ok);
+      PrintStats(cold ? "compile (s)" : "compile (ms)", st);
+      std::fflush(stdout);
+      compile_json[cold ? "cold_s" : "cached_ms"] = ToJson(st);
+      compile_json[cold ? "cold_hits" : "cached_hits"] = hits;
+      failures += not_ok + (cold ? hits : static_cast<int>(wall.size()) - hits);
+    }
+    report["compile"] = compile_json;
+    std::printf("\n");
+  }
+
+  // ---- 3: worker overhead per evaluation ----
+  if (phase("overhead")) {
+    json overhead_json;
+    const fs::path tiny = fs::path(scratch) / "bench_add_one";
+    bool wrote = WriteFile(tiny / "task.yaml", kTinyManifest) &&
+                 WriteFile(tiny / "reference.cc", kTinyHost) &&
+                 WriteFile(tiny / "reference.cu", kTinyCuda);
+    const std::string tiny_candidate =
+        std::string("// candidate: the reference's loop\n") +
+        (backend == BackendKind::kCuda ? kTinyCuda : kTinyHost);
+    struct Case {
+      std::string key, label;
+      fs::path dir;
+      std::string source, filename;
+    };
+    std::vector<Case> cases;
+    if (wrote) {
+      cases.push_back({"tiny", "bench_add_one (N=1024)", tiny, tiny_candidate, "candidate" + ext});
+    } else {
+      std::fprintf(stderr, "error: cannot write the tiny task under %s\n", scratch.c_str());
+      ++failures;
+    }
+    const fs::path real = fs::path(tasks_dir) / overhead_task;
+    const fs::path real_file = real / "candidates" / ("fast_correct" + ext);
+    if (fs::exists(real_file)) {
+      cases.push_back({"real", overhead_task + "/fast_correct" + ext, real, ReadFile(real_file),
+                       real_file.filename().string()});
+    } else {
+      std::fprintf(stderr, "error: no %s\n", real_file.string().c_str());
+      ++failures;
+    }
+    for (const Case& c : cases) {
+      auto o = MeasureOverhead(engine, c.key == "tiny" ? "bench_add_one" : overhead_task, c.dir,
+                               c.source, c.filename, proto_backend, evaluations, reruns,
+                               fs::path(scratch));
+      if (!o.ok()) {
+        std::fprintf(stderr, "overhead %s: %s\n", c.label.c_str(), o.status().ToString().c_str());
+        ++failures;
+        continue;
+      }
+      o->label = c.label;
+      overhead_json[c.key] = ReportOverhead(*o);
+      std::fflush(stdout);
+    }
+    report["overhead"] = overhead_json;
+    std::printf("\n");
+  }
+
+  // ---- 4: sustained evaluations per minute, warm cache ----
+  if (phase("sustained")) {
+    std::vector<Candidate> all;
+    int skipped = 0;
+    for (const fs::path& task : tasks) {
+      for (Candidate& c : ShippedCandidates(task, ext)) {
+        if (c.expected == "TIMEOUT" && !with_timeouts) {
+          ++skipped;
+          continue;
+        }
+        all.push_back(std::move(c));
+      }
+    }
+    std::mutex mu;
+    std::map<std::string, int> mix;
+    std::vector<double> latency;
+    int unexpected = 0, misses = 0;
+    // Runs Evaluate over `all` round robin from `threads` clients until every
+    // candidate ran once (deadline unset) or the deadline passed.
+    auto run = [&](int threads, bool until_deadline, Clock::time_point deadline) {
+      std::atomic<size_t> next{0};
+      std::vector<std::thread> pool;
+      for (int k = 0; k < threads; ++k) {
+        pool.emplace_back([&] {
+          for (;;) {
+            size_t i = next++;
+            if (until_deadline ? Clock::now() >= deadline : i >= all.size()) return;
+            const Candidate& c = all[i % all.size()];
+            v1::EvaluateRequest req;
+            req.mutable_task()->set_path(c.task.string());
+            req.mutable_candidate()->set_source(c.source);
+            req.mutable_candidate()->set_filename(c.file);
+            req.mutable_candidate()->set_backend(proto_backend);
+            auto start = Clock::now();
+            auto r = engine.Evaluate(req);
+            double t = Since(start);
+            std::string verdict = r.ok() ? Short(r->verdict()) : "ERROR";
+            std::lock_guard<std::mutex> lock(mu);
+            if (verdict != c.expected) {
+              ++unexpected;
+              std::fprintf(stderr, "%s/%s: expected %s, got %s %s\n", c.task.filename().c_str(),
+                           c.file.c_str(), c.expected.c_str(), verdict.c_str(),
+                           r.ok() ? "" : r.status().ToString().c_str());
+            }
+            if (!until_deadline) continue;
+            ++mix[verdict];
+            latency.push_back(t);
+            if (r.ok() && r->compile().artifact_id().size() && !r->compile().cache_hit()) ++misses;
+          }
+        });
+      }
+      for (auto& t : pool) t.join();
+    };
+    auto warm_start = Clock::now();
+    run(concurrency, false, {});
+    const double warm_seconds = Since(warm_start);
+    const int warm_unexpected = unexpected;
+    unexpected = 0;
+    auto start = Clock::now();
+    run(concurrency, true,
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
+    const double elapsed = Since(start);
+    const double per_minute = static_cast<double>(latency.size()) / elapsed * 60;
+    std::printf("sustained evaluations, warm cache: %zu candidates (%d TIMEOUT ones left out), "
+                "%d clients, host_lanes %d\n",
+                all.size(), skipped, concurrency, worker.host_lanes);
+    std::printf("  warm-up pass (compiles every candidate and reference): %.1f s, "
+                "%d unexpected verdicts\n",
+                warm_seconds, warm_unexpected);
+    std::printf("  %-26s %.1f  (%zu evaluations in %.1f s, %d compile-cache misses, %d unexpected "
+                "verdicts)\n",
+                "evaluations per minute", per_minute, latency.size(), elapsed, misses, unexpected);
+    PrintStats("latency per evaluation (ms)", Summarize(latency, 1e3));
+    std::vector<std::string> parts;
+    for (const auto& [v, n] : mix) parts.push_back(absl::StrCat(v, " ", n));
+    std::printf("  %-26s %s\n", "verdict mix", absl::StrJoin(parts, ", ").c_str());
+    report["sustained"] = {{"candidates", all.size()},
+                           {"timeouts_left_out", skipped},
+                           {"concurrency", concurrency},
+                           {"seconds", elapsed},
+                           {"evaluations", latency.size()},
+                           {"evaluations_per_minute", per_minute},
+                           {"warmup_seconds", warm_seconds},
+                           {"cache_misses", misses},
+                           {"unexpected", unexpected + warm_unexpected},
+                           {"latency_ms", ToJson(Summarize(latency, 1e3))},
+                           {"verdicts", mix}};
+    failures += unexpected + warm_unexpected;
+  }
+
+  rt->reset();
+  for (const auto& dir : cleanup) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  if (json_out) std::printf("%s\n", report.dump().c_str());
+  return failures ? 1 : 0;
+}
+
+}  // namespace crl
+
+int main(int argc, char** argv) { return crl::BenchMain(argc, argv); }
