@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -74,7 +75,12 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
   policy.env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C", "LC_ALL=C"};
   if (lane.backend == BackendKind::kCuda) {
     policy.address_space_bytes = 0;
-    policy.env.push_back(absl::StrCat("LD_LIBRARY_PATH=", options.cuda_lib_dir));
+    // The toolkit (cuBLAS for candidates), then wherever the worker itself
+    // finds the driver (e.g. /usr/local/nvidia/lib64 in GPU containers).
+    const char* inherited = std::getenv("LD_LIBRARY_PATH");
+    policy.env.push_back(absl::StrCat("LD_LIBRARY_PATH=", options.cuda_lib_dir,
+                                      inherited && *inherited ? ":" : "",
+                                      inherited ? inherited : ""));
     // Only this lane's device node is in the sandbox, and CUDA numbers the
     // visible devices from 0, whatever the node's host number.
     policy.env.push_back("CUDA_VISIBLE_DEVICES=0");
