@@ -14,6 +14,14 @@ echo "== crl_gpu_tests"
 $B crl_gpu_tests --durations yes 2>&1 | grep -v "^\s*$" | tee "$OUT/gpu_tests.log" | \
   grep -E "as expected|hostile|side stream|^[a-z_0-9]+ +[0-9.]+ms|passed|failed|FAILED|ratio" 
 
+echo "== the oracle on the side-stream hacks"
+for t in conv1d diag_matmul; do
+  $B crl eval --task tasks/native/$t --candidate tasks/native/$t/candidates/hack_side_stream.cu \
+     --backend cuda --gpus 0 --host_lanes 0 --time --json --budget_seconds 10 2>/dev/null | \
+     python3 -c 'import json,sys; j=json.load(sys.stdin); print(sys.argv[1], j["status"], "speedup", round(j["speedup"],3), "flags", j["flags"]); [print("  ", e) for e in j["flag_evidence"]]' $t
+done | tee "$OUT/side_stream.txt"
+[ "${1:-}" = quick ] && exit 0
+
 echo "== timing reproducibility: softmax_rows fast_correct.cu, 10 runs"
 for i in $(seq 1 10); do
   $B crl eval --task tasks/native/softmax_rows --candidate tasks/native/softmax_rows/candidates/fast_correct.cu \

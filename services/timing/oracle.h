@@ -33,10 +33,13 @@ struct OracleOptions {
   int block_size = 5;
   int check_outputs_every = 5;
   int bootstrap_resamples = 1000;
-  // Side stream: the candidate's device-minus-stream gap exceeds both this
-  // many seconds and 3x the reference's gap, and stream time is below half
-  // of device time.
-  double side_stream_min_gap_seconds = 20e-6;
+  // Side stream: the candidate's stream time is below half its device time,
+  // and its device-minus-stream gap exceeds the ordinary synchronization gap
+  // (the reference's, capped below) by more than both this many seconds and
+  // 20% of the candidate's time.
+  double side_stream_min_gap_seconds = 5e-6;
+  // Most of the reference's own gap that counts as ordinary synchronization.
+  double side_stream_sync_allowance_seconds = 10e-6;
   // Noise: relative spread (MAD / median) of either side above this is
   // re-measured once, then reported as FLAG_NOISY.
   double noise_threshold = 0.10;

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/clock.h"
+#include "services/timing/oracle.h"
 #include "services/worker/worker_setup.h"
 
 namespace crl {
@@ -180,6 +182,38 @@ TEST_CASE("a side-stream launch shows as a gap between stream events and device 
                 task.c_str(), m.device_name().c_str(), Median(stream) * 1e3,
                 Median(device) * 1e3, Median(host) * 1e3, Median(outside) * 1e3);
     CHECK(Median(stream) * 3 < Median(device));
+
+    // The oracle must turn that gap into a flag (and so withhold the reward).
+    struct Client final : timing::EvalClientInterface {
+      absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest& r) override {
+        return Engine().Evaluate(r);
+      }
+      absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest& r) override {
+        return Engine().Measure(r);
+      }
+      absl::StatusOr<v1::MeasurePairResponse> MeasurePair(
+          const v1::MeasurePairRequest& r) override {
+        return Engine().MeasurePair(r);
+      }
+    } client;
+    timing::OracleOptions o;
+    o.budget_seconds = 10;
+    timing::TimingOracle oracle(o, &client, RealClock::Get());
+    v1::TimeRequest t;
+    t.mutable_task()->set_path(kTasks + "/" + task);
+    t.set_artifact_id(r->artifact_id());
+    t.set_backend(v1::BACKEND_CUDA);
+    auto timed = oracle.Time(t);
+    REQUIRE(timed.ok());
+    bool flagged = false;
+    for (int f : timed->flags()) flagged |= f == v1::FLAG_SIDE_STREAM;
+    std::printf("oracle on %s side stream: speedup %.3f, %s (ref %.4f/%.4f ms, cand %.4f/%.4f ms "
+                "device/stream)\n",
+                task.c_str(), timed->speedup(), flagged ? "FLAG_SIDE_STREAM" : "not flagged",
+                timed->ref_seconds() * 1e3, timed->ref_stream_seconds() * 1e3,
+                timed->candidate_seconds() * 1e3, timed->candidate_stream_seconds() * 1e3);
+    for (const auto& e : timed->flag_evidence()) std::printf("  %s\n", e.c_str());
+    CHECK(flagged);
   }
 }
 

@@ -99,6 +99,26 @@ TEST_CASE("side-stream work shows as a stream/device gap and is flagged", "[orac
   w.pairs.push_back(Pairs({2e-3, 1.99e-3}, {1e-3, 0.05e-3}, 100, 2));
   auto r = Time(&w);
   CHECK(Has(r, v1::FLAG_SIDE_STREAM));
+
+  // Numbers seen on an H200: a 30 us honest kernel shows the ordinary ~7 us
+  // synchronization gap; the shipped diag_matmul side-stream hack does not.
+  FakeWorker honest;
+  honest.pairs.push_back(Pairs({307e-6, 300e-6}, {21e-6, 14e-6}, 100, 20));
+  honest.pairs.push_back(Pairs({307e-6, 300e-6}, {21e-6, 14e-6}, 100, 21));  // 14x: re-measured
+  r = Time(&honest);
+  CHECK_FALSE(Has(r, v1::FLAG_SIDE_STREAM));
+  FakeWorker hack;
+  hack.pairs.push_back(Pairs({307e-6, 300e-6}, {34.3e-6, 5.5e-6}, 100, 22));
+  r = Time(&hack);
+  CHECK(Has(r, v1::FLAG_SIDE_STREAM));
+  FakeWorker big_ref_gap;  // diag_matmul's reference itself shows a 93 us gap
+  big_ref_gap.pairs.push_back(Pairs({305e-6, 212e-6}, {39.6e-6, 11.6e-6}, 100, 24));
+  r = Time(&big_ref_gap);
+  CHECK(Has(r, v1::FLAG_SIDE_STREAM));
+  FakeWorker small_hack;  // conv1d's: 7.4 us on its stream, 25.6 us in all
+  small_hack.pairs.push_back(Pairs({26.7e-6, 19.7e-6}, {25.6e-6, 7.4e-6}, 100, 23));
+  r = Time(&small_hack);
+  CHECK(Has(r, v1::FLAG_SIDE_STREAM));
 }
 
 TEST_CASE("noise is re-measured once, then flagged", "[oracle]") {
