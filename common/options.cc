@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -249,6 +250,14 @@ absl::Status OptionSet::LoadYamlFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return LoadYaml(ss.str(), path);
+}
+
+int OptionSet::ParseForMain(int argc, char** argv) {
+  absl::Status s = Parse(argc, argv, nullptr);
+  if (s.ok() && !help_requested_) return -1;
+  if (!s.ok()) std::fprintf(stderr, "%s: %s\n", program_.c_str(), std::string(s.message()).c_str());
+  std::fputs(Usage().c_str(), s.ok() ? stdout : stderr);
+  return s.ok() ? 0 : 2;
 }
 
 std::string OptionSet::Usage() const {

@@ -57,6 +57,11 @@ class OptionSet {
   absl::Status Set(const std::string& name, const std::string& value);
 
   bool help_requested() const { return help_requested_; }
+
+  // For a service main() without positional arguments: parses, and on an
+  // error or --help prints to stderr/stdout and returns the exit code (2 or 0).
+  // Returns -1 when the program should go on.
+  int ParseForMain(int argc, char** argv);
   // A usage text listing every option with its default and help.
   std::string Usage() const;
 

@@ -32,6 +32,15 @@ absl::Status Annotate(const absl::Status& status, absl::string_view context);
 absl::Status StatusFromException(const std::exception& e,
                                  absl::StatusCode code = absl::StatusCode::kInternal);
 
+// For gRPC edges: moves an OK result into `*response`, or returns the error
+// as a grpc::Status.
+template <typename T>
+grpc::Status FillResponse(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
 }  // namespace crl
 
 #define CRL_STATUS_CONCAT_INNER_(a, b) a##b

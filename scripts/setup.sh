@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev catch2 libsqlite3-dev nlohmann-json3-dev
-  libyaml-cpp-dev libcurl4-openssl-dev libseccomp-dev curl
+  libyaml-cpp-dev libcurl4-openssl-dev libseccomp-dev libssl-dev curl openssl
 )
 
 missing=()

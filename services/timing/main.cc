@@ -44,11 +44,7 @@ int main(int argc, char** argv) {
   flags.Add("calibrate_host", &calibrate_host,
             "measure this machine's copy bandwidth as the host backend's ceiling");
   flags.Add("reward_clip", &rewards.clip_k, "CUDA-L1 preset: clip rewards to [-k, k]");
-  if (absl::Status s = flags.Parse(argc, argv, nullptr); !s.ok() || flags.help_requested()) {
-    if (!s.ok()) std::fprintf(stderr, "crl-timing: %s\n", std::string(s.message()).c_str());
-    std::fputs(flags.Usage().c_str(), s.ok() ? stdout : stderr);
-    return s.ok() ? 0 : 2;
-  }
+  if (int exit_code = flags.ParseForMain(argc, argv); exit_code >= 0) return exit_code;
 
   crl::ServiceHost host("crl-timing", "crl.v1.TimingService", server_options);
   if (absl::Status s = host.Init(); !s.ok()) {

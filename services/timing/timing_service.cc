@@ -3,23 +3,12 @@
 #include "common/status.h"
 
 namespace crl {
-namespace {
-
-template <typename Response, typename Fn>
-grpc::Status Fill(Response* out, Fn fn) {
-  auto result = fn();
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *out = std::move(*result);
-  return grpc::Status::OK;
-}
-
-}  // namespace
 
 grpc::ServerUnaryReactor* TimingServiceImpl::Time(grpc::CallbackServerContext* context,
                                                   const crl::v1::TimeRequest* request,
                                                   crl::v1::TimeResponse* response) {
   return ServeUnary(context, env_, [this, request, response] {
-    return Fill(response, [&] { return oracle_->Time(*request); });
+    return FillResponse(oracle_->Time(*request), response);
   });
 }
 
@@ -27,7 +16,7 @@ grpc::ServerUnaryReactor* TimingServiceImpl::GetBaseline(grpc::CallbackServerCon
                                                          const crl::v1::GetBaselineRequest* request,
                                                          crl::v1::Baseline* response) {
   return ServeUnary(context, env_, [this, request, response] {
-    return Fill(response, [&] { return oracle_->GetBaseline(*request); });
+    return FillResponse(oracle_->GetBaseline(*request), response);
   });
 }
 

@@ -48,6 +48,17 @@ std::string KillReason(v1::Verdict v) {
   }
 }
 
+// The timed calls of Measure and MeasurePair: the task's timed size, each
+// input from its first distribution (seeds are set per call).
+absl::StatusOr<runner::TimedCallRequest> TimedCallAtTimedSize(const NativeTask& task) {
+  runner::TimedCallRequest call;
+  CRL_ASSIGN_OR_RETURN(call.inputs, task.InputSpecs(task.sizes));
+  CRL_ASSIGN_OR_RETURN(call.outputs, task.OutputSpecs(task.sizes));
+  call.scalars = task.ScalarValues();
+  for (const auto& in : task.inputs) call.distributions.push_back(in.distribution_text.front());
+  return call;
+}
+
 }  // namespace
 
 EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LanePool* lanes,
@@ -307,13 +318,7 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
   const int warmup = request.warmup() > 0 ? request.warmup() : options_.measure_warmup;
   const double per_call = options_.measure_call_timeout_seconds;
 
-  CRL_ASSIGN_OR_RETURN(auto in_specs, task->InputSpecs(task->sizes));
-  CRL_ASSIGN_OR_RETURN(auto out_specs, task->OutputSpecs(task->sizes));
-  runner::TimedCallRequest call;
-  call.inputs = in_specs;
-  call.outputs = out_specs;
-  call.scalars = task->ScalarValues();
-  for (const auto& in : task->inputs) call.distributions.push_back(in.distribution_text.front());
+  CRL_ASSIGN_OR_RETURN(runner::TimedCallRequest call, TimedCallAtTimedSize(*task));
   call.flush_l2 = !request.no_l2_flush();
 
   v1::MeasureResponse response;
@@ -386,13 +391,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   const int check_every = request.check_outputs_every() > 0 ? request.check_outputs_every() : 5;
   const double per_call = options_.measure_call_timeout_seconds;
 
-  CRL_ASSIGN_OR_RETURN(auto in_specs, task->InputSpecs(task->sizes));
-  CRL_ASSIGN_OR_RETURN(auto out_specs, task->OutputSpecs(task->sizes));
-  runner::TimedCallRequest call;
-  call.inputs = in_specs;
-  call.outputs = out_specs;
-  call.scalars = task->ScalarValues();
-  for (const auto& in : task->inputs) call.distributions.push_back(in.distribution_text.front());
+  CRL_ASSIGN_OR_RETURN(runner::TimedCallRequest call, TimedCallAtTimedSize(*task));
   call.flush_l2 = !request.no_l2_flush();
 
   v1::MeasurePairResponse response;
@@ -488,12 +487,12 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
       if (check) {
         // Same seed, same inputs: the timed outputs must agree as in verification.
         response.set_output_checks(response.output_checks() + 1);
-        for (size_t o = 0; o < out_specs.size(); ++o) {
+        for (size_t o = 0; o < call.outputs.size(); ++o) {
           CompareResult c =
-              c_res.output_data.size() == out_specs.size() &&
-                      r_res.output_data.size() == out_specs.size()
-                  ? CompareTensor(out_specs[o], c_res.output_data[o], r_res.output_data[o],
-                                  task->ToleranceFor(out_specs[o].dtype))
+              c_res.output_data.size() == call.outputs.size() &&
+                      r_res.output_data.size() == call.outputs.size()
+                  ? CompareTensor(call.outputs[o], c_res.output_data[o], r_res.output_data[o],
+                                  task->ToleranceFor(call.outputs[o].dtype))
                   : CompareResult{CompareResult::kSizeMismatch, 0, -1, 0, 0, "outputs missing"};
           if (c.kind != CompareResult::kMatch) {
             response.set_output_mismatches(response.output_mismatches() + 1);

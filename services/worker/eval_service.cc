@@ -4,18 +4,6 @@
 #include "common/status.h"
 
 namespace crl {
-namespace {
-
-// Runs `fn` (returning StatusOr<Response>) and moves its value into `out`.
-template <typename Response, typename Fn>
-grpc::Status Fill(Response* out, Fn fn) {
-  auto result = fn();
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *out = std::move(*result);
-  return grpc::Status::OK;
-}
-
-}  // namespace
 
 void EvalServiceImpl::UpdateQueueDepth() {
   if (metrics_ && env_.executor) metrics_->queue_depth.Set(env_.executor->QueueDepth());
@@ -26,7 +14,7 @@ grpc::ServerUnaryReactor* EvalServiceImpl::Compile(grpc::CallbackServerContext* 
                                                    v1::CompileResponse* response) {
   auto* r = ServeUnary(context, env_, [this, request, response] {
     UpdateQueueDepth();
-    return Fill(response, [&] { return engine_->Compile(*request); });
+    return FillResponse(engine_->Compile(*request), response);
   });
   UpdateQueueDepth();
   return r;
@@ -37,7 +25,7 @@ grpc::ServerUnaryReactor* EvalServiceImpl::Evaluate(grpc::CallbackServerContext*
                                                     v1::EvaluateResponse* response) {
   auto* r = ServeUnary(context, env_, [this, request, response] {
     UpdateQueueDepth();
-    return Fill(response, [&] { return engine_->Evaluate(*request); });
+    return FillResponse(engine_->Evaluate(*request), response);
   });
   UpdateQueueDepth();
   return r;
@@ -48,7 +36,7 @@ grpc::ServerUnaryReactor* EvalServiceImpl::Measure(grpc::CallbackServerContext* 
                                                    v1::MeasureResponse* response) {
   auto* r = ServeUnary(context, env_, [this, request, response] {
     UpdateQueueDepth();
-    return Fill(response, [&] { return engine_->Measure(*request); });
+    return FillResponse(engine_->Measure(*request), response);
   });
   UpdateQueueDepth();
   return r;
@@ -59,7 +47,7 @@ grpc::ServerUnaryReactor* EvalServiceImpl::MeasurePair(grpc::CallbackServerConte
                                                        v1::MeasurePairResponse* response) {
   auto* r = ServeUnary(context, env_, [this, request, response] {
     UpdateQueueDepth();
-    return Fill(response, [&] { return engine_->MeasurePair(*request); });
+    return FillResponse(engine_->MeasurePair(*request), response);
   });
   UpdateQueueDepth();
   return r;

@@ -20,11 +20,7 @@ int main(int argc, char** argv) {
             "request threads (compiles and lanes bound the real concurrency)");
   flags.Add("max_queue", &executor_options.max_queue,
             "requests that may wait before RESOURCE_EXHAUSTED");
-  if (absl::Status s = flags.Parse(argc, argv, nullptr); !s.ok() || flags.help_requested()) {
-    if (!s.ok()) std::fprintf(stderr, "crl-worker: %s\n", std::string(s.message()).c_str());
-    std::fputs(flags.Usage().c_str(), s.ok() ? stdout : stderr);
-    return s.ok() ? 0 : 2;
-  }
+  if (int exit_code = flags.ParseForMain(argc, argv); exit_code >= 0) return exit_code;
   // The token file must never be readable by candidates.
   if (!server_options.auth_token_file.empty()) {
     worker_options.engine.runner.hidden_paths.push_back(server_options.auth_token_file);

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "services/cli/engine_eval_client.h"
 #include "services/timing/oracle.h"
 #include "services/worker/worker_setup.h"
 
@@ -184,18 +185,7 @@ TEST_CASE("a side-stream launch shows as a gap between stream events and device 
     CHECK(Median(stream) * 3 < Median(device));
 
     // The oracle must turn that gap into a flag (and so withhold the reward).
-    struct Client final : timing::EvalClientInterface {
-      absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest& r) override {
-        return Engine().Evaluate(r);
-      }
-      absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest& r) override {
-        return Engine().Measure(r);
-      }
-      absl::StatusOr<v1::MeasurePairResponse> MeasurePair(
-          const v1::MeasurePairRequest& r) override {
-        return Engine().MeasurePair(r);
-      }
-    } client;
+    cli::EngineEvalClient client(&Engine());
     timing::OracleOptions o;
     o.budget_seconds = 10;
     timing::TimingOracle oracle(o, &client, RealClock::Get());

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "services/cli/engine_eval_client.h"
 #include "services/timing/oracle.h"
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
@@ -26,27 +27,10 @@ std::string ReadFile(const std::string& p) {
   return ss.str();
 }
 
-class EngineClient final : public timing::EvalClientInterface {
- public:
-  explicit EngineClient(EvalEngine* e) : e_(e) {}
-  absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest& r) override {
-    return e_->Evaluate(r);
-  }
-  absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest& r) override {
-    return e_->Measure(r);
-  }
-  absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest& r) override {
-    return e_->MeasurePair(r);
-  }
-
- private:
-  EvalEngine* e_;
-};
-
 struct Fixture {
   TempDir dir;
   std::unique_ptr<WorkerRuntime> rt;
-  std::unique_ptr<EngineClient> client;
+  std::unique_ptr<cli::EngineEvalClient> client;
   std::unique_ptr<timing::TimingOracle> oracle;
   Fixture() {
     WorkerOptions options;
@@ -57,7 +41,7 @@ struct Fixture {
     auto built = BuildWorker(options, nullptr);
     REQUIRE(built.ok());
     rt = std::move(*built);
-    client = std::make_unique<EngineClient>(rt->engine.get());
+    client = std::make_unique<cli::EngineEvalClient>(rt->engine.get());
     timing::OracleOptions o;
     o.min_pairs = 10;
     o.max_pairs = 40;

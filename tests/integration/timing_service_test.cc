@@ -1,0 +1,108 @@
+// crl-timing as a real service: TLS on its port, driving a real crl-worker
+// (token-protected) over gRPC, end to end on the host backend.
+#include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "crl/v1/timing.grpc.pb.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+const std::string kBin = CRL_BIN_DIR;
+const std::string kTasks = std::string(CRL_SOURCE_DIR) + "/tasks/native";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_CASE("crl-timing over TLS times a candidate on a real worker", "[integration][timing]") {
+  TempDir dir;
+  const std::string cert = dir.path() + "/cert.pem", key = dir.path() + "/key.pem";
+  const std::string token = dir.path() + "/token";
+  std::ofstream(token) << "worker-token\n";
+  std::string openssl = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+                        "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+                        key + " -out " + cert + " >/dev/null 2>&1";
+  REQUIRE(std::system(openssl.c_str()) == 0);
+
+  ServiceProcess worker(kBin + "/crl-worker",
+                        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                         "--auth_token_file=" + token, "--task_root=" + kTasks, "--gpus=",
+                         "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/w",
+                         "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(worker.started());
+  ServiceProcess timing(kBin + "/crl-timing",
+                        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                         "--worker=" + worker.grpc_address(), "--worker_auth_token_file=" + token,
+                         "--tls_cert_file=" + cert, "--tls_key_file=" + key, "--budget_seconds=4",
+                         "--min_pairs=10", "--max_pairs=30", "--target_rel_ci=0.05",
+                         "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(timing.started());
+
+  // The CLI's health check speaks TLS; a plaintext client cannot connect.
+  std::string health = kBin + "/crl health --tls --tls_ca_file " + cert + " --service " +
+                       "crl.v1.TimingService " + timing.grpc_address();
+  CHECK(std::system((health + " >/dev/null 2>&1").c_str()) == 0);
+  std::string plain = kBin + "/crl health --timeout 2s " + timing.grpc_address();
+  CHECK(std::system((plain + " >/dev/null 2>&1").c_str()) != 0);
+
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFile(cert);
+  auto channel = grpc::CreateChannel(timing.grpc_address(), grpc::SslCredentials(ssl));
+  auto stub = v1::TimingService::NewStub(channel);
+
+  v1::TimeRequest req;
+  req.mutable_task()->set_path("row_sum");
+  req.mutable_candidate()->set_source(ReadFile(kTasks + "/row_sum/candidates/fast_correct.cc"));
+  req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(3));
+  v1::TimeResponse resp;
+  grpc::Status s = stub->Time(&ctx, req, &resp);
+  REQUIRE(s.ok());
+  INFO(resp.ShortDebugString().substr(0, 2000));
+  CHECK(resp.verdict() == v1::VERDICT_OK);
+  CHECK(resp.speedup() > 1.2);
+  CHECK(resp.ref_samples_size() >= 10);
+
+  v1::ComputeRewardRequest reward;
+  reward.set_verdict(resp.verdict());
+  reward.set_speedup(resp.speedup());
+  reward.mutable_flags()->CopyFrom(resp.flags());
+  reward.set_preset(v1::REWARD_PRESET_CUDA_L1);
+  grpc::ClientContext rctx;
+  v1::RewardResult result;
+  REQUIRE(stub->ComputeReward(&rctx, reward, &result).ok());
+  if (resp.flags_size() == 0) {
+    CHECK(result.status() == v1::REWARD_STATUS_OK);
+    CHECK(result.reward() == Approx(std::min(resp.speedup() - 1, 3.0)));
+  } else {
+    CHECK(result.status() == v1::REWARD_STATUS_WITHHELD);
+  }
+
+  // A worker that is gone is an infrastructure error, not a verdict.
+  worker.Signal(SIGTERM);
+  CHECK(worker.Wait(30) == 0);
+  grpc::ClientContext dead_ctx;
+  dead_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::TimeResponse dead;
+  grpc::Status gone = stub->Time(&dead_ctx, req, &dead);
+  CHECK(gone.error_code() == grpc::StatusCode::UNAVAILABLE);
+
+  timing.Signal(SIGTERM);
+  CHECK(timing.Wait(30) == 0);
+}
+
+}  // namespace
+}  // namespace crl::testing
