@@ -275,18 +275,23 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
   // runner's own report. Both sides pay the same flush and input generation,
   // so a candidate whose hidden time is much larger is doing (or faking)
   // work outside its reported window.
-  const double hidden_c = Median(HiddenTimes(m->candidate_samples(), m->candidate_outside_seconds()));
-  const double hidden_r = Median(HiddenTimes(m->reference_samples(), m->reference_outside_seconds()));
+  // Compared pair by pair: both calls of a pair share inputs, flush and load.
+  const std::vector<double> hc = HiddenTimes(m->candidate_samples(), m->candidate_outside_seconds());
+  const std::vector<double> hr = HiddenTimes(m->reference_samples(), m->reference_outside_seconds());
+  std::vector<double> excess;
+  for (size_t i = 0; i < hc.size() && i < hr.size(); ++i) excess.push_back(hc[i] - hr[i]);
+  const double hidden_c = Median(hc), hidden_r = Median(hr), hidden_excess = Median(excess);
   // The allowance grows with the overhead itself (cache flush and input
   // generation dominate it on the host backend), so the check is only as
   // sensitive as that overhead is steady.
   const double allowed = std::max({options_.timer_slack_seconds,
                                    options_.timer_slack_fraction * a.ref,
                                    options_.timer_slack_overhead_fraction * hidden_r});
-  if (hidden_c - hidden_r > allowed) {
+  if (hidden_excess > allowed) {
     flag(v1::FLAG_TIMER_MISMATCH,
          absl::StrCat("round trip minus reported time: candidate ", Ms(hidden_c), ", reference ",
-                      Ms(hidden_r), " (allowed difference ", Ms(allowed), ")"));
+                      Ms(hidden_r), ", paired excess ", Ms(hidden_excess), " (allowed ",
+                      Ms(allowed), ")"));
   }
 
   // The lane says which backend the worker chose ("host:0", "cuda:1").
