@@ -208,6 +208,9 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
   policy.seccomp = runner::SeccompProfile::kCompiler;
   policy.isolate_namespaces = options_.isolate;
   policy.workdir = build.string();
+  // The ABI header may live under /tmp (a checkout there), which the
+  // sandbox's private /tmp would hide.
+  policy.readonly_paths = {options_.include_dir};
   policy.cwd = build.string();
   policy.max_log_bytes = job.max_log_bytes > 0 ? job.max_log_bytes : options_.max_log_bytes;
   policy.env = {"PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin", "HOME=/tmp",
