@@ -37,10 +37,11 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// The token lives outside /tmp (which the sandbox replaces anyway) and is
+// The token lives outside /tmp (which the sandbox replaces, hiding it for
+// another reason; the checkout itself may be under /tmp) and is
 // world-readable, so only the worker's masking keeps it from candidates.
 std::string TokenPath() {
-  std::string dir = std::string(CRL_BIN_DIR) + "/../test-secrets";
+  std::string dir = "/var/tmp/crl-test-secrets";
   std::filesystem::create_directories(dir);
   return dir + "/token-" + std::to_string(::getpid());
 }
