@@ -5,15 +5,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/status.h"
 
 namespace crl {
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(ss.str()));
+  CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "token file"));
+  std::string token(absl::StripAsciiWhitespace(text));
   if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
   return token;
 }

@@ -5,18 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/auth.h"
+#include "common/file.h"
 #include "common/status.h"
 
 namespace crl {
-namespace {
-absl::StatusOr<std::string> ReadPem(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
 void BindClientOptions(OptionSet* set, ClientOptions* o) {
   set->Add("tls", &o->tls, "connect with TLS");
@@ -39,11 +31,11 @@ absl::StatusOr<RpcClient> RpcClient::Create(const std::string& target,
   if (options.tls) {
     grpc::SslCredentialsOptions ssl;
     if (!options.tls_ca_file.empty()) {
-      CRL_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem(options.tls_ca_file));
+      CRL_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFileToString(options.tls_ca_file, "TLS CA file"));
     }
     if (!options.tls_cert_file.empty()) {
-      CRL_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadPem(options.tls_cert_file));
-      CRL_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadPem(options.tls_key_file));
+      CRL_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadFileToString(options.tls_cert_file, "TLS certificate file"));
+      CRL_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadFileToString(options.tls_key_file, "TLS key file"));
     }
     creds = grpc::SslCredentials(ssl);
   } else {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/file.h"
 
 namespace crl {
 namespace {
@@ -245,11 +246,9 @@ absl::Status OptionSet::LoadYaml(const std::string& text, const std::string& sou
 }
 
 absl::Status OptionSet::LoadYamlFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return LoadYaml(ss.str(), path);
+  absl::StatusOr<std::string> text = ReadFileToString(path, "config file");
+  if (!text.ok()) return text.status();
+  return LoadYaml(*text, path);
 }
 
 int OptionSet::ParseForMain(int argc, char** argv) {

@@ -12,19 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/file.h"
 #include "common/logging.h"
 #include "common/status.h"
 
 namespace crl {
 namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Counts every RPC (health and reflection included) by method and code.
 class MetricsInterceptor final : public grpc::experimental::Interceptor {
@@ -155,12 +148,12 @@ absl::Status ServiceHost::Init() {
   }
   if (!options_.tls_cert_file.empty()) {
     grpc::SslServerCredentialsOptions ssl;
-    CRL_ASSIGN_OR_RETURN(std::string cert, ReadFile(options_.tls_cert_file, "TLS certificate"));
-    CRL_ASSIGN_OR_RETURN(std::string key, ReadFile(options_.tls_key_file, "TLS key"));
+    CRL_ASSIGN_OR_RETURN(std::string cert, ReadFileToString(options_.tls_cert_file, "TLS certificate file"));
+    CRL_ASSIGN_OR_RETURN(std::string key, ReadFileToString(options_.tls_key_file, "TLS key file"));
     ssl.pem_key_cert_pairs.push_back({key, cert});
     if (!options_.tls_client_ca_file.empty()) {
       CRL_ASSIGN_OR_RETURN(ssl.pem_root_certs,
-                           ReadFile(options_.tls_client_ca_file, "TLS client CA"));
+                           ReadFileToString(options_.tls_client_ca_file, "TLS client CA file"));
       ssl.client_certificate_request =
           GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/client.h"
+#include "common/file.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "crl/v1/eval.grpc.pb.h"
@@ -21,14 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The task as an inline bundle (task.yaml and top-level sources), for a
 // worker that does not share our file system.
 absl::StatusOr<v1::Task> BundleTask(const std::string& dir) {
@@ -37,7 +30,7 @@ absl::StatusOr<v1::Task> BundleTask(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (!entry.is_regular_file()) continue;
-    CRL_ASSIGN_OR_RETURN(std::string content, ReadFile(entry.path().string()));
+    CRL_ASSIGN_OR_RETURN(std::string content, ReadFileToString(entry.path().string(), "task file"));
     v1::File* f = task.add_files();
     f->set_path(entry.path().filename().string());
     f->set_content(std::move(content));
@@ -140,7 +133,7 @@ int EvalCommand(int argc, char** argv) {
   }
   if (!s.ok() || flags.help_requested()) return UsageError(flags, s);
 
-  auto source = ReadFile(candidate_path);
+  auto source = ReadFileToString(candidate_path, "candidate");
   if (!source.ok()) return UsageError(flags, source.status());
   v1::EvaluateRequest request;
   request.mutable_candidate()->set_source(*source);
