@@ -19,6 +19,12 @@ const char* MessageTypeName(uint32_t type) {
     case MessageType::kTimedCallRequest: return "TimedCallRequest";
     case MessageType::kTimedCallResult: return "TimedCallResult";
     case MessageType::kShutdown: return "Shutdown";
+    case MessageType::kKbLoad: return "KbLoad";
+    case MessageType::kKbLoaded: return "KbLoaded";
+    case MessageType::kKbCall: return "KbCall";
+    case MessageType::kKbCallResult: return "KbCallResult";
+    case MessageType::kKbFetch: return "KbFetch";
+    case MessageType::kKbOutputs: return "KbOutputs";
   }
   return "unknown";
 }

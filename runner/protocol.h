@@ -49,6 +49,14 @@ enum class MessageType : uint32_t {
   kTimedCallRequest = 5,
   kTimedCallResult = 6,
   kShutdown = 7,
+  // The KernelBench harness (runner/python/crl_kb_harness.py) speaks the same
+  // framing with JSON-headed payloads; see services/worker/kb_session.h.
+  kKbLoad = 20,
+  kKbLoaded = 21,
+  kKbCall = 22,
+  kKbCallResult = 23,
+  kKbFetch = 24,
+  kKbOutputs = 25,
 };
 
 // Human-readable name of a message type ("LoadRequest", ...; "unknown").

@@ -39,12 +39,45 @@ absl::StatusOr<v1::Task> BundleTask(const std::string& dir) {
   return task;
 }
 
+bool IsKernelBenchFile(const std::string& path) {
+  return fs::path(path).extension() == ".py";
+}
+
+// The task of a request: a path for an in-process worker (same file
+// system), an inline bundle for a remote one.
+absl::StatusOr<v1::Task> TaskFor(const std::string& path, bool inline_files) {
+  if (!IsKernelBenchFile(path)) {
+    if (inline_files) return BundleTask(path);
+    v1::Task task;
+    task.set_format(v1::TASK_FORMAT_NATIVE);
+    task.set_path(fs::absolute(path).string());
+    return task;
+  }
+  v1::Task task;
+  task.set_format(v1::TASK_FORMAT_KERNELBENCH);
+  task.set_name(fs::path(path).stem().string());
+  if (!inline_files) {
+    task.set_path(fs::absolute(path).string());
+    return task;
+  }
+  CRL_ASSIGN_OR_RETURN(std::string content, ReadFileToString(path, "task file"));
+  v1::File* f = task.add_files();
+  f->set_path(fs::path(path).filename().string());
+  f->set_content(std::move(content));
+  return task;
+}
+
 std::string VerdictName(v1::Verdict v) {
   std::string name = v1::Verdict_Name(v);
   return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
 }
 
 }  // namespace
+
+std::string FlagName(v1::Flag f) {
+  std::string n = v1::Flag_Name(f);
+  return n.rfind("FLAG_", 0) == 0 ? n.substr(5) : n;
+}
 
 nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
   nlohmann::json j;
@@ -61,6 +94,11 @@ nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
   j["compile_cache_hit"] = r.compile().cache_hit();
   j["artifact_id"] = r.artifact_id();
   j["lane"] = r.lane();
+  j["custom_kernel"] = r.custom_kernel();
+  j["flags"] = nlohmann::json::array();
+  for (int f : r.flags()) j["flags"].push_back(FlagName(static_cast<v1::Flag>(f)));
+  j["flag_evidence"] = nlohmann::json::array();
+  for (const auto& e : r.flag_evidence()) j["flag_evidence"].push_back(e);
   j["messages"] = nlohmann::json::array();
   for (const auto& m : r.messages()) j["messages"].push_back(m);
   if (r.verdict() == v1::VERDICT_COMPILE_ERROR) j["compile_log"] = r.compile().log();
@@ -80,10 +118,7 @@ nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
   j["stop_reason"] = stop.rfind("STOP_REASON_", 0) == 0 ? stop.substr(12) : stop;
   j["device_name"] = t.device_name();
   j["flags"] = nlohmann::json::array();
-  for (int f : t.flags()) {
-    std::string n = v1::Flag_Name(static_cast<v1::Flag>(f));
-    j["flags"].push_back(n.rfind("FLAG_", 0) == 0 ? n.substr(5) : n);
-  }
+  for (int f : t.flags()) j["flags"].push_back(FlagName(static_cast<v1::Flag>(f)));
   j["flag_evidence"] = nlohmann::json::array();
   for (const auto& e : t.flag_evidence()) j["flag_evidence"].push_back(e);
   nlohmann::json samples;
@@ -109,7 +144,8 @@ int EvalCommand(int argc, char** argv) {
                   "Compiles and verifies a candidate against a task. Exit 0 whenever an\n"
                   "evaluation happened, whatever the verdict; 2 for usage errors; 3 for\n"
                   "infrastructure errors (INFRA_ERROR included).");
-  flags.Add("task", &task_path, "task directory (native format)");
+  flags.Add("task", &task_path,
+            "task directory (native format) or .py file (KernelBench format)");
   flags.Add("candidate", &candidate_path, "candidate source file");
   flags.Add("backend", &backend_name, "host or cuda (default: the worker's choice)");
   flags.Add("worker", &worker, "HOST:PORT of a crl-worker (default: an in-process worker)");
@@ -143,17 +179,15 @@ int EvalCommand(int argc, char** argv) {
   absl::StatusOr<v1::EvaluateResponse> response;
   std::unique_ptr<WorkerRuntime> runtime;
   std::unique_ptr<timing::EvalClientInterface> client;
+  auto task = TaskFor(task_path, !worker.empty());
+  if (!task.ok()) return UsageError(flags, task.status());
+  *request.mutable_task() = std::move(*task);
   if (worker.empty()) {
-    request.mutable_task()->set_format(v1::TASK_FORMAT_NATIVE);
-    request.mutable_task()->set_path(fs::absolute(task_path).string());
     auto rt = BuildWorker(embedded, nullptr);
     if (!rt.ok()) return Fail(rt.status());
     runtime = std::move(*rt);
     client = std::make_unique<EngineEvalClient>(runtime->engine.get());
   } else {
-    auto task = BundleTask(task_path);
-    if (!task.ok()) return UsageError(flags, task.status());
-    *request.mutable_task() = std::move(*task);
     auto grpc_client = timing::GrpcEvalClient::Create(worker, client_options);
     if (!grpc_client.ok()) return Fail(grpc_client.status());
     client = std::move(*grpc_client);
@@ -183,7 +217,15 @@ int EvalCommand(int argc, char** argv) {
   }
   if (json) {
     nlohmann::json j = EvaluateResponseJson(*response);
-    if (timed) j.update(TimeResponseJson(*timed));
+    if (timed) {
+      // One list of flags: verification's, then the oracle's.
+      nlohmann::json flags_list = j["flags"], evidence = j["flag_evidence"];
+      j.update(TimeResponseJson(*timed));
+      for (const auto& f : j["flags"]) flags_list.push_back(f);
+      for (const auto& e : j["flag_evidence"]) evidence.push_back(e);
+      j["flags"] = flags_list;
+      j["flag_evidence"] = evidence;
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s  %s  (compile %.2fs%s, %d/%d trials, max abs err %.3g, lane %s)\n",
@@ -193,6 +235,7 @@ int EvalCommand(int argc, char** argv) {
                 response->correctness().trials_passed(), response->correctness().trials(),
                 response->correctness().max_abs_error(), response->lane().c_str());
     for (const auto& m : response->messages()) std::printf("  %s\n", m.c_str());
+    for (const auto& e : response->flag_evidence()) std::printf("  flag: %s\n", e.c_str());
     if (response->verdict() == v1::VERDICT_COMPILE_ERROR) {
       std::printf("%s\n", response->compile().log().c_str());
     }

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/logging.h"
 #include "runner/sandbox.h"
@@ -105,6 +106,19 @@ std::string SandboxedCompiler::Toolchain(BackendKind backend) const {
 
 std::string SandboxedCompiler::ArtifactId(const CompileJob& job) const {
   const bool cuda = job.backend == BackendKind::kCuda;
+  if (job.kernelbench) {
+    // kb_toolchain_ is written once, before the first KernelBench compile.
+    std::string toolchain;
+    {
+      absl::MutexLock lock(const_cast<absl::Mutex*>(&kb_mu_));
+      toolchain = kb_toolchain_;
+    }
+    return Sha256Hex(absl::StrCat(
+        "crl-kb-artifact-v1\n", BackendName(job.backend), "\n", toolchain, "\n", gxx_version_,
+        "\n", cuda ? nvcc_version_ + "\n" + options_.cuda_arch : host_arch_, "\n",
+        Sha256Hex(ReadAll(options_.kb_harness)), "\n", absl::StrJoin(options_.hidden_paths, ","),
+        "\n", job.source));
+  }
   // Everything that changes the bytes of lib.so is in the key; the include
   // directory's ABI header is versioned by its content.
   std::string key = absl::StrCat(
@@ -139,10 +153,112 @@ absl::StatusOr<std::string> SandboxedCompiler::LibraryFor(const std::string& art
     return absl::InvalidArgumentError(absl::StrCat("artifact_id: not a SHA-256 hex digest"));
   }
   fs::path lib = fs::path(options_.cache_dir) / "objects" / artifact_id / "lib.so";
+  if (!fs::exists(lib)) lib = lib.parent_path() / "manifest.json";
   if (!fs::exists(lib)) {
     return absl::NotFoundError(absl::StrCat("artifact ", artifact_id, " is not in the cache"));
   }
   return lib.string();
+}
+
+std::string SandboxedCompiler::KbToolchain() {
+  absl::MutexLock lock(&kb_mu_);
+  if (!kb_probed_) {
+    kb_probed_ = true;
+    if (fs::exists(options_.python) && fs::exists(options_.kb_harness)) {
+      kb_toolchain_ = CommandLine(
+          options_.python +
+              " -c 'import sys, torch; print(\"python\", sys.version.split()[0], \"torch\", "
+              "torch.__version__)'",
+          true);
+      if (kb_toolchain_.rfind("python", 0) != 0) kb_toolchain_.clear();
+    }
+  }
+  return kb_toolchain_;
+}
+
+runner::ExitInfo SandboxedCompiler::RunSandboxed(const std::vector<std::string>& argv,
+                                                 const std::string& workdir,
+                                                 std::vector<std::string> readonly,
+                                                 double timeout_seconds, uint64_t max_log_bytes,
+                                                 std::string* spawn_error,
+                                                 uint64_t file_size_bytes) const {
+  runner::SandboxPolicy policy;
+  policy.wall_timeout_seconds = timeout_seconds;
+  policy.cpu_seconds = static_cast<uint64_t>(timeout_seconds * 4) + 1;
+  policy.address_space_bytes = options_.memory_bytes;
+  policy.file_size_bytes = file_size_bytes > 0 ? file_size_bytes : options_.max_output_bytes;
+  policy.tmpfs_bytes = 2ull << 30;
+  policy.open_files = 1024;
+  policy.seccomp = runner::SeccompProfile::kCompiler;
+  policy.isolate_namespaces = options_.isolate;
+  policy.workdir = workdir;
+  // The ABI header may live under /tmp (a checkout there), which the
+  // sandbox's private /tmp would hide.
+  readonly.push_back(options_.include_dir);
+  policy.readonly_paths = std::move(readonly);
+  policy.cwd = workdir;
+  policy.max_log_bytes = max_log_bytes;
+  const std::string cuda_home = fs::path(options_.nvcc).parent_path().parent_path().string();
+  policy.env = {absl::StrCat("PATH=", cuda_home, "/bin:/usr/local/bin:/usr/bin:/bin"),
+                "HOME=/tmp", "TMPDIR=/tmp", "LANG=C", "LC_ALL=C",
+                absl::StrCat("CUDA_HOME=", cuda_home)};
+  policy.masked_paths.insert(policy.masked_paths.end(), options_.hidden_paths.begin(),
+                             options_.hidden_paths.end());
+  auto proc = runner::SpawnSandboxed(policy, argv, spawn_error);
+  if (!proc) {
+    runner::ExitInfo failed;
+    failed.kind = runner::ExitInfo::kSetupFailed;
+    failed.setup_error = *spawn_error;
+    return failed;
+  }
+  return proc->Wait();
+}
+
+std::string SandboxedCompiler::EnsureKbPch() {
+  if (!options_.kb_pch) return "";
+  absl::MutexLock lock(&kb_mu_);
+  if (pch_tried_) return pch_dir_;
+  pch_tried_ = true;
+  // Trusted inputs only (torch's headers, the compiler): one PCH per cache
+  // and toolchain, shared read-only by every later build.
+  const fs::path dir = fs::path(options_.cache_dir) / "kb-pch" /
+                       Sha256Hex(absl::StrCat(kb_toolchain_, "\n", gxx_version_, "\n",
+                                              Sha256Hex(ReadAll(options_.kb_harness))))
+                           .substr(0, 16);
+  if (fs::exists(dir / "done")) {
+    pch_dir_ = dir.string();
+    return pch_dir_;
+  }
+  std::string tmpl = (fs::path(options_.cache_dir) / "tmp" / "pch-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) return "";
+  runner::SandboxPolicy defaults;
+  if (geteuid() == 0) {
+    (void)chown(tmpl.c_str(), static_cast<uid_t>(defaults.run_as_uid),
+                static_cast<gid_t>(defaults.run_as_gid));
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::string error;
+  runner::ExitInfo exit = RunSandboxed(
+      {options_.python, "-B", options_.kb_harness, "pch", tmpl}, tmpl,
+      {fs::path(options_.kb_harness).parent_path().string()}, 900, 16 << 10, &error,
+      // torch/extension.h precompiles to about 650 MB per flag set.
+      uint64_t{4} << 30);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::error_code ec;
+  if (exit.kind == runner::ExitInfo::kExited && exit.exit_code == 0) {
+    WriteAll(fs::path(tmpl) / "done", "");
+    fs::create_directories(dir.parent_path(), ec);
+    fs::rename(tmpl, dir, ec);
+    if (ec) fs::remove_all(tmpl, ec);  // another worker finished first
+    CRL_LOG(INFO) << "precompiled torch/extension.h in " << seconds << " s: " << dir.string();
+    pch_dir_ = dir.string();
+  } else {
+    CRL_LOG(WARNING) << "no precompiled header for KernelBench builds (" << exit.Describe()
+                     << "): " << exit.log.substr(0, 1000);
+    fs::remove_all(tmpl, ec);
+  }
+  return pch_dir_;
 }
 
 absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job) {
@@ -151,6 +267,11 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   const bool cuda = job.backend == BackendKind::kCuda;
+  if (job.kernelbench && KbToolchain().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "KernelBench tasks unavailable: ", options_.python,
+        " cannot import torch (or the harness ", options_.kb_harness, " is missing)"));
+  }
   if (Toolchain(job.backend).empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         BackendName(job.backend), " backend unavailable: compiler ",
@@ -159,20 +280,22 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
   CompileOutcome outcome;
   outcome.artifact_id = ArtifactId(job);
   const fs::path object = fs::path(options_.cache_dir) / "objects" / outcome.artifact_id;
+  const char* product = job.kernelbench ? "manifest.json" : "lib.so";
 
   // Cached result: a library, or a compile error (deterministic for a key).
-  if (fs::exists(object / "lib.so") || fs::exists(object / "compile_error")) {
+  if (fs::exists(object / product) || fs::exists(object / "compile_error")) {
     outcome.cache_hit = true;
     outcome.log = ReadAll(object / "log.txt");
-    if (fs::exists(object / "lib.so")) {
+    if (fs::exists(object / product)) {
       outcome.verdict = v1::VERDICT_OK;
-      outcome.library_path = (object / "lib.so").string();
+      outcome.library_path = (object / product).string();
     } else {
       outcome.verdict = v1::VERDICT_COMPILE_ERROR;
     }
     outcome.seconds = elapsed();
     return outcome;
   }
+  const std::string pch = job.kernelbench ? EnsureKbPch() : "";
 
   std::string tmpl = (fs::path(options_.cache_dir) / "tmp" / "build-XXXXXX").string();
   if (!mkdtemp(tmpl.data())) {
@@ -191,40 +314,34 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
     std::error_code ec;
     fs::remove_all(build, ec);
   };
-  const std::string src = (build / (cuda ? "candidate.cu" : "candidate.cc")).string();
-  const std::string out = (build / "lib.so").string();
+  const std::string src =
+      (build / (job.kernelbench ? "candidate.py" : cuda ? "candidate.cu" : "candidate.cc")).string();
+  const std::string out = (build / product).string();
   if (!WriteAll(src, job.source)) {
     cleanup();
     return absl::InternalError(absl::StrCat("cannot write ", src));
   }
 
-  runner::SandboxPolicy policy;
-  policy.wall_timeout_seconds = job.timeout_seconds > 0 ? job.timeout_seconds : options_.timeout_seconds;
-  policy.cpu_seconds = static_cast<uint64_t>(policy.wall_timeout_seconds * 2) + 1;
-  policy.address_space_bytes = options_.memory_bytes;
-  policy.file_size_bytes = options_.max_output_bytes;
-  policy.tmpfs_bytes = 2ull << 30;
-  policy.open_files = 1024;
-  policy.seccomp = runner::SeccompProfile::kCompiler;
-  policy.isolate_namespaces = options_.isolate;
-  policy.workdir = build.string();
-  // The ABI header may live under /tmp (a checkout there), which the
-  // sandbox's private /tmp would hide.
-  policy.readonly_paths = {options_.include_dir};
-  policy.cwd = build.string();
-  policy.max_log_bytes = job.max_log_bytes > 0 ? job.max_log_bytes : options_.max_log_bytes;
-  policy.env = {"PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin", "HOME=/tmp",
-                "TMPDIR=/tmp", "LANG=C", "LC_ALL=C"};
-  policy.masked_paths.insert(policy.masked_paths.end(), options_.hidden_paths.begin(),
-                             options_.hidden_paths.end());
-
-  std::string error;
-  auto proc = runner::SpawnSandboxed(policy, CommandFor(job, src, out), &error);
-  if (!proc) {
-    cleanup();
-    return absl::UnavailableError(absl::StrCat("cannot start compiler sandbox: ", error));
+  std::vector<std::string> argv, readonly;
+  double timeout = job.timeout_seconds > 0 ? job.timeout_seconds : options_.timeout_seconds;
+  if (job.kernelbench) {
+    // TORCH_CUDA_ARCH_LIST: "sm_90" -> "9.0" (one architecture, not all).
+    std::string arch = absl::StrReplaceAll(absl::StripPrefix(options_.cuda_arch, "sm_"), {{"a", ""}});
+    if (arch.size() >= 2) {
+      arch = absl::StrCat(arch.substr(0, arch.size() - 1), ".", arch.substr(arch.size() - 1));
+    }
+    argv = {options_.python, "-B", options_.kb_harness, "build", src, build.string(), pch,
+            cuda ? arch : ""};
+    readonly = {fs::path(options_.kb_harness).parent_path().string()};
+    if (!pch.empty()) readonly.push_back(pch);
+    if (job.timeout_seconds <= 0) timeout = options_.kb_timeout_seconds;
+  } else {
+    argv = CommandFor(job, src, out);
   }
-  runner::ExitInfo exit = proc->Wait();
+  std::string error;
+  runner::ExitInfo exit =
+      RunSandboxed(argv, build.string(), readonly, timeout,
+                   job.max_log_bytes > 0 ? job.max_log_bytes : options_.max_log_bytes, &error);
   outcome.seconds = elapsed();
   // Paths inside the sandbox are ours, not the candidate's: keep logs short.
   outcome.log = exit.log;
@@ -262,14 +379,15 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
   }
   WriteAll(build / "log.txt", outcome.log);
   if (outcome.verdict != v1::VERDICT_OK) WriteAll(build / "compile_error", "");
-  fs::remove(src);
+  // A KernelBench candidate is imported again from the artifact at run time.
+  if (!job.kernelbench) fs::remove(src);
   std::error_code ec;
   fs::rename(build, object, ec);
   if (ec) {
     // Another compile of the same key won the race; its result is identical.
     cleanup();
   }
-  if (outcome.verdict == v1::VERDICT_OK) outcome.library_path = (object / "lib.so").string();
+  if (outcome.verdict == v1::VERDICT_OK) outcome.library_path = (object / product).string();
   return outcome;
 }
 

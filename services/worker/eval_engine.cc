@@ -61,6 +61,21 @@ absl::StatusOr<runner::TimedCallRequest> TimedCallAtTimedSize(const NativeTask& 
 
 }  // namespace
 
+absl::StatusOr<std::string> ResolveTaskPath(const std::string& task_root, const std::string& path) {
+  fs::path p = path;
+  if (task_root.empty()) return p.string();
+  if (p.is_relative()) p = fs::path(task_root) / p;
+  std::error_code ec;
+  fs::path canon = fs::weakly_canonical(p, ec);
+  fs::path root = fs::weakly_canonical(task_root, ec);
+  auto rel = canon.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("task.path: '", path, "' is outside the task root"));
+  }
+  return canon.string();
+}
+
 EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LanePool* lanes,
                        WorkerMetrics* metrics, SeedSource seeds)
     : options_(std::move(options)),
@@ -89,7 +104,7 @@ void EvalEngine::ReleaseCompileSlot() {
 
 absl::StatusOr<std::shared_ptr<const NativeTask>> EvalEngine::ResolveTask(const v1::Task& t) {
   if (t.format() == v1::TASK_FORMAT_KERNELBENCH) {
-    return absl::UnimplementedError("task.format: KernelBench tasks are not supported by this worker yet");
+    return absl::InvalidArgumentError("task.format: a KernelBench task where a native one is needed");
   }
   if (t.format() != v1::TASK_FORMAT_NATIVE && t.format() != v1::TASK_FORMAT_UNSPECIFIED) {
     return absl::InvalidArgumentError("task.format: unknown value");
@@ -99,19 +114,7 @@ absl::StatusOr<std::shared_ptr<const NativeTask>> EvalEngine::ResolveTask(const 
   }
   fs::path dir;
   if (!t.path().empty()) {
-    fs::path p = t.path();
-    if (!options_.task_root.empty()) {
-      if (p.is_relative()) p = fs::path(options_.task_root) / p;
-      std::error_code ec;
-      fs::path canon = fs::weakly_canonical(p, ec);
-      fs::path root = fs::weakly_canonical(options_.task_root, ec);
-      auto rel = canon.lexically_relative(root);
-      if (rel.empty() || *rel.begin() == "..") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("task.path: '", t.path(), "' is outside the task root"));
-      }
-      p = canon;
-    }
+    CRL_ASSIGN_OR_RETURN(std::string p, ResolveTaskPath(options_.task_root, t.path()));
     dir = p;
   } else {
     // Inline bundle: unpack once per content hash.
@@ -179,9 +182,11 @@ absl::StatusOr<BackendKind> EvalEngine::ResolveBackend(v1::Backend requested,
 absl::StatusOr<CompileOutcome> EvalEngine::CompileSource(BackendKind backend,
                                                          const std::string& source,
                                                          const std::string& filename,
-                                                         const v1::CompileLimits& limits) {
+                                                         const v1::CompileLimits& limits,
+                                                         bool kernelbench) {
   CompileJob job;
   job.backend = backend;
+  job.kernelbench = kernelbench;
   job.source = source;
   job.filename = filename;
   job.timeout_seconds = limits.wall_seconds();
@@ -211,6 +216,7 @@ absl::StatusOr<std::string> EvalEngine::ReferenceLibrary(const NativeTask& task,
 }
 
 absl::StatusOr<v1::CompileResponse> EvalEngine::Compile(const v1::CompileRequest& request) {
+  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return CompileKb(request);
   CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
   v1::Backend requested =
       request.has_candidate() ? request.candidate().backend() : v1::BACKEND_UNSPECIFIED;
@@ -245,6 +251,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   if (request.options().trials() < 0 || request.options().trials() > 1000) {
     return absl::InvalidArgumentError("options.trials: must be between 0 and 1000");
   }
+  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return EvaluateKb(request);
   CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
   CRL_ASSIGN_OR_RETURN(BackendKind backend,
                        ResolveBackend(request.candidate().backend(), *task));
@@ -294,6 +301,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
                                           compiled->library_path, options_.runner, config, seeds_);
   if (metrics_) metrics_->AddLaneBusy(lease.lane().name, Since(start));
   response.set_lane(lease.lane().name);
+  response.set_custom_kernel(true);
   *response.mutable_correctness() = verified.report;
   for (const auto& m : verified.report.messages()) response.add_messages(m);
   return finish(verified.verdict);
@@ -306,6 +314,7 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
   if (request.warmup() < 0 || request.warmup() > 10000) {
     return absl::InvalidArgumentError("warmup: must be between 0 and 10000");
   }
+  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return MeasureKb(request);
   CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
   CRL_ASSIGN_OR_RETURN(BackendKind backend, ResolveBackend(request.backend(), *task));
   std::string library;
@@ -362,8 +371,7 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
   return done(v1::VERDICT_OK, "");
 }
 
-absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
-    const v1::MeasurePairRequest& request) {
+absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
   if (request.candidate_artifact_id().empty()) {
     return absl::InvalidArgumentError("candidate_artifact_id: empty");
   }
@@ -373,6 +381,79 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
       request.check_outputs_every() < 0) {
     return absl::InvalidArgumentError("measure pair limits: negative or too large");
   }
+  return absl::OkStatus();
+}
+
+PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed)
+    : warmup(request.warmup() > 0 ? request.warmup() : 5),
+      min_pairs(request.min_pairs() > 0 ? request.min_pairs() : 20),
+      max_pairs(std::max(min_pairs, request.max_pairs() > 0 ? request.max_pairs() : 400)),
+      block(request.block_size() > 0 ? request.block_size() : 5),
+      check_every(request.check_outputs_every() > 0 ? request.check_outputs_every() : 5),
+      target(request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01),
+      budget(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
+      seed(seed) {}
+
+bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
+                   v1::MeasurePairResponse* response) const {
+  uint64_t order_state = seed ^ 0x5DEECE66Dull;
+  v1::TimingSample sample;
+  double outside = 0;
+  for (int i = 0; i < warmup; ++i) {
+    uint64_t s = runner::DeriveSeed(seed, 2000000 + i);
+    if (!timed(true, s, false, &sample, &outside)) return false;
+    if (!timed(false, s, false, &sample, &outside)) return false;
+  }
+  std::vector<double> ref_t, cand_t;
+  const auto loop_start = std::chrono::steady_clock::now();
+  int pairs = 0;
+  while (pairs < max_pairs) {
+    const bool ref_first = runner::SplitMix64(&order_state) & 1;
+    for (int b = 0; b < block && pairs < max_pairs; ++b, ++pairs) {
+      const uint64_t s = runner::DeriveSeed(seed, pairs);
+      const bool checked = pairs % check_every == 0;
+      v1::TimingSample samples[2];
+      double outsides[2] = {0, 0};
+      for (int side = 0; side < 2; ++side) {
+        const bool is_ref = (side == 0) == ref_first;
+        if (!timed(is_ref, s, checked, &samples[is_ref ? 0 : 1], &outsides[is_ref ? 0 : 1])) {
+          return false;
+        }
+      }
+      *response->add_reference_samples() = samples[0];
+      response->add_reference_outside_seconds(outsides[0]);
+      *response->add_candidate_samples() = samples[1];
+      response->add_candidate_outside_seconds(outsides[1]);
+      ref_t.push_back(samples[0].device_sync_seconds());
+      cand_t.push_back(samples[1].device_sync_seconds());
+      if (checked) {
+        // Same seed, same inputs: the timed outputs must agree as in verification.
+        response->set_output_checks(response->output_checks() + 1);
+        if (std::string mismatch = check(pairs); !mismatch.empty()) {
+          response->set_output_mismatches(response->output_mismatches() + 1);
+          if (response->output_mismatch_detail().empty()) {
+            response->set_output_mismatch_detail(absl::StrCat("pair ", pairs, ": ", mismatch));
+          }
+        }
+      }
+    }
+    if (Since(loop_start) > budget) break;
+    if (pairs >= min_pairs) {
+      auto ci = timing::BootstrapSpeedup(ref_t, cand_t, 200, seed + pairs);
+      if (ci.relative_half_width < target) {
+        response->set_converged(true);
+        break;
+      }
+    }
+  }
+  response->set_elapsed_seconds(Since(loop_start));
+  return true;
+}
+
+absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
+    const v1::MeasurePairRequest& request) {
+  CRL_RETURN_IF_ERROR(ValidatePairRequest(request));
+  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return MeasurePairKb(request);
   CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
   CRL_ASSIGN_OR_RETURN(BackendKind backend, ResolveBackend(request.backend(), *task));
   CRL_ASSIGN_OR_RETURN(std::string cand_lib, compiler_->LibraryFor(request.candidate_artifact_id()));
@@ -382,13 +463,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   } else {
     CRL_ASSIGN_OR_RETURN(ref_lib, compiler_->LibraryFor(request.reference_artifact_id()));
   }
-  const int warmup = request.warmup() > 0 ? request.warmup() : 5;
-  const int min_pairs = request.min_pairs() > 0 ? request.min_pairs() : 20;
-  const int max_pairs = std::max(min_pairs, request.max_pairs() > 0 ? request.max_pairs() : 400);
-  const int block = request.block_size() > 0 ? request.block_size() : 5;
-  const double target = request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01;
-  const double budget = request.budget_seconds() > 0 ? request.budget_seconds() : 30;
-  const int check_every = request.check_outputs_every() > 0 ? request.check_outputs_every() : 5;
+  const PairLoop loop(request, request.seed() ? request.seed() : seeds_());
   const double per_call = options_.measure_call_timeout_seconds;
 
   CRL_ASSIGN_OR_RETURN(runner::TimedCallRequest call, TimedCallAtTimedSize(*task));
@@ -412,7 +487,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
     return response;
   };
   // Both runners stay alive for the whole loop, so drift hits both sides.
-  const double session_budget = budget + per_call * (2 * warmup + 4 * block) + 120;
+  const double session_budget = loop.SessionBudget(per_call);
   RunnerEvent event;
   if (metrics_) {
     metrics_->CountRunnerStart(BackendName(backend));
@@ -424,17 +499,16 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   if (!cand) return done(event.verdict, absl::StrCat("candidate runner: ", event.message));
   response.set_device_name(cand->device_name());
 
-  const uint64_t seed = request.seed() ? request.seed() : seeds_();
-  uint64_t order_state = seed ^ 0x5DEECE66Dull;
   uint64_t call_id = 0;
-  // One timed call on one side; false (with the response finished) on failure.
-  auto timed = [&](RunnerSession* session, bool is_ref, uint64_t input_seed, bool outputs,
-                   runner::TimedCallResult* result, double* outside) -> bool {
+  runner::TimedCallResult results[2];  // [0] reference, [1] candidate
+  auto timed = [&](bool is_ref, uint64_t input_seed, bool outputs, v1::TimingSample* sample,
+                   double* outside) -> bool {
+    runner::TimedCallResult* result = &results[is_ref ? 0 : 1];
     call.call_id = ++call_id;
     call.seed = input_seed;
     call.return_outputs = outputs;
     auto t0 = std::chrono::steady_clock::now();
-    event = session->TimedCall(call, per_call, result);
+    event = (is_ref ? ref : cand)->TimedCall(call, per_call, result);
     *outside = Since(t0);
     const char* side = is_ref ? "reference" : "candidate";
     if (!event.ok) {
@@ -446,74 +520,23 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
            absl::StrCat(side, ": ", runner::RunStatusName(result->status), ": ", result->error));
       return false;
     }
+    sample->set_stream_event_seconds(result->stream_event_seconds);
+    sample->set_device_sync_seconds(result->device_sync_seconds);
+    sample->set_host_seconds(result->host_seconds);
     return true;
   };
-
-  runner::TimedCallResult r_res, c_res;
-  double r_out = 0, c_out = 0;
-  for (int i = 0; i < warmup; ++i) {
-    uint64_t s = runner::DeriveSeed(seed, 2000000 + i);
-    if (!timed(ref.get(), true, s, false, &r_res, &r_out)) return response;
-    if (!timed(cand.get(), false, s, false, &c_res, &c_out)) return response;
-  }
-  std::vector<double> ref_t, cand_t;
-  const auto loop_start = std::chrono::steady_clock::now();
-  int pairs = 0;
-  while (pairs < max_pairs) {
-    const bool ref_first = runner::SplitMix64(&order_state) & 1;
-    for (int b = 0; b < block && pairs < max_pairs; ++b, ++pairs) {
-      const uint64_t s = runner::DeriveSeed(seed, pairs);
-      const bool check = pairs % check_every == 0;
-      for (int side = 0; side < 2; ++side) {
-        const bool is_ref = (side == 0) == ref_first;
-        if (!timed(is_ref ? ref.get() : cand.get(), is_ref, s, check, is_ref ? &r_res : &c_res,
-                   is_ref ? &r_out : &c_out)) {
-          return response;
-        }
-      }
-      for (auto [res, out, samples, outs] :
-           {std::tuple{&r_res, r_out, response.mutable_reference_samples(),
-                       response.mutable_reference_outside_seconds()},
-            std::tuple{&c_res, c_out, response.mutable_candidate_samples(),
-                       response.mutable_candidate_outside_seconds()}}) {
-        v1::TimingSample* sample = samples->Add();
-        sample->set_stream_event_seconds(res->stream_event_seconds);
-        sample->set_device_sync_seconds(res->device_sync_seconds);
-        sample->set_host_seconds(res->host_seconds);
-        outs->Add(out);
-      }
-      ref_t.push_back(r_res.device_sync_seconds);
-      cand_t.push_back(c_res.device_sync_seconds);
-      if (check) {
-        // Same seed, same inputs: the timed outputs must agree as in verification.
-        response.set_output_checks(response.output_checks() + 1);
-        for (size_t o = 0; o < call.outputs.size(); ++o) {
-          CompareResult c =
-              c_res.output_data.size() == call.outputs.size() &&
-                      r_res.output_data.size() == call.outputs.size()
-                  ? CompareTensor(call.outputs[o], c_res.output_data[o], r_res.output_data[o],
-                                  task->ToleranceFor(call.outputs[o].dtype))
-                  : CompareResult{CompareResult::kSizeMismatch, 0, -1, 0, 0, "outputs missing"};
-          if (c.kind != CompareResult::kMatch) {
-            response.set_output_mismatches(response.output_mismatches() + 1);
-            if (response.output_mismatch_detail().empty()) {
-              response.set_output_mismatch_detail(absl::StrCat("pair ", pairs, ": ", c.detail));
-            }
-            break;
-          }
-        }
-      }
+  auto check = [&](int) -> std::string {
+    const auto& r = results[0].output_data;
+    const auto& c = results[1].output_data;
+    if (r.size() != call.outputs.size() || c.size() != call.outputs.size()) return "outputs missing";
+    for (size_t o = 0; o < call.outputs.size(); ++o) {
+      CompareResult cmp = CompareTensor(call.outputs[o], c[o], r[o],
+                                        task->ToleranceFor(call.outputs[o].dtype));
+      if (cmp.kind != CompareResult::kMatch) return cmp.detail;
     }
-    if (Since(loop_start) > budget) break;
-    if (pairs >= min_pairs) {
-      auto ci = timing::BootstrapSpeedup(ref_t, cand_t, 200, seed + pairs);
-      if (ci.relative_half_width < target) {
-        response.set_converged(true);
-        break;
-      }
-    }
-  }
-  response.set_elapsed_seconds(Since(loop_start));
+    return "";
+  };
+  if (!loop.Run(timed, check, &response)) return response;
   cand->Close();
   ref->Close();
   return done(v1::VERDICT_OK, "");

@@ -4,6 +4,7 @@
 #ifndef CRL_SERVICES_WORKER_EVAL_ENGINE_H_
 #define CRL_SERVICES_WORKER_EVAL_ENGINE_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "crl/v1/eval.pb.h"
 #include "services/worker/compiler.h"
+#include "services/worker/kb_session.h"
 #include "services/worker/lanes.h"
 #include "services/worker/runner_client.h"
 #include "services/worker/task.h"
@@ -33,10 +35,40 @@ struct EngineOptions {
   absl::Duration lane_wait = absl::Minutes(5);
   VerifyConfig verify;
   RunnerOptions runner;
+  // KernelBench-format tasks (the Python harness).
+  KbOptions kb;
   // Measure defaults.
   int measure_iterations = 50;
   int measure_warmup = 5;
   double measure_call_timeout_seconds = 20;
+};
+
+// `path` resolved against `task_root`, which it may not leave (empty root:
+// any path). INVALID_ARGUMENT names the field.
+absl::StatusOr<std::string> ResolveTaskPath(const std::string& task_root, const std::string& path);
+
+// The adaptive interleaved timing loop of MeasurePair, shared by the native
+// and KernelBench paths: warm-up, blocks of pairs in a random side order,
+// output checks every `check_every` pairs, stop at the CI target or budget.
+struct PairLoop {
+  PairLoop(const v1::MeasurePairRequest& request, uint64_t seed);
+  // One timed call of one side on inputs from `seed`; `check` asks it to keep
+  // outputs for CheckFn. False when the call failed (the caller has already
+  // finished the response).
+  using TimedFn = std::function<bool(bool is_ref, uint64_t seed, bool check,
+                                     v1::TimingSample* sample, double* outside_seconds)>;
+  // After both sides of a checked pair: "" when the outputs agree.
+  using CheckFn = std::function<std::string(int pair)>;
+  // Appends samples and checks to `response`; false when a call failed.
+  bool Run(const TimedFn& timed, const CheckFn& check, v1::MeasurePairResponse* response) const;
+  // Wall budget for a session that lives through the whole loop.
+  double SessionBudget(double per_call_seconds) const {
+    return budget + per_call_seconds * (2 * warmup + 4 * block) + 120;
+  }
+
+  int warmup, min_pairs, max_pairs, block, check_every;
+  double target, budget;
+  uint64_t seed;
 };
 
 // Thread-safe: requests run concurrently, limited by compile slots and lanes.
@@ -64,7 +96,15 @@ class EvalEngine {
  private:
   absl::StatusOr<CompileOutcome> CompileSource(BackendKind backend, const std::string& source,
                                                const std::string& filename,
-                                               const v1::CompileLimits& limits);
+                                               const v1::CompileLimits& limits,
+                                               bool kernelbench = false);
+  // KernelBench-format requests (eval_engine_kb.cc).
+  absl::StatusOr<std::shared_ptr<const KbTask>> ResolveKbTask(const v1::Task& task);
+  absl::StatusOr<BackendKind> KbBackend(v1::Backend requested) const;
+  absl::StatusOr<v1::CompileResponse> CompileKb(const v1::CompileRequest& request);
+  absl::StatusOr<v1::EvaluateResponse> EvaluateKb(const v1::EvaluateRequest& request);
+  absl::StatusOr<v1::MeasureResponse> MeasureKb(const v1::MeasureRequest& request);
+  absl::StatusOr<v1::MeasurePairResponse> MeasurePairKb(const v1::MeasurePairRequest& request);
   absl::StatusOr<std::string> ReferenceLibrary(const NativeTask& task, BackendKind backend);
   void AcquireCompileSlot();
   void ReleaseCompileSlot();
@@ -84,6 +124,9 @@ class EvalEngine {
     int64_t mtime_ns = 0;
   };
   std::map<std::string, CachedTask> tasks_ ABSL_GUARDED_BY(mu_);
+  // Degenerate-task probe outcome per (task content, device): the probe
+  // that passed, or "" when none did.
+  std::map<std::string, std::string> degenerate_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace crl

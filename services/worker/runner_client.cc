@@ -54,9 +54,11 @@ RunnerEvent ClassifyExit(const runner::ExitInfo& exit) {
   return e;
 }
 
-std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options,
+std::unique_ptr<RunnerSession> RunnerSession::Spawn(const RunnerOptions& options,
                                                     const Lane& lane,
-                                                    const std::string& library,
+                                                    const std::vector<std::string>& argv,
+                                                    const std::vector<std::string>& readonly_paths,
+                                                    runner::SeccompProfile seccomp,
                                                     double budget_seconds, RunnerEvent* event) {
   runner::SandboxPolicy policy;
   policy.wall_timeout_seconds = budget_seconds;
@@ -67,11 +69,8 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
   policy.max_log_bytes = options.max_log_bytes;
   policy.masked_paths.insert(policy.masked_paths.end(), options.hidden_paths.begin(),
                              options.hidden_paths.end());
-  // crl-runner installs its own seccomp filter after backend initialisation.
-  policy.seccomp = runner::SeccompProfile::kNone;
-  // The library's directory (an artifact of the build cache) is the only
-  // part of the cache the runner sees.
-  policy.readonly_paths = {std::filesystem::path(library).parent_path().string()};
+  policy.seccomp = seccomp;
+  policy.readonly_paths = readonly_paths;
   policy.env = {"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C", "LC_ALL=C"};
   if (lane.backend == BackendKind::kCuda) {
     policy.address_space_bytes = 0;
@@ -88,6 +87,9 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
                                  "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
   } else {
     policy.address_space_bytes = options.host_memory_bytes;
+    // One CPU per lane: library thread pools (OpenMP, torch) size themselves
+    // from this, not from the machine.
+    if (options.pin_host_lanes) policy.env.push_back("OMP_NUM_THREADS=1");
   }
 
   std::string error;
@@ -105,12 +107,27 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
     CPU_SET(cpu, &one);
     pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
   }
-  session->process_ = runner::SpawnSandboxed(policy, {options.runner_path}, &error);
+  session->process_ = runner::SpawnSandboxed(policy, argv, &error);
   if (pinned) sched_setaffinity(0, sizeof(saved), &saved);
   if (!session->process_) {
     *event = {false, v1::VERDICT_INFRA_ERROR, absl::StrCat("cannot start runner: ", error)};
     return nullptr;
   }
+  *event = {true, v1::VERDICT_OK, ""};
+  return session;
+}
+
+std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options,
+                                                    const Lane& lane,
+                                                    const std::string& library,
+                                                    double budget_seconds, RunnerEvent* event) {
+  // crl-runner installs its own seccomp filter after backend initialisation.
+  // The library's directory (an artifact of the build cache) is the only
+  // part of the cache the runner sees.
+  auto session = Spawn(options, lane, {options.runner_path},
+                       {std::filesystem::path(library).parent_path().string()},
+                       runner::SeccompProfile::kNone, budget_seconds, event);
+  if (!session) return nullptr;
   runner::LoadRequest load;
   load.library_path = library;
   load.backend = BackendName(lane.backend);
@@ -130,30 +147,53 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
 
 RunnerSession::~RunnerSession() { Close(); }
 
-template <typename Req, typename Res>
-RunnerEvent RunnerSession::Roundtrip(const Req& request, double timeout_seconds, Res* result) {
+RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,
+                                       double timeout_seconds, runner::Frame* frame) {
   if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "runner already ended"};
   std::string error;
-  if (!runner::WriteMessage(process_->to_child(), request, &error, timeout_seconds)) {
+  if (!runner::WriteFrame(process_->to_child(), type, payload, &error, timeout_seconds)) {
     return Fail(absl::StrCat("sending request: ", error), false);
   }
-  runner::Frame frame;
-  runner::ReadStatus st =
-      runner::ReadFrame(process_->from_child(), &frame, &error, timeout_seconds);
+  runner::ReadStatus st = runner::ReadFrame(process_->from_child(), frame, &error, timeout_seconds);
   if (st == runner::ReadStatus::kTimeout) {
     return Fail(absl::StrCat("no answer within ", timeout_seconds, " s"), true);
   }
   if (st != runner::ReadStatus::kOk) {
     return Fail(st == runner::ReadStatus::kEof ? "runner ended" : error, false);
   }
-  if (!runner::DecodeFrame(frame, result, &error)) {
-    // Only the candidate's code can have written this (the runner's own
-    // encoder is exact): tampering with the result channel.
-    Fail("", false);
-    return {false, v1::VERDICT_SANDBOX_VIOLATION,
-            absl::StrCat("malformed result on the runner channel: ", error)};
-  }
   return {true, v1::VERDICT_OK, ""};
+}
+
+// Only the candidate's code can have written a malformed result (the
+// runner's own encoder is exact): tampering with the result channel.
+RunnerEvent RunnerSession::Tampered(const std::string& error) {
+  Fail("", false);
+  return {false, v1::VERDICT_SANDBOX_VIOLATION,
+          absl::StrCat("malformed result on the runner channel: ", error)};
+}
+
+template <typename Req, typename Res>
+RunnerEvent RunnerSession::Roundtrip(const Req& request, double timeout_seconds, Res* result) {
+  runner::Frame frame;
+  RunnerEvent e = SendAndRead(static_cast<uint32_t>(Req::kType), runner::Encode(request),
+                              timeout_seconds, &frame);
+  if (!e.ok) return e;
+  std::string error;
+  if (!runner::DecodeFrame(frame, result, &error)) return Tampered(error);
+  return e;
+}
+
+RunnerEvent RunnerSession::Exchange(uint32_t type, const std::string& payload, uint32_t expect,
+                                    double timeout_seconds, std::string* reply) {
+  runner::Frame frame;
+  RunnerEvent e = SendAndRead(type, payload, timeout_seconds, &frame);
+  if (!e.ok) return e;
+  if (frame.type != expect) {
+    return Tampered(absl::StrCat("expected ", runner::MessageTypeName(expect),
+                                 ", got frame type ", frame.type));
+  }
+  *reply = std::move(frame.payload);
+  return e;
 }
 
 RunnerEvent RunnerSession::Call(const runner::CallRequest& request, double timeout_seconds,

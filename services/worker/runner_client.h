@@ -13,6 +13,7 @@
 #include "crl/v1/common.pb.h"
 #include "runner/protocol.h"
 #include "runner/sandbox.h"
+#include "runner/wire.h"
 #include "services/worker/task.h"
 
 namespace crl {
@@ -70,7 +71,21 @@ class RunnerSession {
   static std::unique_ptr<RunnerSession> Start(const RunnerOptions& options, const Lane& lane,
                                               const std::string& library, double budget_seconds,
                                               RunnerEvent* event);
+  // Spawns `argv` on `lane` in the runner's sandbox without any handshake
+  // (the KernelBench harness). `readonly_paths` are the host paths it needs
+  // under /tmp-like locations the sandbox would hide. `seccomp` applies from
+  // exec on (crl-runner installs its own later, so Start() passes kNone).
+  static std::unique_ptr<RunnerSession> Spawn(const RunnerOptions& options, const Lane& lane,
+                                              const std::vector<std::string>& argv,
+                                              const std::vector<std::string>& readonly_paths,
+                                              runner::SeccompProfile seccomp,
+                                              double budget_seconds, RunnerEvent* event);
   ~RunnerSession();
+
+  // One raw request/response: writes a frame of `type`, reads one frame that
+  // must be of `expect`. Failures are classified as for Call().
+  RunnerEvent Exchange(uint32_t type, const std::string& payload, uint32_t expect,
+                       double timeout_seconds, std::string* reply);
 
   RunnerEvent Call(const runner::CallRequest& request, double timeout_seconds,
                    runner::CallResult* result);
@@ -87,6 +102,10 @@ class RunnerSession {
   RunnerSession() = default;
   template <typename Req, typename Res>
   RunnerEvent Roundtrip(const Req& request, double timeout_seconds, Res* result);
+  // Writes one frame, reads one; on failure the session is dead.
+  RunnerEvent SendAndRead(uint32_t type, const std::string& payload, double timeout_seconds,
+                          runner::Frame* frame);
+  RunnerEvent Tampered(const std::string& error);
   // Kills (or reaps) the runner and classifies how it ended.
   RunnerEvent Fail(const std::string& what, bool timed_out);
 

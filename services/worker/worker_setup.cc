@@ -49,6 +49,16 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("runner_path", &o->engine.runner.runner_path,
            "the crl-runner binary (default: next to this executable)");
   set->Add("cuda_arch", &o->compiler.cuda_arch, "nvcc target architecture");
+  set->Add("python", &o->compiler.python,
+           "interpreter with torch for KernelBench-format tasks (builds and runs)");
+  set->Add("kb_harness", &o->compiler.kb_harness,
+           "the KernelBench harness script (default: this installation's)");
+  set->Add("kb_pch", &o->compiler.kb_pch,
+           "precompile torch/extension.h once per build cache (faster load_inline builds)");
+  set->Add("kb_atol", &o->engine.kb.atol, "KernelBench float32 absolute tolerance");
+  set->Add("kb_rtol", &o->engine.kb.rtol, "KernelBench float32 relative tolerance");
+  set->Add("kb_probe_degenerate", &o->engine.kb.probe_degenerate,
+           "probe each KernelBench task with trivial solutions (zeros, memorised, identity, mean)");
   set->Add("nvcc", &o->compiler.nvcc, "path of nvcc");
   set->Add("gxx", &o->compiler.gxx, "path of g++");
   set->Add("compile_timeout_seconds", &o->compiler.timeout_seconds, "wall limit of one compile");
@@ -71,6 +81,12 @@ void ResolveDefaultPaths(WorkerOptions* o) {
     o->engine.runner.runner_path = (exe_dir / "crl-runner").string();
   }
   if (o->compiler.include_dir.empty()) o->compiler.include_dir = FindShippedDir("include");
+  if (o->compiler.kb_harness.empty()) {
+    std::string dir = FindShippedDir("runner/python");
+    if (!dir.empty()) o->compiler.kb_harness = dir + "/crl_kb_harness.py";
+  }
+  o->engine.kb.python = o->compiler.python;
+  o->engine.kb.harness = o->compiler.kb_harness;
   o->compiler.isolate = o->engine.runner.isolate;
   o->compiler.hidden_paths = o->engine.runner.hidden_paths;
 }

@@ -1,0 +1,592 @@
+#!/usr/bin/env python3
+"""crl's KernelBench harness: one side of an evaluation, inside the sandbox.
+
+The worker (services/worker/kb_*.cc) starts this script in the same sandbox as
+crl-runner, one process per side:
+
+  crl_kb_harness.py serve     the reference or a candidate, driven over fds 3/4
+  crl_kb_harness.py build     imports a candidate with load_inline compiling into
+                              a build directory (the CPU compile tier)
+  crl_kb_harness.py pch       builds the precompiled torch/extension.h header
+                              (trusted: no candidate code)
+
+Frames are runner/wire.h's ("CRL1", type, length); a KB payload is a JSON
+header (u64 length + bytes) followed by a vector of binary blobs (u64 count,
+then u64 length + bytes each). Message types are in runner/protocol.h.
+
+TRUST: once a candidate module is imported, everything in this process is the
+candidate's to rewrite. Nothing reported here decides a verdict by itself:
+outputs are compared by the worker against another process's, and the
+worker's own clock checks the times. The checks made here (input mutation,
+aliasing, threads, global flags) are the cheap first line; functions they rely
+on are bound before the candidate is imported so casual monkeypatching of
+torch or time does not reach them.
+"""
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shlex
+import struct
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+MAGIC = 0x314C5243
+REQUEST_FD, RESPONSE_FD = 3, 4
+KB_LOAD, KB_LOADED, KB_CALL, KB_CALL_RESULT, KB_FETCH, KB_OUTPUTS = 20, 21, 22, 23, 24, 25
+SHUTDOWN = 7
+CUDA_ERROR_EXIT = 3
+
+# Bound before any candidate code runs.
+_perf = time.perf_counter
+_write = os.write
+_read = os.read
+_pack = struct.pack
+_unpack = struct.unpack
+_dumps = json.dumps
+_loads = json.loads
+_active_count = threading.active_count
+_listdir = os.listdir
+
+
+# ----------------------------------------------------------------------------
+# framing
+
+def _read_exact(n):
+    chunks, got = [], 0
+    while got < n:
+        b = _read(REQUEST_FD, min(n - got, 1 << 20))
+        if not b:
+            return None
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def read_message():
+    head = _read_exact(16)
+    if head is None:
+        return None, None, None
+    magic, mtype, length = _unpack("<IIQ", head)
+    if magic != MAGIC:
+        raise RuntimeError("bad frame magic from the worker")
+    payload = _read_exact(length) if length else b""
+    if mtype == SHUTDOWN:
+        return mtype, {}, []
+    (jlen,) = _unpack("<Q", payload[:8])
+    header = _loads(payload[8:8 + jlen].decode())
+    pos = 8 + jlen
+    (count,) = _unpack("<Q", payload[pos:pos + 8])
+    pos += 8
+    blobs = []
+    for _ in range(count):
+        (blen,) = _unpack("<Q", payload[pos:pos + 8])
+        pos += 8
+        blobs.append(payload[pos:pos + blen])
+        pos += blen
+    return mtype, header, blobs
+
+
+def write_message(mtype, header, blobs=()):
+    j = _dumps(header).encode()
+    parts = [_pack("<Q", len(j)), j, _pack("<Q", len(blobs))]
+    for b in blobs:
+        parts.append(_pack("<Q", len(b)))
+        parts.append(b)
+    payload = b"".join(parts)
+    data = _pack("<IIQ", MAGIC, mtype, len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        n = _write(RESPONSE_FD, view)
+        view = view[n:]
+
+
+# ----------------------------------------------------------------------------
+# modules
+
+def load_module(path, name):
+    """Imports `path` under a private name that is not left in sys.modules."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _ext_key(index, name):
+    return "%d_%s" % (index, "".join(c if c.isalnum() or c == "_" else "_" for c in str(name)))
+
+
+class _Extensions:
+    """Replaces torch.utils.cpp_extension.load_inline while a candidate runs.
+
+    build mode: compiles with the real load_inline into the build directory,
+    with a precompiled header and the lane's CUDA architecture.
+    serve mode: imports what the build made; never compiles.
+    """
+
+    def __init__(self, mode, out_dir=None, manifest=None, pch_dir=None, arch_list=None):
+        import torch.utils.cpp_extension as cpp_ext
+        self.cpp_ext = cpp_ext
+        self.real_load_inline = cpp_ext.load_inline
+        self.mode = mode
+        self.out_dir = out_dir
+        self.manifest = manifest or {"extensions": []}
+        self.pch_dir = pch_dir
+        self.arch_list = arch_list
+        self.calls = 0
+        self.built = []
+
+    def install(self):
+        import torch.utils.cpp_extension as cpp_ext
+        cpp_ext.load_inline = self.load_inline
+        cpp_ext.load = self.load
+
+    def load(self, *args, **kwargs):
+        raise RuntimeError("crl: torch.utils.cpp_extension.load(sources=...) is not supported; "
+                           "a candidate is one file: use load_inline")
+
+    def load_inline(self, name, cpp_sources, cuda_sources=None, functions=None,
+                    extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
+                    extra_include_paths=None, build_directory=None, verbose=False,
+                    with_cuda=None, is_python_module=True, with_pytorch_error_handling=True,
+                    keep_intermediates=True, **unused):
+        index = self.calls
+        self.calls += 1
+        key = _ext_key(index, name)
+        if self.mode == "build":
+            ext_dir = os.path.join(self.out_dir, "ext", key)
+            os.makedirs(ext_dir, exist_ok=True)
+            cflags = list(extra_cflags or [])
+            pch = pch_for(self.pch_dir, cflags)
+            if pch:
+                cflags = ["-include", pch, "-Winvalid-pch"] + cflags
+            start = _perf()
+            module = self.real_load_inline(
+                name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
+                functions=functions, extra_cflags=cflags, extra_cuda_cflags=extra_cuda_cflags,
+                extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
+                build_directory=ext_dir, verbose=verbose, with_cuda=with_cuda,
+                is_python_module=is_python_module,
+                with_pytorch_error_handling=with_pytorch_error_handling)
+            so = [f for f in _listdir(ext_dir) if f.endswith(".so")]
+            self.built.append({"key": key, "name": name, "so": os.path.join("ext", key, so[0]),
+                               "python_module": bool(is_python_module), "pch": bool(pch),
+                               "cuda": bool(cuda_sources), "seconds": _perf() - start})
+            return module
+        for ext in self.manifest.get("extensions", []):
+            if ext["key"] == key:
+                path = os.path.join(self.manifest_dir, ext["so"])
+                if not ext.get("python_module", True):
+                    import torch
+                    torch.ops.load_library(path)
+                    return path
+                loader = importlib.machinery.ExtensionFileLoader(name, path)
+                spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+                return module
+        raise RuntimeError("crl: load_inline(%r) was not built by the compile step "
+                           "(call #%d); builds must not depend on run-time state" % (name, index))
+
+
+# ----------------------------------------------------------------------------
+# precompiled header
+
+# The flag sets candidates use most; others build without a PCH.
+PCH_FLAG_SETS = ([], ["-O3"])
+
+
+def _pch_name(cflags):
+    return "torch_ext_" + hashlib.sha256(" ".join(cflags).encode()).hexdigest()[:16] + ".h"
+
+
+def pch_for(pch_dir, cflags):
+    """The PCH include for an extension's extra_cflags, or None."""
+    if not pch_dir:
+        return None
+    header = os.path.join(pch_dir, _pch_name(cflags))
+    if os.path.exists(header + ".gch"):
+        return header
+    return None
+
+
+def build_pch(out_dir):
+    """Compiles torch/extension.h once per flag set, with exactly the flags
+    torch's own extension build uses: a probe build whose `ninja` only
+    answers --version writes build.ninja and stops."""
+    import torch.utils.cpp_extension as cpp_ext
+    probe = os.path.join(out_dir, "probe")
+    os.makedirs(probe, exist_ok=True)
+    real_cxx = os.environ.get("CXX", "c++")
+    fake_bin = os.path.join(probe, "bin")
+    os.makedirs(fake_bin, exist_ok=True)
+    with open(os.path.join(fake_bin, "ninja"), "w") as f:
+        f.write('#!/bin/sh\n[ "$1" = --version ] && echo 1.11.1 && exit 0\nexit 1\n')
+    os.chmod(os.path.join(fake_bin, "ninja"), 0o755)
+    real_path = os.environ.get("PATH", "/usr/bin:/bin")
+    jobs = []
+    for cflags in PCH_FLAG_SETS:
+        d = os.path.join(probe, str(len(os.listdir(probe))))
+        os.makedirs(d)
+        os.environ["PATH"] = fake_bin + ":" + real_path
+        try:
+            cpp_ext.load_inline(name="crl_pch_probe", cpp_sources="int crl_probe() { return 0; }",
+                                extra_cflags=cflags, build_directory=d, is_python_module=False)
+        except Exception:  # noqa: BLE001 — expected: the fake ninja fails
+            pass
+        finally:
+            os.environ["PATH"] = real_path
+        values = {}
+        for line in open(os.path.join(d, "build.ninja")).read().splitlines():
+            if " = " in line and not line.startswith(" "):
+                k, v = line.split(" = ", 1)
+                values[k.strip()] = v
+        flags = [f for f in shlex.split(values.get("cflags", "")) +
+                 shlex.split(values.get("post_cflags", ""))
+                 if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+        header = os.path.join(out_dir, _pch_name(cflags))
+        with open(header, "w") as f:
+            f.write("#include <torch/extension.h>\n")
+        cmd = [real_cxx] + flags + ["-x", "c++-header", header, "-o", header + ".tmp.gch"]
+        jobs.append((header, subprocess.Popen(cmd)))
+    start = _perf()
+    failed = 0
+    for header, proc in jobs:
+        if proc.wait() == 0:
+            os.rename(header + ".tmp.gch", header + ".gch")
+        else:
+            failed += 1
+    print("pch: %d headers in %.1f s" % (len(jobs) - failed, _perf() - start), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def build_main(candidate, out_dir, pch_dir, arch_list):
+    os.environ.setdefault("MAX_JOBS", "4")  # host and device translation units at once
+    if arch_list:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
+    exts = _Extensions("build", out_dir=out_dir, pch_dir=pch_dir, arch_list=arch_list)
+    exts.install()
+    import_error = None
+    try:
+        load_module(candidate, "crl_candidate")
+    except SyntaxError:
+        traceback.print_exc()
+        return 1
+    except Exception as e:  # noqa: BLE001 — reported, judged by the worker
+        if "Error building extension" in str(e) or "error building" in str(e).lower():
+            traceback.print_exc(limit=1)
+            return 1
+        # Import-time failures unrelated to building show up again when the
+        # candidate runs, where they become RUNTIME_ERROR.
+        import_error = "".join(traceback.format_exception_only(type(e), e))[-2000:]
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump({"extensions": exts.built, "custom_kernel": bool(exts.built),
+                   "import_error": import_error}, f)
+    return 0
+
+
+# ----------------------------------------------------------------------------
+# serving one side
+
+def _global_flags(torch):
+    flags = {}
+
+    def get(name, fn):
+        try:
+            flags[name] = fn()
+        except Exception:  # noqa: BLE001 — absent in this torch version
+            pass
+
+    get("cudnn.benchmark", lambda: bool(torch.backends.cudnn.benchmark))
+    get("cudnn.deterministic", lambda: bool(torch.backends.cudnn.deterministic))
+    get("cudnn.allow_tf32", lambda: bool(torch.backends.cudnn.allow_tf32))
+    get("cudnn.enabled", lambda: bool(torch.backends.cudnn.enabled))
+    get("cuda.matmul.allow_tf32", lambda: bool(torch.backends.cuda.matmul.allow_tf32))
+    get("cuda.matmul.allow_fp16_reduced_precision_reduction",
+        lambda: bool(torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction))
+    get("cuda.matmul.allow_bf16_reduced_precision_reduction",
+        lambda: bool(torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction))
+    get("float32_matmul_precision", torch.get_float32_matmul_precision)
+    get("deterministic_algorithms", torch.are_deterministic_algorithms_enabled)
+    get("num_threads", torch.get_num_threads)
+    get("num_interop_threads", torch.get_num_interop_threads)
+    get("default_dtype", lambda: str(torch.get_default_dtype()))
+    get("grad_enabled", torch.is_grad_enabled)
+    get("mkldnn.enabled", lambda: bool(torch.backends.mkldnn.enabled))
+    return flags
+
+
+def _storage_ptr(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except AttributeError:
+        return t.storage().data_ptr()
+
+
+def _tensor_bytes(torch, t):
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.view(torch.int16)
+    return t.numpy().tobytes()
+
+
+class Side:
+    def __init__(self, header):
+        import torch
+        self.torch = torch
+        self.role = header["role"]
+        self.device = torch.device(header.get("device", "cpu"))
+        self.cuda = self.device.type == "cuda"
+        self.init_seed = int(header.get("init_seed", 42))
+        # Bound now: the candidate may patch torch.cuda.* later.
+        if self.cuda:
+            self._sync = torch.cuda.synchronize
+            self._Event = torch.cuda.Event
+            self._elapsed = torch.cuda.Event.elapsed_time
+            self._record = torch.cuda.Event.record
+            flush = int(header.get("l2_flush_bytes", 0)) or (256 << 20)
+            self.flush_buf = torch.empty(flush, dtype=torch.int8, device=self.device)
+        else:
+            self._sync = lambda: None
+            flush = int(header.get("l2_flush_bytes", 0)) or (64 << 20)
+            self.flush_buf = torch.empty(flush // 4, dtype=torch.float32)
+        self.flags_before = _global_flags(torch)
+        self.last_outputs = None
+        self.task = load_module(header["task_path"], "crl_task")
+        # Only the task's own functions make inputs; a candidate cannot reach
+        # them by name (not in sys.modules) and cannot change them for the
+        # reference, which runs in another process.
+        self.get_inputs = self.task.get_inputs
+        self.get_init_inputs = self.task.get_init_inputs
+        self.custom_kernel = False
+        if self.role == "candidate":
+            manifest_path = header.get("manifest", "")
+            manifest = {"extensions": []}
+            if manifest_path:
+                with open(manifest_path) as f:
+                    manifest = json.load(f)
+            exts = _Extensions("serve", manifest=manifest)
+            exts.manifest_dir = os.path.dirname(manifest_path)
+            exts.install()
+            module = load_module(header["candidate_path"], "crl_candidate")
+            self.custom_kernel = exts.calls > 0
+            cls = getattr(module, "ModelNew", None)
+            if cls is None:
+                raise RuntimeError("the candidate defines no class ModelNew")
+        else:
+            cls = self.task.Model
+        with self._device_scope():
+            torch.manual_seed(self.init_seed)
+            init = self.get_init_inputs()
+            torch.manual_seed(self.init_seed)
+            self.model = cls(*init)
+            if isinstance(self.model, torch.nn.Module):
+                self.model = self.model.to(self.device).eval()
+        self._sync()
+
+    def _device_scope(self):
+        torch = self.torch
+        if self.cuda and hasattr(torch, "device") and hasattr(torch.device, "__enter__"):
+            return torch.device(self.device)
+        import contextlib
+        return contextlib.nullcontext()
+
+    def make_inputs(self, seed, distribution="task"):
+        torch = self.torch
+        torch.manual_seed(seed)
+        with self._device_scope():
+            if distribution == "normal":
+                # The task's uniform draws become normal ones (same shapes,
+                # dtypes and devices), for both sides alike.
+                rand, rand_like = torch.rand, torch.rand_like
+                torch.rand, torch.rand_like = torch.randn, torch.randn_like
+                try:
+                    inputs = list(self.get_inputs())
+                finally:
+                    torch.rand, torch.rand_like = rand, rand_like
+            else:
+                inputs = list(self.get_inputs())
+        return [x.to(self.device) if isinstance(x, torch.Tensor) and x.device != self.device else x
+                for x in inputs]
+
+    def flags_changed(self):
+        after = _global_flags(self.torch)
+        return sorted("%s: %s -> %s" % (k, self.flags_before.get(k), v)
+                      for k, v in after.items() if self.flags_before.get(k) != v)
+
+    def forward(self, inputs):
+        torch = self.torch
+        with torch.no_grad():
+            out = self.model(*inputs)
+        return out
+
+    def normalise(self, out):
+        torch = self.torch
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        problems = []
+        for i, t in enumerate(outs):
+            if type(t) is not torch.Tensor:  # noqa: E721 — subclasses are the point
+                problems.append("output %d is %s, not a plain torch.Tensor" % (i, type(t).__name__))
+            elif t.layout != torch.strided:
+                problems.append("output %d has layout %s" % (i, t.layout))
+        return outs, problems
+
+    def call(self, header):
+        torch = self.torch
+        inputs = self.make_inputs(int(header["seed"]), header.get("distribution", "task"))
+        check_inputs = bool(header.get("check_inputs", False))
+        before = None
+        if check_inputs:
+            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        threads_before = _active_count()
+        self._sync()
+        t0 = _perf()
+        out = self.forward(inputs)
+        self._sync()
+        host = _perf() - t0
+        outs, problems = self.normalise(out)
+        findings = {"problems": problems}
+        if check_inputs:
+            findings["inputs_modified"] = [
+                i for i, (a, b) in enumerate(zip(before, inputs))
+                if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
+            ptrs = {_storage_ptr(x) for x in inputs if isinstance(x, torch.Tensor) and x.numel()}
+            findings["aliases_input"] = any(
+                type(t) is torch.Tensor and t.numel() and _storage_ptr(t) in ptrs for t in outs)
+        findings["python_threads_after"] = _active_count() - threads_before
+        findings["global_flags"] = self.flags_changed()
+        meta, blobs = [], []
+        if not problems:
+            for t in outs:
+                meta.append({"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)})
+                blobs.append(_tensor_bytes(torch, t))
+        probes = []
+        if header.get("probes") and not problems and len(outs) == 1 and outs[0].is_floating_point():
+            o = outs[0]
+            probes.append(("zeros", torch.zeros_like(o)))
+            x0 = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
+            if x0 is not None and x0.shape == o.shape and x0.dtype == o.dtype:
+                probes.append(("identity", x0))
+            if x0 is not None and x0.is_floating_point() and x0.numel():
+                probes.append(("mean", torch.full_like(o, float(x0.double().mean()))))
+            for name, p in probes:
+                meta.append({"probe": name, "dtype": str(p.dtype).replace("torch.", ""),
+                             "shape": list(p.shape)})
+                blobs.append(_tensor_bytes(torch, p))
+        return {"status": "ok", "outputs": meta, "host_seconds": host,
+                "findings": findings}, blobs
+
+    def timed(self, header):
+        torch = self.torch
+        inputs = self.make_inputs(int(header["seed"]))
+        if header.get("flush_l2", True):
+            if self.cuda:
+                self.flush_buf.zero_()
+            else:
+                self.flush_buf.fill_(1.0)
+        self._sync()
+        threads_before = _active_count()
+        if self.cuda:
+            start, end_stream, end_sync = self._Event(True), self._Event(True), self._Event(True)
+            t0 = _perf()
+            self._record(start)
+            out = self.forward(inputs)
+            self._record(end_stream)
+            self._sync()
+            self._record(end_sync)
+            t1 = _perf()
+            end_sync.synchronize()
+            stream = self._elapsed(start, end_stream) / 1e3
+            device = self._elapsed(start, end_sync) / 1e3
+        else:
+            t0 = _perf()
+            out = self.forward(inputs)
+            t1 = _perf()
+            stream = device = t1 - t0
+        self.last_outputs = out
+        return {"status": "ok", "stream_event_seconds": stream, "device_sync_seconds": device,
+                "host_seconds": t1 - t0,
+                "python_threads_after": _active_count() - threads_before}, []
+
+    def fetch(self):
+        if self.last_outputs is None:
+            return {"status": "bad_request", "error": "no timed call to fetch"}, []
+        outs, problems = self.normalise(self.last_outputs)
+        if problems:
+            return {"status": "ok", "outputs": [], "findings": {"problems": problems}}, []
+        meta = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in outs]
+        return {"status": "ok", "outputs": meta}, [_tensor_bytes(self.torch, t) for t in outs]
+
+
+def _error_reply(e):
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    cuda = "CUDA error" in text or "cudaError" in text or "CUBLAS_STATUS" in text
+    return {"status": "cuda_error" if cuda else "candidate_error", "error": text[-4000:]}
+
+
+def serve():
+    side = None
+    while True:
+        mtype, header, _ = read_message()
+        if mtype is None or mtype == SHUTDOWN:
+            return 0
+        if mtype == KB_LOAD:
+            try:
+                side = Side(header)
+                reply = {"ok": True, "device_name": _device_name(side), "custom_kernel":
+                         side.custom_kernel, "global_flags": side.flags_changed(),
+                         "torch_version": side.torch.__version__}
+            except BaseException as e:  # noqa: BLE001 — a candidate may raise anything
+                reply = {"ok": False, "error": _error_reply(e)["error"]}
+            write_message(KB_LOADED, reply)
+            continue
+        if side is None:
+            write_message(KB_CALL_RESULT, {"status": "load_failed", "error": "no successful load"})
+            continue
+        reply_type = KB_OUTPUTS if mtype == KB_FETCH else KB_CALL_RESULT
+        try:
+            if mtype == KB_FETCH:
+                reply, blobs = side.fetch()
+            elif header.get("timed"):
+                reply, blobs = side.timed(header)
+            else:
+                reply, blobs = side.call(header)
+        except BaseException as e:  # noqa: BLE001
+            reply, blobs = _error_reply(e), []
+        reply["call_id"] = header.get("call_id", 0)
+        write_message(reply_type, reply, blobs)
+        if reply.get("status") == "cuda_error":
+            os._exit(CUDA_ERROR_EXIT)  # a sticky CUDA error poisons the context
+
+
+def _device_name(side):
+    if side.cuda:
+        return side.torch.cuda.get_device_name(side.device)
+    return "host"
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "serve":
+        return serve()
+    if len(argv) >= 4 and argv[1] == "build":
+        pch_dir = argv[4] if len(argv) > 4 else ""
+        arch = argv[5] if len(argv) > 5 else ""
+        return build_main(argv[2], argv[3], pch_dir, arch)
+    if len(argv) >= 3 and argv[1] == "pch":
+        return build_pch(argv[2])
+    print("usage: crl_kb_harness.py serve | build CANDIDATE OUT [PCH_DIR [ARCH_LIST]] | pch OUT",
+          file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
