@@ -31,6 +31,9 @@ constexpr const char* kUsage =
     "  health ADDR       check a service's health (exit 0 when SERVING)\n"
     "  eval              compile and verify one candidate against a task\n"
     "  demo              the built-in suite end to end on an in-process worker\n"
+    "  bench             KernelBench-format batch evaluation (fast_p table, results JSON;\n"
+    "                    --cuda-l1 FILE.jsonl for CUDA-L1's released kernels)\n"
+    "  baseline          reference times of KernelBench-format tasks (baseline JSON)\n"
     "\n"
     "`crl COMMAND --help` describes a command's options.\n";
 
@@ -49,6 +52,8 @@ int main(int argc, char** argv) {
   if (command == "health") return crl::cli::HealthCommand(argc - 1, argv + 1);
   if (command == "eval") return crl::cli::EvalCommand(argc - 1, argv + 1);
   if (command == "demo") return crl::cli::DemoCommand(argc - 1, argv + 1);
+  if (command == "bench") return crl::cli::BenchCommand(argc - 1, argv + 1);
+  if (command == "baseline") return crl::cli::BaselineCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -1,0 +1,441 @@
+// crl bench / crl baseline: KernelBench-format batch evaluation.
+//
+//   crl bench --tasks DIR --generations DIR [--baseline FILE] --out results.json
+//   crl bench --cuda-l1 FILE.jsonl --out results.json
+//   crl baseline --tasks DIR --out baseline.json
+//
+// Every sample goes through the same worker path as `crl eval --time`:
+// sandboxed build, verification against the task's Model in another
+// process, then the timing oracle's interleaved pairs. Samples run
+// concurrently (--jobs); the worker's lanes keep timing exclusive.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/client.h"
+#include "common/clock.h"
+#include "common/file.h"
+#include "common/status.h"
+#include "services/cli/commands.h"
+#include "services/cli/engine_eval_client.h"
+#include "services/cli/kb_report.h"
+#include "services/timing/oracle.h"
+#include "services/worker/worker_setup.h"
+
+namespace crl::cli {
+
+std::string FlagName(v1::Flag f);
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ShortVerdict(v1::Verdict v) {
+  std::string name = v1::Verdict_Name(v);
+  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
+}
+
+// Where evaluations run: an in-process worker or a remote one.
+struct Backend {
+  std::unique_ptr<WorkerRuntime> runtime;
+  std::unique_ptr<timing::EvalClientInterface> client;
+  bool remote = false;
+};
+
+absl::StatusOr<Backend> Connect(const std::string& worker, const ClientOptions& client_options,
+                                const WorkerOptions& embedded) {
+  Backend b;
+  if (worker.empty()) {
+    CRL_ASSIGN_OR_RETURN(b.runtime, BuildWorker(embedded, nullptr));
+    b.client = std::make_unique<EngineEvalClient>(b.runtime->engine.get());
+  } else {
+    CRL_ASSIGN_OR_RETURN(b.client, timing::GrpcEvalClient::Create(worker, client_options));
+    b.remote = true;
+  }
+  return b;
+}
+
+v1::Task KbTask(const std::string& name, const std::string& path, const std::string& content,
+                bool remote) {
+  v1::Task task;
+  task.set_format(v1::TASK_FORMAT_KERNELBENCH);
+  task.set_name(name);
+  if (!remote && !path.empty()) {
+    task.set_path(fs::absolute(path).string());
+  } else {
+    v1::File* f = task.add_files();
+    f->set_path("task.py");
+    f->set_content(content);
+  }
+  return task;
+}
+
+// What one (task, candidate) evaluation produced.
+struct Outcome {
+  bool evaluated = false;  // false: infrastructure failure, not scored
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
+  bool compiled = false;
+  bool custom_kernel = false;
+  std::optional<v1::TimeResponse> timing;
+  std::vector<std::string> flags;
+  std::string message;
+};
+
+Outcome EvaluateOne(timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options,
+                    const v1::Task& task, const std::string& source, const std::string& filename,
+                    bool time, double host_bandwidth) {
+  Outcome o;
+  v1::EvaluateRequest request;
+  *request.mutable_task() = task;
+  request.mutable_candidate()->set_source(source);
+  request.mutable_candidate()->set_filename(filename);
+  auto r = client->Evaluate(request);
+  if (!r.ok()) {
+    o.message = r.status().ToString();
+    // A task the worker rejects is the task's problem, not the sample's.
+    o.verdict = v1::VERDICT_INFRA_ERROR;
+    return o;
+  }
+  o.verdict = r->verdict();
+  o.evaluated = r->verdict() != v1::VERDICT_INFRA_ERROR;
+  o.compiled = r->compile().verdict() == v1::VERDICT_OK;
+  o.custom_kernel = r->custom_kernel();
+  for (int f : r->flags()) o.flags.push_back(FlagName(static_cast<v1::Flag>(f)));
+  if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
+  if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
+  if (!time || r->verdict() != v1::VERDICT_OK) return o;
+  timing::TimingOracle oracle(oracle_options, client, RealClock::Get());
+  if (host_bandwidth > 0) oracle.SetHostCeiling({host_bandwidth, 0});
+  v1::TimeRequest t;
+  *t.mutable_task() = task;
+  t.set_artifact_id(r->artifact_id());
+  auto timed = oracle.Time(t);
+  if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
+    o.evaluated = false;
+    o.message = timed.ok() ? "timing: infrastructure error" : timed.status().ToString();
+    if (timed.ok()) {
+      for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o.message, "; ", e);
+    }
+    return o;
+  }
+  if (timed->verdict() != v1::VERDICT_OK) {
+    // Failed while being timed (e.g. crashed on a timing input): that is the
+    // sample's verdict.
+    o.verdict = timed->verdict();
+    for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o.message, "; ", e);
+    return o;
+  }
+  for (int f : timed->flags()) o.flags.push_back(FlagName(static_cast<v1::Flag>(f)));
+  o.timing = std::move(*timed);
+  return o;
+}
+
+// Runs fn(i) for i in [0, n) on `jobs` threads.
+void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
+  std::atomic<int> next{0};
+  std::vector<std::thread> threads;
+  for (int j = 0; j < std::max(1, std::min(jobs, n)); ++j) {
+    threads.emplace_back([&] {
+      for (int i = next++; i < n; i = next++) fn(i);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+absl::Status WriteJson(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+struct CommonFlags {
+  std::string worker;
+  std::string out;
+  int jobs = 2;
+  bool no_time = false;
+  timing::OracleOptions oracle;
+  ClientOptions client;
+  WorkerOptions embedded;
+
+  void Bind(OptionSet* flags) {
+    flags->Add("worker", &worker, "HOST:PORT of a crl-worker (default: an in-process worker)");
+    flags->Add("out", &out, "where to write the results JSON");
+    flags->Add("jobs", &jobs, "samples evaluated concurrently (lanes still serialise timing)");
+    flags->Add("no_time", &no_time, "verify only; skip the timing oracle");
+    flags->Add("target_rel_ci", &oracle.target_rel_ci,
+               "stop timing at this relative CI half-width of the speedup");
+    flags->Add("budget_seconds", &oracle.budget_seconds, "timing budget per sample");
+    client.timeout = absl::Minutes(20);
+    BindClientOptions(flags, &client);
+    BindWorkerOptions(flags, &embedded);
+  }
+  nlohmann::json Config(const std::string& device) const {
+    return {{"atol", embedded.engine.kb.atol},
+            {"rtol", embedded.engine.kb.rtol},
+            {"timed", !no_time},
+            {"target_rel_ci", oracle.target_rel_ci},
+            {"budget_seconds", oracle.budget_seconds},
+            {"worker", worker.empty() ? "in-process" : worker},
+            {"device", device}};
+  }
+};
+
+std::string Label(const Outcome& o) {
+  std::string s = ShortVerdict(o.verdict);
+  if (o.timing) absl::StrAppend(&s, absl::StrFormat(" %.2fx", o.timing->speedup()));
+  return s;
+}
+
+int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& flags) {
+  auto rows = kb::ReadCudaL1(path);
+  if (!rows.ok()) return UsageError(flags, rows.status());
+  auto backend = Connect(common.worker, common.client, common.embedded);
+  if (!backend.ok()) return Fail(backend.status());
+  const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
+  std::vector<kb::CudaL1Result> results(rows->size());
+  std::mutex mu;
+  kb::ProgressBar progress(std::cerr, static_cast<int>(rows->size()), isatty(2));
+  ParallelFor(static_cast<int>(rows->size()), common.jobs, [&](int i) {
+    const kb::CudaL1Row& row = (*rows)[i];
+    kb::CudaL1Result& r = results[i];
+    r.level_id = row.level_id;
+    r.task_id = row.task_id;
+    r.reported_score = row.score_default;
+    if (!row.custom_code) {
+      r.status = "NO_KERNEL";
+    } else {
+      v1::Task task = KbTask(absl::StrCat("level", row.level_id, "_task", row.task_id), "",
+                             row.ref_code, true);
+      Outcome o = EvaluateOne(backend->client.get(), common.oracle, task, *row.custom_code,
+                              "custom_code.py", !common.no_time, bandwidth);
+      r.status = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
+      r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
+      r.custom_kernel = o.evaluated ? o.custom_kernel : kb::ContainsCustomKernel(*row.custom_code);
+      r.flags = o.flags;
+      r.message = o.message;
+      if (o.timing) {
+        r.speedup = o.timing->speedup();
+        r.speedup_ci = std::make_pair(o.timing->speedup_ci_low(), o.timing->speedup_ci_high());
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    progress.Step(absl::StrCat("level ", row.level_id, " task ", row.task_id, " ", r.status));
+  });
+  progress.Finish();
+  nlohmann::json j = {{"config", common.Config("")}, {"source", path}, {"rows", nlohmann::json::array()}};
+  for (const auto& r : results) j["rows"].push_back(kb::CudaL1ResultJson(r));
+  j["summary"] = kb::CudaL1Summary(results);
+  std::printf("%s\n", j["summary"].dump(2).c_str());
+  if (!common.out.empty()) {
+    if (auto s = WriteJson(common.out, j); !s.ok()) return Fail(s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int BenchCommand(int argc, char** argv) {
+  std::string tasks_dir, generations_dir, baseline_path, cuda_l1;
+  CommonFlags common;
+  OptionSet flags("crl bench",
+                  "Evaluates KernelBench-format generations against their tasks and prints\n"
+                  "a table per level (correct, fast_p, geomean and median speedup).\n"
+                  "Generations are named level_L_problem_P_sample_S_kernel.py. With\n"
+                  "--cuda-l1 FILE.jsonl, evaluates each row's custom_code against its\n"
+                  "ref_code and reports our speedup beside the reported score_default.\n"
+                  "Exit 0 when every sample was evaluated; 3 when some hit infrastructure\n"
+                  "errors (they are listed, never counted as wrong).");
+  flags.Add("tasks", &tasks_dir, "directory with level1/, level2/, ... task files");
+  flags.Add("generations", &generations_dir, "directory of generated candidates");
+  flags.Add("baseline", &baseline_path,
+            "KernelBench baseline JSON (reference times recorded beside ours)");
+  flags.Add("cuda-l1", &cuda_l1, "CUDA-L1 JSON lines file to evaluate instead");
+  common.Bind(&flags);
+  absl::Status s = flags.Parse(argc, argv, nullptr);
+  if (s.ok() && !flags.help_requested() && cuda_l1.empty()) {
+    if (tasks_dir.empty()) s = absl::InvalidArgumentError("--tasks is required");
+    else if (generations_dir.empty()) s = absl::InvalidArgumentError("--generations is required");
+  }
+  if (!s.ok() || flags.help_requested()) return UsageError(flags, s);
+  if (!cuda_l1.empty()) return CudaL1Bench(cuda_l1, common, flags);
+
+  auto tasks = kb::ListTasks(tasks_dir);
+  if (!tasks.ok()) return UsageError(flags, tasks.status());
+  auto generations = kb::ListGenerations(generations_dir);
+  if (!generations.ok()) return UsageError(flags, generations.status());
+  std::optional<kb::Baseline> baseline;
+  if (!baseline_path.empty()) {
+    auto b = kb::ReadBaseline(baseline_path);
+    if (!b.ok()) return UsageError(flags, b.status());
+    baseline = std::move(*b);
+  }
+  std::map<std::pair<int, int>, const kb::TaskFile*> by_problem;
+  for (const auto& t : *tasks) by_problem[{t.level, t.problem}] = &t;
+  std::vector<std::pair<const kb::GenerationFile*, const kb::TaskFile*>> work;
+  int orphans = 0;
+  for (const auto& g : *generations) {
+    auto it = by_problem.find({g.level, g.problem});
+    if (it == by_problem.end()) {
+      ++orphans;
+      continue;
+    }
+    work.push_back({&g, it->second});
+  }
+  if (orphans) std::fprintf(stderr, "crl bench: %d generation(s) match no task; skipped\n", orphans);
+
+  auto backend = Connect(common.worker, common.client, common.embedded);
+  if (!backend.ok()) return Fail(backend.status());
+  const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
+  std::vector<kb::SampleResult> results(work.size());
+  std::string device;
+  std::mutex mu;
+  kb::ProgressBar progress(std::cerr, static_cast<int>(work.size()), isatty(2));
+  ParallelFor(static_cast<int>(work.size()), common.jobs, [&](int i) {
+    const auto& [g, t] = work[i];
+    kb::SampleResult& r = results[i];
+    r.level = g->level;
+    r.problem = g->problem;
+    r.sample = g->sample;
+    auto source = ReadFileToString(g->path, "generation");
+    auto task_source = ReadFileToString(t->path, "task");
+    if (!source.ok() || !task_source.ok()) {
+      r.verdict = "INFRA_ERROR";
+      r.message = (source.ok() ? task_source.status() : source.status()).ToString();
+    } else {
+      v1::Task task = KbTask(fs::path(t->name).stem().string(), t->path, *task_source,
+                             backend->remote);
+      Outcome o = EvaluateOne(backend->client.get(), common.oracle, task, *source,
+                              fs::path(g->path).filename().string(), !common.no_time, bandwidth);
+      r.evaluated = o.evaluated;
+      r.verdict = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
+      r.compiled = o.compiled;
+      r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
+      r.custom_kernel = o.custom_kernel;
+      r.flags = o.flags;
+      r.message = o.message;
+      if (o.timing) {
+        r.ref_ms = o.timing->ref_seconds() * 1e3;
+        r.candidate_ms = o.timing->candidate_seconds() * 1e3;
+        r.speedup = o.timing->speedup();
+        r.speedup_ci_low = o.timing->speedup_ci_low();
+        r.speedup_ci_high = o.timing->speedup_ci_high();
+        std::lock_guard<std::mutex> lock(mu);
+        if (device.empty()) device = o.timing->device_name();
+      }
+      if (baseline) {
+        if (const auto* b = kb::FindBaseline(*baseline, g->level, t->name); b && r.candidate_ms > 0) {
+          absl::StrAppend(&r.message, r.message.empty() ? "" : "; ",
+                          absl::StrFormat("baseline %.4g ms (%s): %.2fx against it", b->mean,
+                                          b->hardware, b->mean / r.candidate_ms));
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      progress.Step(absl::StrCat("level", g->level, "/", t->name, " sample ", g->sample, " ",
+                                 Label(o)));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    progress.Step(absl::StrCat("level", g->level, "/", t->name, " ", r.verdict));
+  });
+  progress.Finish();
+
+  std::vector<kb::LevelSummary> summaries = kb::SummarizeLevels(*tasks, results);
+  std::printf("%s", kb::RenderTable(summaries).c_str());
+  int infra = 0;
+  for (const auto& r : results) {
+    if (kb::IsInfra(r)) {
+      ++infra;
+      std::fprintf(stderr, "infrastructure error: level %d problem %d sample %d: %s\n", r.level,
+                   r.problem, r.sample, r.message.c_str());
+    }
+  }
+  if (!common.out.empty()) {
+    nlohmann::json config = common.Config(device);
+    config["tasks"] = tasks_dir;
+    config["generations"] = generations_dir;
+    if (auto w = WriteJson(common.out, kb::ResultsJson(config, results, summaries)); !w.ok()) {
+      return Fail(w);
+    }
+  }
+  return infra ? 3 : 0;
+}
+
+int BaselineCommand(int argc, char** argv) {
+  std::string tasks_dir, hardware;
+  int trials = 100, warmup = 10;
+  CommonFlags common;
+  OptionSet flags("crl baseline",
+                  "Measures the reference Model of every task (KernelBench's baseline\n"
+                  "schema: milliseconds, mean/std/min/max over --trials timed calls with\n"
+                  "warm-up and cache flush, fresh inputs per call).");
+  flags.Add("tasks", &tasks_dir, "directory with level1/, level2/, ... task files");
+  flags.Add("trials", &trials, "timed calls per task");
+  flags.Add("warmup", &warmup, "untimed calls first");
+  flags.Add("hardware", &hardware, "hardware label (default: the device name)");
+  common.Bind(&flags);
+  absl::Status s = flags.Parse(argc, argv, nullptr);
+  if (s.ok() && !flags.help_requested()) {
+    if (tasks_dir.empty()) s = absl::InvalidArgumentError("--tasks is required");
+    else if (common.out.empty()) s = absl::InvalidArgumentError("--out is required");
+  }
+  if (!s.ok() || flags.help_requested()) return UsageError(flags, s);
+  auto tasks = kb::ListTasks(tasks_dir);
+  if (!tasks.ok()) return UsageError(flags, tasks.status());
+  auto backend = Connect(common.worker, common.client, common.embedded);
+  if (!backend.ok()) return Fail(backend.status());
+
+  kb::Baseline baseline;
+  int failures = 0;
+  std::mutex mu;
+  kb::ProgressBar progress(std::cerr, static_cast<int>(tasks->size()), isatty(2));
+  ParallelFor(static_cast<int>(tasks->size()), common.jobs, [&](int i) {
+    const kb::TaskFile& t = (*tasks)[i];
+    auto content = ReadFileToString(t.path, "task");
+    std::string label;
+    if (!content.ok()) {
+      label = content.status().ToString();
+    } else {
+      v1::MeasureRequest m;
+      *m.mutable_task() =
+          KbTask(fs::path(t.name).stem().string(), t.path, *content, backend->remote);
+      m.set_iterations(trials);
+      m.set_warmup(warmup);
+      auto r = backend->client->Measure(m);
+      if (!r.ok() || r->verdict() != v1::VERDICT_OK) {
+        label = r.ok() ? absl::StrCat(ShortVerdict(r->verdict()), ": ",
+                                      r->messages_size() ? r->messages(0) : "")
+                       : r.status().ToString();
+      } else {
+        std::vector<double> ms;
+        for (const auto& sample : r->samples()) ms.push_back(sample.device_sync_seconds() * 1e3);
+        kb::BaselineEntry e = kb::BaselineFromSamples(
+            ms, hardware.empty() ? r->device_name() : hardware, r->device_name());
+        std::lock_guard<std::mutex> lock(mu);
+        baseline[kb::LevelKey(t.level)][t.name] = e;
+        progress.Step(absl::StrFormat("level%d/%s %.4g ms", t.level, t.name, e.mean));
+        return;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    ++failures;
+    std::fprintf(stderr, "\nlevel%d/%s: %s\n", t.level, t.name.c_str(), label.c_str());
+    progress.Step(absl::StrCat("level", t.level, "/", t.name, " failed"));
+  });
+  progress.Finish();
+  if (auto w = WriteJson(common.out, kb::BaselineJson(baseline)); !w.ok()) return Fail(w);
+  std::printf("%zu task(s) measured, %d failed; written to %s\n", tasks->size() - failures,
+              failures, common.out.c_str());
+  return failures ? 3 : 0;
+}
+
+}  // namespace crl::cli
