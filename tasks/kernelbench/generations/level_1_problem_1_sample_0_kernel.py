@@ -1,0 +1,43 @@
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# Fused exact GELU * scale on the host: one pass over the data instead of two.
+cpp_source = r"""
+#include <torch/extension.h>
+#include <cmath>
+
+torch::Tensor scaled_gelu(torch::Tensor x, double scale) {
+    TORCH_CHECK(x.device().is_cpu(), "scaled_gelu: CPU tensor expected");
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "scaled_gelu: float32 expected");
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* in = xc.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    const int64_t n = xc.numel();
+    const float s = static_cast<float>(scale);
+    const float inv_sqrt2 = 0.70710678118654752440f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = in[i];
+        o[i] = 0.5f * v * (1.0f + std::erf(v * inv_sqrt2)) * s;
+    }
+    return out;
+}
+"""
+
+_ext = load_inline(
+    name="crl_kb_l1p1s0_scaled_gelu",
+    cpp_sources=cpp_source,
+    functions=["scaled_gelu"],
+    verbose=False,
+    extra_cflags=["-O3"],
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return _ext.scaled_gelu(x, self.scale)
