@@ -9,6 +9,9 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev catch2 libsqlite3-dev nlohmann-json3-dev
   libyaml-cpp-dev libcurl4-openssl-dev libseccomp-dev libssl-dev curl openssl
+  # KernelBench-format tasks: the harness runs Debian's CPU PyTorch, and
+  # load_inline builds against its headers (torch/extension.h, pybind11).
+  python3-torch libtorch-dev pybind11-dev python3-dev
 )
 
 missing=()

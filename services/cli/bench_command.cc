@@ -153,7 +153,7 @@ void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
 
 absl::Status WriteJson(const std::string& path, const nlohmann::json& j) {
   std::ofstream out(path);
-  out << j.dump(2) << "\n";
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
 }
@@ -235,7 +235,7 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
   nlohmann::json j = {{"config", common.Config("")}, {"source", path}, {"rows", nlohmann::json::array()}};
   for (const auto& r : results) j["rows"].push_back(kb::CudaL1ResultJson(r));
   j["summary"] = kb::CudaL1Summary(results);
-  std::printf("%s\n", j["summary"].dump(2).c_str());
+  std::printf("%s\n", j["summary"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   if (!common.out.empty()) {
     if (auto s = WriteJson(common.out, j); !s.ok()) return Fail(s);
   }

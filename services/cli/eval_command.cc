@@ -226,7 +226,7 @@ int EvalCommand(int argc, char** argv) {
       j["flags"] = flags_list;
       j["flag_evidence"] = evidence;
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%s  %s  (compile %.2fs%s, %d/%d trials, max abs err %.3g, lane %s)\n",
                 VerdictName(response->verdict()).c_str(), candidate_path.c_str(),

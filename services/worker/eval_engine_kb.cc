@@ -20,14 +20,22 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string Status(const KbReply& r) {
-  auto it = r.header.find("status");
-  return it != r.header.end() && it->is_string() ? it->get<std::string>() : "";
+std::string Status(const KbReply& r) { return KbField<std::string>(r.header, "status", ""); }
+
+std::string Error(const KbReply& r) {
+  return KbField<std::string>(r.header, "error", "failed").substr(0, 3000);
 }
 
-double Number(const KbReply& r, const char* key) {
-  auto it = r.header.find(key);
-  return it != r.header.end() && it->is_number() ? it->get<double>() : -1;
+double Number(const KbReply& r, const char* key) { return KbField<double>(r.header, key, -1); }
+
+// The harness always reports three positive, finite times; anything else
+// was written by candidate code.
+bool PlausibleTimes(const KbReply& r) {
+  for (const char* key : {"stream_event_seconds", "device_sync_seconds", "host_seconds"}) {
+    double v = Number(r, key);
+    if (!(v > 0 && v < 1e6)) return false;
+  }
+  return true;
 }
 
 // Where a candidate's build artifact keeps the source the harness imports.
@@ -227,7 +235,11 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::MeasureKb(const v1::MeasureReque
     if (!event.ok) return done(event.verdict, absl::StrCat("call ", i + 1, ": ", event.message));
     if (Status(reply) != "ok") {
       return done(v1::VERDICT_RUNTIME_ERROR,
-                  absl::StrCat("call ", i + 1, ": ", reply.header.value("error", "failed")));
+                  absl::StrCat("call ", i + 1, ": ", Error(reply)));
+    }
+    if (!PlausibleTimes(reply)) {
+      return done(load.role == "reference" ? v1::VERDICT_INFRA_ERROR : v1::VERDICT_SANDBOX_VIOLATION,
+                  absl::StrCat("call ", i + 1, ": forged timing report (not positive)"));
     }
     if (i < warmup) continue;
     v1::TimingSample* s = response.add_samples();
@@ -293,11 +305,14 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePairKb(
     *outside = Since(t0);
     if (!event.ok) return fail(is_ref, event.verdict, event.message);
     if (Status(reply) != "ok") {
-      return fail(is_ref, v1::VERDICT_RUNTIME_ERROR, reply.header.value("error", "failed"));
+      return fail(is_ref, v1::VERDICT_RUNTIME_ERROR, Error(reply));
     }
-    if (reply.header.value("python_threads_after", 0) > 0) {
+    if (KbField<int>(reply.header, "python_threads_after", 0) > 0) {
       return fail(is_ref, v1::VERDICT_WRONG_ANSWER,
                   "a Python thread was left running after a timed forward returned");
+    }
+    if (!PlausibleTimes(reply)) {
+      return fail(is_ref, v1::VERDICT_SANDBOX_VIOLATION, "forged timing report (not positive)");
     }
     sample->set_stream_event_seconds(Number(reply, "stream_event_seconds"));
     sample->set_device_sync_seconds(Number(reply, "device_sync_seconds"));

@@ -15,18 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A reply field of the expected JSON type, or a default.
-template <typename T>
-T Field(const nlohmann::json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<KbTask> LoadKbTask(const std::string& path) {
@@ -63,14 +51,14 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
   for (size_t i = 0; i < it->size(); ++i) {
     const nlohmann::json& m = (*it)[i];
     KbTensor t;
-    std::string dtype = Field<std::string>(m, "dtype", "");
+    std::string dtype = KbField<std::string>(m, "dtype", "");
     if (!runner::DtypeFromName(dtype, &t.spec.dtype)) {
       return absl::DataLossError(
           absl::StrCat("output ", i, ": dtype '", dtype.substr(0, 40), "' is not supported"));
     }
     t.spec.name = absl::StrCat("output", i);
-    t.spec.shape = Field<std::vector<int64_t>>(m, "shape", {-1});
-    t.probe = Field<std::string>(m, "probe", "");
+    t.spec.shape = KbField<std::vector<int64_t>>(m, "shape", {-1});
+    t.probe = KbField<std::string>(m, "probe", "");
     uint64_t bytes = 0;
     if (!runner::SpecBytes(t.spec, &bytes) || bytes != reply.blobs[i].size()) {
       return absl::DataLossError(absl::StrCat("output ", i, ": ", reply.blobs[i].size(),
@@ -134,16 +122,16 @@ std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const K
                          static_cast<uint32_t>(runner::MessageType::kKbLoaded), request,
                          runner.startup_timeout_seconds, &reply);
   if (!event->ok) return nullptr;
-  if (!Field<bool>(reply.header, "ok", false)) {
+  if (!KbField<bool>(reply.header, "ok", false)) {
     *event = {false, v1::VERDICT_RUNTIME_ERROR,
               absl::StrCat(load.role, " failed to load: ",
-                           Field<std::string>(reply.header, "error", "(no detail)"))};
+                           KbField<std::string>(reply.header, "error", "(no detail)"))};
     kbs->Close();
     return nullptr;
   }
-  kbs->device_name_ = Field<std::string>(reply.header, "device_name", "");
-  kbs->custom_kernel_ = Field<bool>(reply.header, "custom_kernel", false);
-  kbs->global_flags_ = Field<std::vector<std::string>>(reply.header, "global_flags", {});
+  kbs->device_name_ = KbField<std::string>(reply.header, "device_name", "");
+  kbs->custom_kernel_ = KbField<bool>(reply.header, "custom_kernel", false);
+  kbs->global_flags_ = KbField<std::vector<std::string>>(reply.header, "global_flags", {});
   return kbs;
 }
 
@@ -159,7 +147,7 @@ RunnerEvent KbSession::Exchange(uint32_t type, uint32_t expect, const nlohmann::
     return {false, v1::VERDICT_SANDBOX_VIOLATION,
             absl::StrCat("malformed result on the harness channel: ", error)};
   }
-  const std::string status = Field<std::string>(reply->header, "status", "ok");
+  const std::string status = KbField<std::string>(reply->header, "status", "ok");
   if (status == "cuda_error") session_->Close();  // the harness exits by itself
   return e;
 }

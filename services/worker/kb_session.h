@@ -54,9 +54,23 @@ struct KbTensor {
 };
 
 struct KbReply {
-  nlohmann::json header;
+  nlohmann::json header;  // untrusted: read it only through KbField
   std::vector<std::string> blobs;
 };
+
+// A field of an untrusted JSON object, or `fallback` when it is absent or of
+// another type (json::value() would throw on a forged type).
+template <typename T>
+T KbField(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
 
 // Decodes a reply's "outputs" metadata and blobs; an error means the bytes
 // cannot have come from the harness (sizes disagree with shapes, unknown

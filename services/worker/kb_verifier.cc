@@ -12,30 +12,25 @@
 namespace crl {
 namespace {
 
-std::string Status(const KbReply& r) {
-  auto it = r.header.find("status");
-  return it != r.header.end() && it->is_string() ? it->get<std::string>() : "";
-}
+std::string Status(const KbReply& r) { return KbField<std::string>(r.header, "status", ""); }
 
 std::string ErrorText(const KbReply& r) {
-  auto it = r.header.find("error");
-  return it != r.header.end() && it->is_string() ? it->get<std::string>().substr(0, 3000) : "";
+  return KbField<std::string>(r.header, "error", "").substr(0, 3000);
 }
 
 // Findings the harness reports about a candidate call; any is a failure.
 std::string FindingsProblem(const nlohmann::json& f, bool reference_aliases) {
-  if (!f.is_object()) return "";
-  auto problems = f.value("problems", nlohmann::json::array());
+  auto problems = KbField<nlohmann::json>(f, "problems", nlohmann::json::array());
   if (problems.is_array() && !problems.empty()) return problems[0].dump();
-  auto modified = f.value("inputs_modified", nlohmann::json::array());
+  auto modified = KbField<nlohmann::json>(f, "inputs_modified", nlohmann::json::array());
   if (modified.is_array() && !modified.empty()) {
     return absl::StrCat("forward modified input(s) ", modified.dump(),
                         " (inputs must be bit-identical after the call)");
   }
-  if (f.value("aliases_input", false) && !reference_aliases) {
+  if (KbField<bool>(f, "aliases_input", false) && !reference_aliases) {
     return "an output shares storage with an input (the reference's does not)";
   }
-  int threads = f.value("python_threads_after", 0);
+  int threads = KbField<int>(f, "python_threads_after", 0);
   if (threads > 0) {
     return absl::StrCat("left ", threads, " Python thread(s) running after forward returned");
   }
@@ -129,7 +124,7 @@ KbVerifyResult VerifyKbCandidate(const KbVerifyInputs& in, const Lane& lane,
              absl::StrCat(where, ": ", side, " raised: ", ErrorText(reply)));
       return false;
     }
-    *findings = reply.header.value("findings", nlohmann::json::object());
+    *findings = KbField<nlohmann::json>(reply.header, "findings", nlohmann::json::object());
     if (!is_ref) {
       std::string problem = FindingsProblem(*findings, false);
       if (!problem.empty() && problem.find("shares storage") == std::string::npos) {
@@ -181,11 +176,12 @@ KbVerifyResult VerifyKbCandidate(const KbVerifyInputs& in, const Lane& lane,
     request["probes"] = false;  // the candidate never computes (or sees) probes
     if (!run(cand.get(), false, request, where, &got, &cand_findings)) return out;
     report.set_trials(report.trials() + 1);
-    if (cand_findings.value("aliases_input", false) && !ref_findings.value("aliases_input", false)) {
+    if (KbField<bool>(cand_findings, "aliases_input", false) &&
+        !KbField<bool>(ref_findings, "aliases_input", false)) {
       return finish(v1::VERDICT_WRONG_ANSWER,
                     absl::StrCat(where, ": ", FindingsProblem(cand_findings, false)));
     }
-    for (const auto& f : cand_findings.value("global_flags", std::vector<std::string>{})) {
+    for (const auto& f : KbField<std::vector<std::string>>(cand_findings, "global_flags", {})) {
       if (std::find(global_flags.begin(), global_flags.end(), f) == global_flags.end()) {
         global_flags.push_back(f);
       }

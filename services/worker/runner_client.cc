@@ -158,8 +158,16 @@ RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload
   if (st == runner::ReadStatus::kTimeout) {
     return Fail(absl::StrCat("no answer within ", timeout_seconds, " s"), true);
   }
+  if (st == runner::ReadStatus::kEof) return Fail("runner ended", false);
   if (st != runner::ReadStatus::kOk) {
-    return Fail(st == runner::ReadStatus::kEof ? "runner ended" : error, false);
+    // A runner that is still alive after writing a broken frame wrote it on
+    // purpose (candidate code owns the process): tampering. One that died
+    // mid-frame is classified by how it died.
+    if (process_->Wait(0.5).kind == runner::ExitInfo::kTimedOut) return Tampered(error);
+    dead_ = true;
+    RunnerEvent e = ClassifyExit(process_->Wait(0));
+    e.message = absl::StrCat(error, ": ", e.message);
+    return e;
   }
   return {true, v1::VERDICT_OK, ""};
 }

@@ -1,0 +1,265 @@
+// KernelBench-format tasks through the real worker engine (sandboxed builds,
+// harness processes, CPU PyTorch): every host candidate and hack under
+// tasks/kernelbench/ gets the verdict and flags expect.yaml names; broken
+// tasks are infrastructure errors, never wrong answers; timing pairs run;
+// `crl bench` and `crl baseline` produce KernelBench-shaped files.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "services/worker/worker_setup.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRoot = std::string(CRL_SOURCE_DIR) + "/tasks/kernelbench";
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Short(v1::Verdict v) { return v1::Verdict_Name(v).substr(8); }
+
+std::string FlagShort(int f) { return v1::Flag_Name(static_cast<v1::Flag>(f)).substr(5); }
+
+// One in-process worker shared by the tests of this file: two host lanes, a
+// build cache kept under the build tree so the precompiled torch header is
+// made once per checkout.
+EvalEngine& Engine() {
+  static std::unique_ptr<WorkerRuntime> rt = [] {
+    WorkerOptions options;
+    options.gpus = "";
+    options.host_lanes = 2;
+    options.compiler.cache_dir = std::string(CRL_BIN_DIR) + "/../kb-test-cache";
+    options.engine.work_dir = std::string(CRL_BIN_DIR) + "/../kb-test-work";
+    options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+    auto built = BuildWorker(options, nullptr);
+    REQUIRE(built.ok());
+    return std::move(*built);
+  }();
+  return *rt->engine;
+}
+
+v1::EvaluateRequest Request(const std::string& task_path, const std::string& source) {
+  v1::EvaluateRequest req;
+  req.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
+  req.mutable_task()->set_path(task_path);
+  req.mutable_candidate()->set_source(source);
+  req.mutable_candidate()->set_filename("candidate.py");
+  req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+  return req;
+}
+
+TEST_CASE("every host KernelBench candidate and hack gets its expected verdict and flags",
+          "[kernelbench][suite]") {
+  YAML::Node expect = YAML::LoadFile(kRoot + "/expect.yaml");
+  struct Case {
+    std::string file, task, verdict, why;
+    std::set<std::string> flags;
+  };
+  std::vector<Case> cases;
+  for (const auto& c : expect["candidates"]) {
+    if (c["backend"].as<std::string>() != "host") continue;
+    Case k{c["file"].as<std::string>(), c["task"].as<std::string>(),
+           c["verdict"].as<std::string>(), c["why"] ? c["why"].as<std::string>() : "", {}};
+    for (const auto& f : c["flags"]) k.flags.insert(f.as<std::string>());
+    cases.push_back(k);
+  }
+  REQUIRE(cases.size() >= 30);
+
+  struct Got {
+    std::string verdict, message;
+    std::set<std::string> flags;
+    bool ok = false;
+  };
+  std::vector<Got> got(cases.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      auto r = Engine().Evaluate(
+          Request(kRoot + "/" + cases[i].task, Read(kRoot + "/" + cases[i].file)));
+      if (!r.ok()) {
+        got[i].message = r.status().ToString();
+        continue;
+      }
+      got[i].ok = true;
+      got[i].verdict = Short(r->verdict());
+      for (int f : r->flags()) got[i].flags.insert(FlagShort(f));
+      for (const auto& m : r->messages()) got[i].message += m + " | ";
+      if (r->verdict() == v1::VERDICT_COMPILE_ERROR) got[i].message += r->compile().log().substr(0, 600);
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+
+  std::map<std::string, int> by_verdict;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].file << " on " << cases[i].task << " (" << cases[i].why << "): " << got[i].message);
+    REQUIRE(got[i].ok);
+    CHECK(got[i].verdict == cases[i].verdict);
+    if (cases[i].verdict == "OK") CHECK(got[i].flags == cases[i].flags);
+    ++by_verdict[got[i].verdict];
+  }
+  CHECK(by_verdict["OK"] > 0);
+  CHECK(by_verdict["WRONG_ANSWER"] > 0);
+  CHECK(by_verdict["COMPILE_ERROR"] > 0);
+  CHECK(by_verdict["SANDBOX_VIOLATION"] > 0);
+}
+
+TEST_CASE("a broken KernelBench task is the task's problem, never a wrong answer",
+          "[kernelbench]") {
+  TempDir dir;
+  const std::string candidate = Read(kRoot + "/generations/level_1_problem_3_sample_1_kernel.py");
+  SECTION("a file that is not a task is refused with the reason") {
+    std::ofstream(dir.path() + "/1_Broken.py") << "import torch\n";
+    auto r = Engine().Evaluate(Request(dir.path() + "/1_Broken.py", candidate));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK_THAT(std::string(r.status().message()), Catch::Contains("class Model"));
+  }
+  SECTION("a reference that raises gives INFRA_ERROR, not a verdict on the candidate") {
+    std::ofstream(dir.path() + "/1_Raises.py")
+        << "import torch\nclass Model(torch.nn.Module):\n"
+        << "    def forward(self, x):\n        raise ValueError('reference bug')\n"
+        << "def get_inputs():\n    return [torch.rand(4, 4)]\n"
+        << "def get_init_inputs():\n    return []\n";
+    auto r = Engine().Evaluate(Request(dir.path() + "/1_Raises.py", candidate));
+    REQUIRE(r.ok());
+    CHECK(r->verdict() == v1::VERDICT_INFRA_ERROR);
+    CHECK_THAT(r->messages(r->messages_size() - 1), Catch::Contains("reference bug"));
+  }
+  SECTION("a candidate without ModelNew fails at run time with the reason") {
+    auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py", "import torch\nx = 1\n"));
+    REQUIRE(r.ok());
+    CHECK(r->verdict() == v1::VERDICT_RUNTIME_ERROR);
+    CHECK_THAT(r->messages(r->messages_size() - 1), Catch::Contains("ModelNew"));
+  }
+}
+
+TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked outputs",
+          "[kernelbench]") {
+  auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py",
+                                     Read(kRoot + "/generations/level_1_problem_3_sample_0_kernel.py")));
+  REQUIRE(r.ok());
+  REQUIRE(r->verdict() == v1::VERDICT_OK);
+  CHECK(r->custom_kernel());
+  v1::MeasurePairRequest m;
+  *m.mutable_task() = Request(kRoot + "/level1/3_Relu.py", "").task();
+  m.set_candidate_artifact_id(r->artifact_id());
+  m.set_backend(v1::BACKEND_HOST);
+  m.set_min_pairs(10);
+  m.set_max_pairs(10);
+  m.set_check_outputs_every(2);
+  auto p = Engine().MeasurePair(m);
+  REQUIRE(p.ok());
+  INFO((p->messages_size() ? p->messages(0) : ""));
+  REQUIRE(p->verdict() == v1::VERDICT_OK);
+  CHECK(p->reference_samples_size() == 10);
+  CHECK(p->candidate_samples_size() == 10);
+  CHECK(p->output_checks() == 5);
+  CHECK(p->output_mismatches() == 0);
+  for (const auto& s : p->candidate_samples()) CHECK(s.device_sync_seconds() > 0);
+}
+
+// Runs a command, returns its exit code and stdout.
+int Run(const std::string& command, std::string* out) {
+  FILE* p = popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-shaped results",
+          "[kernelbench][cli]") {
+  TempDir dir;
+  fs::create_directories(dir.path() + "/tasks/level1");
+  fs::create_directories(dir.path() + "/gen");
+  fs::copy(kRoot + "/level1/3_Relu.py", dir.path() + "/tasks/level1/");
+  fs::copy(kRoot + "/level1/2_RowSum.py", dir.path() + "/tasks/level1/");
+  for (const char* g : {"level_1_problem_3_sample_1_kernel.py", "level_1_problem_2_sample_1_kernel.py"}) {
+    fs::copy(kRoot + "/generations/" + g, dir.path() + "/gen/");
+  }
+  const std::string crl = std::string(CRL_BIN_DIR) + "/crl";
+  const std::string common = " --gpus= --cache_dir " + std::string(CRL_BIN_DIR) +
+                             "/../kb-test-cache --budget_seconds 3 2>&1";
+  std::string out;
+  int rc = Run(crl + " bench --tasks " + dir.path() + "/tasks --generations " + dir.path() +
+                   "/gen --out " + dir.path() + "/results.json" + common,
+               &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK_THAT(out, Catch::Contains("fast_1"));
+  auto results = nlohmann::json::parse(Read(dir.path() + "/results.json"));
+  // RowSum's sample 1 drops elements (wrong); Relu's sample 1 is a correct
+  // pure-PyTorch rewrite: one of two tasks correct.
+  CHECK(results["summary"]["level1"]["tasks"] == 2);
+  CHECK(results["summary"]["level1"]["correct"] == 1);
+  CHECK(results["level1"]["2"]["1"]["correctness"] == false);
+  CHECK(results["level1"]["3"]["1"]["correctness"] == true);
+  CHECK(results["level1"]["3"]["1"]["custom_kernel"] == false);
+  CHECK(results["level1"]["3"]["1"]["speedup"].is_number());
+
+  // CUDA-L1's layout: one row without a kernel, one wrong, one honest.
+  {
+    std::ofstream jl(dir.path() + "/l1.jsonl");
+    nlohmann::json rows[] = {
+        {{"level_id", 1}, {"task_id", 3}, {"ref_code", Read(kRoot + "/level1/3_Relu.py")},
+         {"custom_code", "None"}, {"score_default", 1.5}},
+        {{"level_id", 1}, {"task_id", 2}, {"ref_code", Read(kRoot + "/level1/2_RowSum.py")},
+         {"custom_code", Read(kRoot + "/generations/level_1_problem_2_sample_1_kernel.py")},
+         {"score_default", 3.0}},
+        {{"level_id", 1}, {"task_id", 3}, {"ref_code", Read(kRoot + "/level1/3_Relu.py")},
+         {"custom_code", Read(kRoot + "/generations/level_1_problem_3_sample_1_kernel.py")},
+         {"score_default", 1.1}, {"score_other", 2}}};
+    for (const auto& row : rows) jl << row.dump() << "\n";
+  }
+  out.clear();
+  rc = Run(crl + " bench --cuda-l1 " + dir.path() + "/l1.jsonl --out " + dir.path() + "/l1.json" +
+               common,
+           &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto l1 = nlohmann::json::parse(Read(dir.path() + "/l1.json"));
+  REQUIRE(l1["rows"].size() == 3);
+  CHECK(l1["rows"][0]["status"] == "NO_KERNEL");
+  CHECK(l1["rows"][1]["status"] == "WRONG_ANSWER");
+  CHECK(l1["rows"][2]["status"] == "OK");
+  CHECK(l1["rows"][2]["reported_score"] == 1.1);
+  CHECK(l1["rows"][2]["speedup"].is_number());
+  CHECK(l1["summary"]["rows"] == 3);
+
+  out.clear();
+  rc = Run(crl + " baseline --tasks " + dir.path() + "/tasks --trials 5 --warmup 1 --out " +
+               dir.path() + "/baseline.json" + common,
+           &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto baseline = nlohmann::json::parse(Read(dir.path() + "/baseline.json"));
+  const auto& e = baseline["level1"]["3_Relu.py"];
+  CHECK(e["num_trials"] == 5);
+  CHECK(e["mean"].get<double>() > 0);
+  CHECK(e["min"].get<double>() <= e["mean"].get<double>());
+  CHECK(e["device"] == "host");
+}
+
+}  // namespace
+}  // namespace crl::testing
