@@ -144,6 +144,18 @@ class _Extensions:
         self.arch_list = arch_list
         self.calls = 0
         self.built = []
+        self.failure = None
+
+    def _build(self, name, cpp_sources, cuda_sources, functions, cflags, extra_cuda_cflags,
+               extra_ldflags, extra_include_paths, ext_dir, verbose, with_cuda,
+               is_python_module, with_pytorch_error_handling):
+        return self.real_load_inline(
+            name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
+            functions=functions, extra_cflags=cflags, extra_cuda_cflags=extra_cuda_cflags,
+            extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
+            build_directory=ext_dir, verbose=verbose, with_cuda=with_cuda,
+            is_python_module=is_python_module,
+            with_pytorch_error_handling=with_pytorch_error_handling)
 
     def install(self):
         import torch.utils.cpp_extension as cpp_ext
@@ -170,13 +182,16 @@ class _Extensions:
             if pch:
                 cflags = ["-include", pch, "-Winvalid-pch"] + cflags
             start = _perf()
-            module = self.real_load_inline(
-                name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
-                functions=functions, extra_cflags=cflags, extra_cuda_cflags=extra_cuda_cflags,
-                extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
-                build_directory=ext_dir, verbose=verbose, with_cuda=with_cuda,
-                is_python_module=is_python_module,
-                with_pytorch_error_handling=with_pytorch_error_handling)
+            try:
+                module = self._build(name, cpp_sources, cuda_sources, functions, cflags,
+                                     extra_cuda_cflags, extra_ldflags, extra_include_paths,
+                                     ext_dir, verbose, with_cuda, is_python_module,
+                                     with_pytorch_error_handling)
+            except BaseException:
+                # A failed build (or a built module that will not import) is
+                # the candidate's compile error, whatever the module does next.
+                self.failure = traceback.format_exc()
+                raise
             so = [f for f in _listdir(ext_dir) if f.endswith(".so")]
             self.built.append({"key": key, "name": name, "so": os.path.join("ext", key, so[0]),
                                "python_module": bool(is_python_module), "pch": bool(pch),
@@ -194,8 +209,11 @@ class _Extensions:
                 module = importlib.util.module_from_spec(spec)
                 loader.exec_module(module)
                 return module
-        raise RuntimeError("crl: load_inline(%r) was not built by the compile step "
-                           "(call #%d); builds must not depend on run-time state" % (name, index))
+        raise RuntimeError("crl: load_inline(%r) was not built by the compile step (call #%d); "
+                           "builds must not depend on run-time state%s" % (
+                               name, index, "; the build step's import failed: " +
+                               self.manifest["import_error"] if self.manifest.get("import_error")
+                               else ""))
 
 
 # ----------------------------------------------------------------------------
@@ -281,9 +299,9 @@ def build_main(candidate, out_dir, pch_dir, arch_list):
     except SyntaxError:
         traceback.print_exc()
         return 1
-    except Exception as e:  # noqa: BLE001 — reported, judged by the worker
-        if "Error building extension" in str(e) or "error building" in str(e).lower():
-            traceback.print_exc(limit=1)
+    except BaseException as e:  # noqa: BLE001 — reported, judged by the worker
+        if exts.failure:
+            print(exts.failure[-6000:], file=sys.stderr)
             return 1
         # Import-time failures unrelated to building show up again when the
         # candidate runs, where they become RUNTIME_ERROR.

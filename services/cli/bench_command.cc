@@ -376,11 +376,11 @@ int BaselineCommand(int argc, char** argv) {
   CommonFlags common;
   OptionSet flags("crl baseline",
                   "Measures the reference Model of every task (KernelBench's baseline\n"
-                  "schema: milliseconds, mean/std/min/max over --trials timed calls with\n"
+                  "schema: milliseconds, mean/std/min/max over --num_trials timed calls with\n"
                   "warm-up and cache flush, fresh inputs per call).");
   flags.Add("tasks", &tasks_dir, "directory with level1/, level2/, ... task files");
-  flags.Add("trials", &trials, "timed calls per task");
-  flags.Add("warmup", &warmup, "untimed calls first");
+  flags.Add("num_trials", &trials, "timed calls per task");
+  flags.Add("num_warmup", &warmup, "untimed calls first");
   flags.Add("hardware", &hardware, "hardware label (default: the device name)");
   common.Bind(&flags);
   absl::Status s = flags.Parse(argc, argv, nullptr);

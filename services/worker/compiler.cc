@@ -199,7 +199,10 @@ runner::ExitInfo SandboxedCompiler::RunSandboxed(const std::vector<std::string>&
   policy.cwd = workdir;
   policy.max_log_bytes = max_log_bytes;
   const std::string cuda_home = fs::path(options_.nvcc).parent_path().parent_path().string();
-  policy.env = {absl::StrCat("PATH=", cuda_home, "/bin:/usr/local/bin:/usr/bin:/bin"),
+  // The interpreter's directory first: a virtualenv keeps ninja (which
+  // torch's extension builds need) next to its python.
+  const std::string python_bin = fs::path(options_.python).parent_path().string();
+  policy.env = {absl::StrCat("PATH=", python_bin, ":", cuda_home, "/bin:/usr/local/bin:/usr/bin:/bin"),
                 "HOME=/tmp", "TMPDIR=/tmp", "LANG=C", "LC_ALL=C",
                 absl::StrCat("CUDA_HOME=", cuda_home)};
   policy.masked_paths.insert(policy.masked_paths.end(), options_.hidden_paths.begin(),

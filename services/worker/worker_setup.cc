@@ -80,6 +80,9 @@ void ResolveDefaultPaths(WorkerOptions* o) {
   if (o->engine.runner.runner_path.empty()) {
     o->engine.runner.runner_path = (exe_dir / "crl-runner").string();
   }
+  // Sandboxes bind these by absolute path.
+  o->compiler.cache_dir = fs::absolute(o->compiler.cache_dir).string();
+  o->engine.work_dir = fs::absolute(o->engine.work_dir).string();
   if (o->compiler.include_dir.empty()) o->compiler.include_dir = FindShippedDir("include");
   if (o->compiler.kb_harness.empty()) {
     std::string dir = FindShippedDir("runner/python");

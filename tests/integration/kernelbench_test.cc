@@ -248,7 +248,7 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   CHECK(l1["summary"]["rows"] == 3);
 
   out.clear();
-  rc = Run(crl + " baseline --tasks " + dir.path() + "/tasks --trials 5 --warmup 1 --out " +
+  rc = Run(crl + " baseline --tasks " + dir.path() + "/tasks --num_trials 5 --num_warmup 1 --out " +
                dir.path() + "/baseline.json" + common,
            &out);
   INFO(out);

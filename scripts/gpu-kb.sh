@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# KernelBench-format checks and benchmarks on the GPU machine, with the
+# binaries of .gpu-bundle (scripts/gpu-bundle.sh) and the machine's PyTorch.
+#   scripts/gpu-kb.sh smoke    one CUDA candidate: precompiled header, cold and cached build, timing
+#   scripts/gpu-kb.sh suite    generations_cuda through crl bench (fast_p table, results JSON)
+#   scripts/gpu-kb.sh hacks    every hack of expect.yaml on the GPU, timed where it passes
+#   scripts/gpu-kb.sh phases   where a cold CUDA load_inline build spends its time
+#   scripts/gpu-kb.sh compare  throughput: crl bench against tools/bench/kb_sequential.py, same batch
+# Results go to $OUT (default /tmp/kb-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/kb-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-$(command -v python3)}
+RUN=.gpu-bundle/run.sh
+CACHE=${KB_CACHE:-/tmp/kb-cache}
+COMMON=(--python "$PY" --cache_dir "$CACHE" --work_dir /tmp/kb-work --host_lanes 0)
+KB=tasks/kernelbench
+now() { date +%s%N; }
+secs() { echo "$(( ($(now) - $1) / 1000000 )) ms"; }
+
+case "${1:-smoke}" in
+smoke)
+  nvidia-smi -L; command -v ninja; ls $(dirname "$PY") | head -30
+  "$PY" -c 'import torch, sys; print(sys.version.split()[0], torch.__version__, torch.cuda.is_available())'
+  for i in 1 2; do
+    t0=$(now)
+    $RUN crl eval --task $KB/level1/1_ScaledGelu.py \
+      --candidate $KB/generations_cuda/level_1_problem_1_sample_0_kernel.py \
+      --json --time --budget_seconds 10 "${COMMON[@]}" > "$OUT/smoke$i.json" 2> "$OUT/smoke$i.log"
+    echo "smoke run $i: rc=$? wall $(secs $t0)"
+    "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print({k: j.get(k) for k in ('status','compile_seconds','compile_cache_hit','speedup','speedup_ci','flags','custom_kernel')}); print(j['messages'][-1:], j.get('compile_log', '')[-1500:])" "$OUT/smoke$i.json"
+    tail -3 "$OUT/smoke$i.log"
+  done
+  ;;
+suite)
+  t0=$(now)
+  $RUN crl bench --tasks $KB --generations $KB/generations_cuda --out "$OUT/bench_cuda.json" \
+    --jobs 4 --budget_seconds 10 "${COMMON[@]}" 2> "$OUT/bench_cuda.log"
+  echo "bench rc=$? wall $(secs $t0)"
+  tail -5 "$OUT/bench_cuda.log"
+  ;;
+hacks)
+  # Every hack of expect.yaml (the host ones are device-agnostic Python).
+  "$PY" - "$OUT" "$PY" <<'PYEOF'
+import json, subprocess, sys, yaml
+out, py = sys.argv[1], sys.argv[2]
+expect = yaml.safe_load(open("tasks/kernelbench/expect.yaml"))["candidates"]
+ok = bad = 0
+for c in expect:
+    if not c["file"].startswith("hacks/"):
+        continue
+    cmd = [".gpu-bundle/run.sh", "crl", "eval", "--task", "tasks/kernelbench/" + c["task"],
+           "--candidate", "tasks/kernelbench/" + c["file"], "--json", "--budget_seconds", "5",
+           "--python", py, "--cache_dir", "/tmp/kb-cache", "--work_dir", "/tmp/kb-work",
+           "--host_lanes", "0"]
+    if c["verdict"] == "OK":
+        cmd.append("--time")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    try:
+        j = json.loads(r.stdout)
+    except Exception:
+        print("%-36s no JSON: %s" % (c["file"], r.stderr[-300:]))
+        bad += 1
+        continue
+    flags = set(j.get("flags", []))
+    want = set(c.get("flags", [])) | set(c.get("timing_flags", []))
+    good = j["status"] == c["verdict"] and (c["verdict"] != "OK" or want <= flags)
+    ok += good
+    bad += not good
+    print("%s %-36s %-18s want %-18s flags=%s speedup=%s" % (
+        "ok " if good else "BAD", c["file"], j["status"], c["verdict"], sorted(flags),
+        j.get("speedup")))
+    if not good or j["status"] != "OK":
+        print("      ", (j.get("messages") or [""])[-1][-240:].replace("\n", " | "))
+    for e in j.get("flag_evidence", []):
+        if "SIDE_STREAM" in e or "TIMER" in e or "GLOBAL" in e:
+            print("      ", e[:240])
+print("hacks as expected on the GPU: %d/%d" % (ok, ok + bad))
+PYEOF
+  ;;
+phases)
+  # Where a cold CUDA load_inline build spends its time: re-run the commands
+  # ninja ran for one cached build, each timed, nvcc with --time per phase.
+  d=$(ls -d "$CACHE"/objects/*/ext/*/ 2>/dev/null | while read -r x; do [ -f "$x/cuda.cu" ] && echo "$x"; done | head -1)
+  [ -n "$d" ] || { echo "no cached CUDA build"; exit 0; }
+  rm -rf /tmp/phase && cp -r "$d" /tmp/phase && cd /tmp/phase && rm -f ./*.o ./*.so .ninja_*
+  export PATH="$(dirname "$PY"):$PATH" NVCC_APPEND_FLAGS="--time /tmp/nvcc-phases.csv"
+  for target in cuda.cuda.o main.o; do
+    t0=$(now); ninja -j1 $target > /tmp/phase.log 2>&1; echo "$target: rc=$? $(secs $t0)"
+  done
+  tail -3 /tmp/phase.log
+  cat /tmp/nvcc-phases.csv 2>/dev/null | cut -d, -f1-4 | head -30
+  ;;
+compare)
+  # The same batch both ways, in one run: cold caches for both.
+  rm -rf "$CACHE.compare"
+  t0=$(now)
+  "$PY" tools/bench/kb_sequential.py --tasks $KB --generations $KB/generations_cuda \
+    --out "$OUT/sequential.json" > "$OUT/sequential.log" 2>&1
+  echo "sequential rc=$? wall $(secs $t0)"; tail -1 "$OUT/sequential.log"
+  # crl keeps its precompiled header (built once per installation, not per batch).
+  mkdir -p "$CACHE.compare" && cp -r "$CACHE/kb-pch" "$CACHE.compare/" 2>/dev/null
+  t0=$(now)
+  $RUN crl bench --tasks $KB --generations $KB/generations_cuda --out "$OUT/crl_batch.json" \
+    --jobs 6 --budget_seconds 10 --python "$PY" --cache_dir "$CACHE.compare" \
+    --work_dir /tmp/kb-work2 --host_lanes 0 2> "$OUT/crl_batch.log"
+  echo "crl bench rc=$? wall $(secs $t0)"; tail -3 "$OUT/crl_batch.log"
+  ;;
+esac
