@@ -85,14 +85,17 @@ struct Outcome {
   v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
   bool compiled = false;
   bool custom_kernel = false;
+  double compile_seconds = 0;
+  bool compile_cache_hit = false;
+  std::string artifact_id;  // set when verification passed: what Time() measures
   std::optional<v1::TimeResponse> timing;
   std::vector<std::string> flags;
   std::string message;
 };
 
-Outcome EvaluateOne(timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options,
-                    const v1::Task& task, const std::string& source, const std::string& filename,
-                    bool time, double host_bandwidth) {
+// Compiles and verifies (no timing).
+Outcome Verify(timing::EvalClientInterface* client, const v1::Task& task, const std::string& source,
+               const std::string& filename) {
   Outcome o;
   v1::EvaluateRequest request;
   *request.mutable_task() = task;
@@ -108,35 +111,44 @@ Outcome EvaluateOne(timing::EvalClientInterface* client, const timing::OracleOpt
   o.verdict = r->verdict();
   o.evaluated = r->verdict() != v1::VERDICT_INFRA_ERROR;
   o.compiled = r->compile().verdict() == v1::VERDICT_OK;
+  o.compile_seconds = r->compile().compile_seconds();
+  o.compile_cache_hit = r->compile().cache_hit();
   o.custom_kernel = r->custom_kernel();
   for (int f : r->flags()) o.flags.push_back(FlagName(static_cast<v1::Flag>(f)));
   if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
   if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
-  if (!time || r->verdict() != v1::VERDICT_OK) return o;
+  if (r->verdict() == v1::VERDICT_OK) o.artifact_id = r->artifact_id();
+  return o;
+}
+
+// Times a verified sample with the oracle; a failure while timed becomes the
+// sample's verdict, an infrastructure failure leaves it unscored.
+void Time(timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options,
+          const v1::Task& task, double host_bandwidth, Outcome* o) {
+  if (o->artifact_id.empty()) return;
   timing::TimingOracle oracle(oracle_options, client, RealClock::Get());
   if (host_bandwidth > 0) oracle.SetHostCeiling({host_bandwidth, 0});
   v1::TimeRequest t;
   *t.mutable_task() = task;
-  t.set_artifact_id(r->artifact_id());
+  t.set_artifact_id(o->artifact_id);
   auto timed = oracle.Time(t);
   if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
-    o.evaluated = false;
-    o.message = timed.ok() ? "timing: infrastructure error" : timed.status().ToString();
+    o->evaluated = false;
+    o->message = timed.ok() ? "timing: infrastructure error" : timed.status().ToString();
     if (timed.ok()) {
-      for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o.message, "; ", e);
+      for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o->message, "; ", e);
     }
-    return o;
+    return;
   }
   if (timed->verdict() != v1::VERDICT_OK) {
     // Failed while being timed (e.g. crashed on a timing input): that is the
     // sample's verdict.
-    o.verdict = timed->verdict();
-    for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o.message, "; ", e);
-    return o;
+    o->verdict = timed->verdict();
+    for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o->message, "; ", e);
+    return;
   }
-  for (int f : timed->flags()) o.flags.push_back(FlagName(static_cast<v1::Flag>(f)));
-  o.timing = std::move(*timed);
-  return o;
+  for (int f : timed->flags()) o->flags.push_back(FlagName(static_cast<v1::Flag>(f)));
+  o->timing = std::move(*timed);
 }
 
 // Runs fn(i) for i in [0, n) on `jobs` threads.
@@ -149,6 +161,49 @@ void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
     });
   }
   for (auto& t : threads) t.join();
+}
+
+// Verifies every sample (`jobs` at once: builds overlap with other samples'
+// verification), then times the ones that passed, so no timing shares the
+// machine's cores with a compiler: launch-bound kernels measured beside
+// parallel nvcc runs lost up to a third of their speedup on the H100 machine.
+// The tasks and sources of sample i come from item(i).
+std::vector<Outcome> VerifyThenTime(
+    timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options, int n,
+    int jobs, bool time, double host_bandwidth,
+    const std::function<bool(int, v1::Task*, std::string*, std::string*, std::string*)>& item,
+    const std::function<std::string(int, const Outcome&)>& label) {
+  std::vector<Outcome> outcomes(n);
+  std::vector<v1::Task> tasks(n);
+  std::mutex mu;
+  kb::ProgressBar verified(std::cerr, n, isatty(2));
+  ParallelFor(n, jobs, [&](int i) {
+    std::string source, filename, error;
+    if (!item(i, &tasks[i], &source, &filename, &error)) {
+      outcomes[i].verdict = v1::VERDICT_INFRA_ERROR;
+      outcomes[i].message = error;
+    } else {
+      outcomes[i] = Verify(client, tasks[i], source, filename);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    verified.Step("verified " + label(i, outcomes[i]));
+  });
+  verified.Finish();
+  if (!time) return outcomes;
+  std::vector<int> passed;
+  for (int i = 0; i < n; ++i) {
+    if (!outcomes[i].artifact_id.empty()) passed.push_back(i);
+  }
+  kb::ProgressBar timed(std::cerr, static_cast<int>(passed.size()), isatty(2));
+  // Lanes serialise the measurements; more jobs only help with more lanes.
+  ParallelFor(static_cast<int>(passed.size()), jobs, [&](int k) {
+    const int i = passed[k];
+    Time(client, oracle_options, tasks[i], host_bandwidth, &outcomes[i]);
+    std::lock_guard<std::mutex> lock(mu);
+    timed.Step("timed " + label(i, outcomes[i]));
+  });
+  timed.Finish();
+  return outcomes;
 }
 
 absl::Status WriteJson(const std::string& path, const nlohmann::json& j) {
@@ -203,35 +258,44 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
   if (!backend.ok()) return Fail(backend.status());
   const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
   std::vector<kb::CudaL1Result> results(rows->size());
-  std::mutex mu;
-  kb::ProgressBar progress(std::cerr, static_cast<int>(rows->size()), isatty(2));
-  ParallelFor(static_cast<int>(rows->size()), common.jobs, [&](int i) {
+  std::vector<int> with_code;  // rows without custom_code are NO_KERNEL, never run
+  for (int i = 0; i < static_cast<int>(rows->size()); ++i) {
     const kb::CudaL1Row& row = (*rows)[i];
-    kb::CudaL1Result& r = results[i];
-    r.level_id = row.level_id;
-    r.task_id = row.task_id;
-    r.reported_score = row.score_default;
-    if (!row.custom_code) {
-      r.status = "NO_KERNEL";
-    } else {
-      v1::Task task = KbTask(absl::StrCat("level", row.level_id, "_task", row.task_id), "",
-                             row.ref_code, true);
-      Outcome o = EvaluateOne(backend->client.get(), common.oracle, task, *row.custom_code,
-                              "custom_code.py", !common.no_time, bandwidth);
-      r.status = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
-      r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
-      r.custom_kernel = o.evaluated ? o.custom_kernel : kb::ContainsCustomKernel(*row.custom_code);
-      r.flags = o.flags;
-      r.message = o.message;
-      if (o.timing) {
-        r.speedup = o.timing->speedup();
-        r.speedup_ci = std::make_pair(o.timing->speedup_ci_low(), o.timing->speedup_ci_high());
-      }
+    results[i].level_id = row.level_id;
+    results[i].task_id = row.task_id;
+    results[i].reported_score = row.score_default;
+    if (row.custom_code) with_code.push_back(i);
+    else results[i].status = "NO_KERNEL";
+  }
+  auto row_of = [&](int k) -> const kb::CudaL1Row& { return (*rows)[with_code[k]]; };
+  std::vector<Outcome> outcomes = VerifyThenTime(
+      backend->client.get(), common.oracle, static_cast<int>(with_code.size()), common.jobs,
+      !common.no_time, bandwidth,
+      [&](int k, v1::Task* task, std::string* source, std::string* filename, std::string*) {
+        const kb::CudaL1Row& row = row_of(k);
+        *task = KbTask(absl::StrCat("level", row.level_id, "_task", row.task_id), "", row.ref_code,
+                       true);
+        *source = *row.custom_code;
+        *filename = "custom_code.py";
+        return true;
+      },
+      [&](int k, const Outcome& o) {
+        return absl::StrCat("level ", row_of(k).level_id, " task ", row_of(k).task_id, " ",
+                            Label(o));
+      });
+  for (size_t k = 0; k < with_code.size(); ++k) {
+    const Outcome& o = outcomes[k];
+    kb::CudaL1Result& r = results[with_code[k]];
+    r.status = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
+    r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
+    r.custom_kernel = o.evaluated ? o.custom_kernel : kb::ContainsCustomKernel(*row_of(k).custom_code);
+    r.flags = o.flags;
+    r.message = o.message;
+    if (o.timing) {
+      r.speedup = o.timing->speedup();
+      r.speedup_ci = std::make_pair(o.timing->speedup_ci_low(), o.timing->speedup_ci_high());
     }
-    std::lock_guard<std::mutex> lock(mu);
-    progress.Step(absl::StrCat("level ", row.level_id, " task ", row.task_id, " ", r.status));
-  });
-  progress.Finish();
+  }
   nlohmann::json j = {{"config", common.Config("")}, {"source", path}, {"rows", nlohmann::json::array()}};
   for (const auto& r : results) j["rows"].push_back(kb::CudaL1ResultJson(r));
   j["summary"] = kb::CudaL1Summary(results);
@@ -296,58 +360,60 @@ int BenchCommand(int argc, char** argv) {
   auto backend = Connect(common.worker, common.client, common.embedded);
   if (!backend.ok()) return Fail(backend.status());
   const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
+  std::vector<Outcome> outcomes = VerifyThenTime(
+      backend->client.get(), common.oracle, static_cast<int>(work.size()), common.jobs,
+      !common.no_time, bandwidth,
+      [&](int i, v1::Task* task, std::string* source, std::string* filename, std::string* error) {
+        const auto& [g, t] = work[i];
+        auto generation = ReadFileToString(g->path, "generation");
+        auto task_source = ReadFileToString(t->path, "task");
+        if (!generation.ok() || !task_source.ok()) {
+          *error = (generation.ok() ? task_source.status() : generation.status()).ToString();
+          return false;
+        }
+        *task = KbTask(fs::path(t->name).stem().string(), t->path, *task_source, backend->remote);
+        *source = *generation;
+        *filename = fs::path(g->path).filename().string();
+        return true;
+      },
+      [&](int i, const Outcome& o) {
+        return absl::StrCat("level", work[i].first->level, "/", work[i].second->name, " sample ",
+                            work[i].first->sample, " ", Label(o));
+      });
   std::vector<kb::SampleResult> results(work.size());
   std::string device;
-  std::mutex mu;
-  kb::ProgressBar progress(std::cerr, static_cast<int>(work.size()), isatty(2));
-  ParallelFor(static_cast<int>(work.size()), common.jobs, [&](int i) {
+  for (size_t i = 0; i < work.size(); ++i) {
     const auto& [g, t] = work[i];
+    const Outcome& o = outcomes[i];
     kb::SampleResult& r = results[i];
     r.level = g->level;
     r.problem = g->problem;
     r.sample = g->sample;
-    auto source = ReadFileToString(g->path, "generation");
-    auto task_source = ReadFileToString(t->path, "task");
-    if (!source.ok() || !task_source.ok()) {
-      r.verdict = "INFRA_ERROR";
-      r.message = (source.ok() ? task_source.status() : source.status()).ToString();
-    } else {
-      v1::Task task = KbTask(fs::path(t->name).stem().string(), t->path, *task_source,
-                             backend->remote);
-      Outcome o = EvaluateOne(backend->client.get(), common.oracle, task, *source,
-                              fs::path(g->path).filename().string(), !common.no_time, bandwidth);
-      r.evaluated = o.evaluated;
-      r.verdict = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
-      r.compiled = o.compiled;
-      r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
-      r.custom_kernel = o.custom_kernel;
-      r.flags = o.flags;
-      r.message = o.message;
-      if (o.timing) {
-        r.ref_ms = o.timing->ref_seconds() * 1e3;
-        r.candidate_ms = o.timing->candidate_seconds() * 1e3;
-        r.speedup = o.timing->speedup();
-        r.speedup_ci_low = o.timing->speedup_ci_low();
-        r.speedup_ci_high = o.timing->speedup_ci_high();
-        std::lock_guard<std::mutex> lock(mu);
-        if (device.empty()) device = o.timing->device_name();
-      }
-      if (baseline) {
-        if (const auto* b = kb::FindBaseline(*baseline, g->level, t->name); b && r.candidate_ms > 0) {
-          absl::StrAppend(&r.message, r.message.empty() ? "" : "; ",
-                          absl::StrFormat("baseline %.4g ms (%s): %.2fx against it", b->mean,
-                                          b->hardware, b->mean / r.candidate_ms));
-        }
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      progress.Step(absl::StrCat("level", g->level, "/", t->name, " sample ", g->sample, " ",
-                                 Label(o)));
-      return;
+    r.evaluated = o.evaluated;
+    r.verdict = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
+    r.compiled = o.compiled;
+    r.compile_seconds = o.compile_seconds;
+    r.compile_cache_hit = o.compile_cache_hit;
+    r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
+    r.custom_kernel = o.custom_kernel;
+    r.flags = o.flags;
+    r.message = o.message;
+    if (o.timing) {
+      r.ref_ms = o.timing->ref_seconds() * 1e3;
+      r.candidate_ms = o.timing->candidate_seconds() * 1e3;
+      r.speedup = o.timing->speedup();
+      r.speedup_ci_low = o.timing->speedup_ci_low();
+      r.speedup_ci_high = o.timing->speedup_ci_high();
+      if (device.empty()) device = o.timing->device_name();
     }
-    std::lock_guard<std::mutex> lock(mu);
-    progress.Step(absl::StrCat("level", g->level, "/", t->name, " ", r.verdict));
-  });
-  progress.Finish();
+    if (baseline) {
+      if (const auto* b = kb::FindBaseline(*baseline, g->level, t->name); b && r.candidate_ms > 0) {
+        absl::StrAppend(&r.message, r.message.empty() ? "" : "; ",
+                        absl::StrFormat("baseline %.4g ms (%s): %.2fx against it", b->mean,
+                                        b->hardware, b->mean / r.candidate_ms));
+      }
+    }
+  }
 
   std::vector<kb::LevelSummary> summaries = kb::SummarizeLevels(*tasks, results);
   std::printf("%s", kb::RenderTable(summaries).c_str());

@@ -354,8 +354,25 @@ json SampleResultJson(const SampleResult& r) {
   j["verdict"] = r.verdict.empty() && !r.evaluated ? std::string("INFRA_ERROR") : r.verdict;
   j["flags"] = r.flags;
   j["custom_kernel"] = r.custom_kernel;
-  j["metadata"] = {{"message", r.message}, {"evaluated", r.evaluated}};
+  j["metadata"] = {{"message", r.message},
+                   {"evaluated", r.evaluated},
+                   {"compile_seconds", r.compile_seconds},
+                   {"compile_cache_hit", r.compile_cache_hit}};
   return j;
+}
+
+json BuildSummaryJson(const std::vector<SampleResult>& results) {
+  std::vector<double> cold, cached;
+  for (const auto& r : results) {
+    if (r.compile_seconds <= 0) continue;
+    (r.compile_cache_hit ? cached : cold).push_back(r.compile_seconds);
+  }
+  auto stats = [](const std::vector<double>& v) {
+    return json{{"count", v.size()},
+                {"median_s", Median(v)},
+                {"max_s", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())}};
+  };
+  return {{"cold", stats(cold)}, {"cached", stats(cached)}};
 }
 
 json ResultsJson(const json& config, const std::vector<SampleResult>& results,
@@ -370,6 +387,7 @@ json ResultsJson(const json& config, const std::vector<SampleResult>& results,
   for (const auto& r : results) {
     j[LevelKey(r.level)][std::to_string(r.problem)][std::to_string(r.sample)] = SampleResultJson(r);
   }
+  j["builds"] = BuildSummaryJson(results);
   return j;
 }
 

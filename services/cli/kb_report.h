@@ -89,6 +89,8 @@ struct SampleResult {
   double speedup_ci_high = 0;
   std::vector<std::string> flags;  // "SIDE_STREAM", "NO_CUSTOM_KERNEL", ...
   bool custom_kernel = false;
+  double compile_seconds = 0;  // wall time of the build (or cache lookup)
+  bool compile_cache_hit = false;
   std::string message;
 };
 
@@ -149,12 +151,16 @@ std::string RenderTable(const std::vector<LevelSummary>& summaries);
 
 nlohmann::json LevelSummaryJson(const LevelSummary& s);
 nlohmann::json SampleResultJson(const SampleResult& r);
+// Build latency over the samples that reached the compiler:
+//   {"cold": {"count", "median_s", "max_s"}, "cached": {...}}.
+nlohmann::json BuildSummaryJson(const std::vector<SampleResult>& results);
 
 // KernelBench-compatible layout:
 //   {"config": config, "summary": {"level1": {...}},
 //    "level1": {"<problem>": {"<sample>": {"compiled", "correctness",
 //    "runtime", "ref_runtime", "speedup", "speedup_ci", "verdict", "flags",
-//    "custom_kernel", "metadata": {"message"}}}}}
+//    "custom_kernel", "metadata": {"message", "evaluated", "compile_seconds",
+//    "compile_cache_hit"}}}}, "builds": BuildSummaryJson}
 // runtime and ref_runtime are milliseconds, -1 when not measured (KernelBench's
 // convention); speedup and speedup_ci are null when not measured.
 nlohmann::json ResultsJson(const nlohmann::json& config, const std::vector<SampleResult>& results,

@@ -217,6 +217,9 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   CHECK(results["level1"]["3"]["1"]["correctness"] == true);
   CHECK(results["level1"]["3"]["1"]["custom_kernel"] == false);
   CHECK(results["level1"]["3"]["1"]["speedup"].is_number());
+  // Both samples went through the build step (a pure-PyTorch one too).
+  CHECK(results["builds"]["cold"]["count"].get<int>() + results["builds"]["cached"]["count"].get<int>() == 2);
+  CHECK(results["level1"]["3"]["1"]["metadata"]["compile_seconds"].get<double>() > 0);
 
   // CUDA-L1's layout: one row without a kernel, one wrong, one honest.
   {

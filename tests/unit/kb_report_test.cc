@@ -236,10 +236,17 @@ TEST_CASE("results JSON has the KernelBench layout", "[kb]") {
   std::vector<SampleResult> results = {Sample(1, 0, "OK", 2.0), Sample(1, 1, "WRONG_ANSWER", 0),
                                        Infra(2, 0)};
   results[1].message = "output y differs at 17";
+  results[0].compile_seconds = 8.0;
+  results[1].compile_seconds = 0.5;
+  results[1].compile_cache_hit = true;
   auto summaries = SummarizeLevels({{1, 1, "1_A.py", ""}, {1, 2, "2_B.py", ""}, {2, 1, "1_C.py", ""}},
                                    results);
   json j = ResultsJson({{"run_name", "t"}, {"k", 2}}, results, summaries);
-  CHECK(Keys(j) == std::set<std::string>{"config", "summary", "level1", "level2"});
+  CHECK(Keys(j) == std::set<std::string>{"config", "summary", "level1", "level2", "builds"});
+  CHECK(j["builds"]["cold"]["count"] == 1);
+  CHECK(j["builds"]["cold"]["median_s"] == 8.0);
+  CHECK(j["builds"]["cached"]["count"] == 1);  // the infra sample never reached the compiler
+  CHECK(j["builds"]["cached"]["max_s"] == 0.5);
   CHECK(j["config"]["run_name"] == "t");
   CHECK(j["summary"]["level1"]["fast_1"] == 0.5);
   CHECK(j["summary"]["level1"]["tasks"] == 2);
@@ -260,6 +267,8 @@ TEST_CASE("results JSON has the KernelBench layout", "[kb]") {
   CHECK(ok["verdict"] == "OK");
   CHECK(ok["flags"] == json::array());
   CHECK(ok["custom_kernel"] == true);
+  CHECK(ok["metadata"]["compile_seconds"] == 8.0);
+  CHECK(ok["metadata"]["compile_cache_hit"] == false);
 
   const json& wrong = j["level1"]["1"]["1"];
   CHECK(wrong["correctness"] == false);
