@@ -164,9 +164,9 @@ void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
 }
 
 // Verifies every sample (`jobs` at once: builds overlap with other samples'
-// verification), then times the ones that passed, so no timing shares the
-// machine's cores with a compiler: launch-bound kernels measured beside
-// parallel nvcc runs lost up to a third of their speedup on the H100 machine.
+// verification), then times the ones that passed, so no measurement shares
+// the machine's cores with a compiler: host-side launch overhead is part of
+// what is timed, and a busy CPU would tax whichever side launches more.
 // The tasks and sources of sample i come from item(i).
 std::vector<Outcome> VerifyThenTime(
     timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options, int n,
