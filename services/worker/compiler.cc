@@ -12,8 +12,11 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/logging.h"
 #include "runner/sandbox.h"
@@ -165,12 +168,27 @@ std::string SandboxedCompiler::KbToolchain() {
   if (!kb_probed_) {
     kb_probed_ = true;
     if (fs::exists(options_.python) && fs::exists(options_.kb_harness)) {
-      kb_toolchain_ = CommandLine(
+      // Locates torch without importing it (an import costs ~5 s per
+      // process); its version.py (version, CUDA, git hash) identifies it.
+      std::string probe = CommandLine(
           options_.python +
-              " -c 'import sys, torch; print(\"python\", sys.version.split()[0], \"torch\", "
-              "torch.__version__)'",
+              " -c 'import sys, importlib.util as u; s = u.find_spec(\"torch\"); "
+              "print(\"python\", sys.version.split()[0], s.origin if s else \"\")'",
           true);
-      if (kb_toolchain_.rfind("python", 0) != 0) kb_toolchain_.clear();
+      std::vector<std::string> parts = absl::StrSplit(absl::StripAsciiWhitespace(probe), ' ');
+      const fs::path version_py =
+          parts.size() == 3 ? fs::path(parts[2]).parent_path() / "version.py" : fs::path();
+      std::string version = version_py.empty() ? "" : ReadAll(version_py.string());
+      if (parts[0] == "python" && !version.empty()) {
+        std::string torch_version = "?";
+        for (absl::string_view line : absl::StrSplit(version, '\n')) {
+          if (absl::StartsWith(line, "__version__")) {
+            torch_version = std::string(absl::StripAsciiWhitespace(line.substr(line.find('=') + 1)));
+          }
+        }
+        kb_toolchain_ = absl::StrCat("python ", parts[1], " torch ", torch_version, " ",
+                                     Sha256Hex(version).substr(0, 16));
+      }
     }
   }
   return kb_toolchain_;
