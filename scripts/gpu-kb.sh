@@ -6,7 +6,6 @@
 #   scripts/gpu-kb.sh hacks    every hack of expect.yaml on the GPU, timed where it passes
 #   scripts/gpu-kb.sh phases   where a cold CUDA load_inline build spends its time
 #   scripts/gpu-kb.sh all      suite, phases and hacks in one machine session
-#   scripts/gpu-kb.sh compare  throughput: crl bench against tools/bench/kb_sequential.py, same batch
 # Results go to $OUT (default /tmp/kb-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -120,20 +119,5 @@ phases)
   tail -3 /tmp/phase.log
   sed -E 's#/tmp/tmpxft_[^ ,]*##g; s#/tmp/phase/##g' /tmp/nvcc-phases.csv 2>/dev/null | head -30
   head -5 cuda.cu
-  ;;
-compare)
-  # The same batch both ways, in one run: cold caches for both.
-  rm -rf "$CACHE.compare"
-  t0=$(now)
-  "$PY" tools/bench/kb_sequential.py --tasks $KB --generations $KB/generations_cuda \
-    --out "$OUT/sequential.json" > "$OUT/sequential.log" 2>&1
-  echo "sequential rc=$? wall $(secs $t0)"; tail -1 "$OUT/sequential.log"
-  # crl keeps its precompiled header (built once per installation, not per batch).
-  mkdir -p "$CACHE.compare" && cp -r "$CACHE/kb-pch" "$CACHE.compare/" 2>/dev/null
-  t0=$(now)
-  $RUN crl bench --tasks $KB --generations $KB/generations_cuda --out "$OUT/crl_batch.json" \
-    --jobs 6 --budget_seconds 10 --python "$PY" --cache_dir "$CACHE.compare" \
-    --work_dir /tmp/kb-work2 --host_lanes 0 2> "$OUT/crl_batch.log"
-  echo "crl bench rc=$? wall $(secs $t0)"; tail -3 "$OUT/crl_batch.log"
   ;;
 esac
