@@ -41,6 +41,7 @@ REQUEST_FD, RESPONSE_FD = 3, 4
 KB_LOAD, KB_LOADED, KB_CALL, KB_CALL_RESULT, KB_FETCH, KB_OUTPUTS = 20, 21, 22, 23, 24, 25
 SHUTDOWN = 7
 CUDA_ERROR_EXIT = 3
+TOOLCHAIN_READY = "crl-harness: toolchain ready"
 
 # Bound before any candidate code runs.
 _perf = time.perf_counter
@@ -292,7 +293,10 @@ def build_main(candidate, out_dir, pch_dir, arch_list):
     if arch_list:
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
     exts = _Extensions("build", out_dir=out_dir, pch_dir=pch_dir, arch_list=arch_list)
-    exts.install()
+    exts.install()  # imports torch: a failure here is the machine's, not the candidate's
+    # The worker counts a failed build without this line (logs keep their head,
+    # and no candidate code has run yet) as an infrastructure error.
+    print(TOOLCHAIN_READY, file=sys.stderr, flush=True)
     import_error = None
     try:
         load_module(candidate, "crl_candidate")

@@ -368,6 +368,15 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
   outcome.log = exit.log;
   if (exit.log_truncated) absl::StrAppend(&outcome.log, "\n[log trimmed]");
 
+  if (job.kernelbench && !(exit.kind == runner::ExitInfo::kExited && exit.exit_code == 0) &&
+      exit.log.find("crl-harness: toolchain ready") == std::string::npos) {
+    // The harness printed this before importing the candidate: without it,
+    // python or torch failed on their own (runner/python/crl_kb_harness.py).
+    cleanup();
+    return absl::UnavailableError(absl::StrCat("KernelBench build toolchain failed before the "
+                                               "candidate was imported (", exit.Describe(),
+                                               "): ", exit.log.substr(0, 2000)));
+  }
   if (exit.kind == runner::ExitInfo::kSetupFailed) {
     cleanup();
     return absl::UnavailableError(absl::StrCat("compiler sandbox setup failed: ", exit.setup_error));

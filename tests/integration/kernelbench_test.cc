@@ -152,6 +152,42 @@ TEST_CASE("a broken KernelBench task is the task's problem, never a wrong answer
   }
 }
 
+TEST_CASE("a build that fails before the candidate is imported is an infrastructure error",
+          "[kernelbench]") {
+  // A stand-in harness: its build fails either before its "toolchain ready"
+  // line (torch broken: the machine's fault) or after it (the candidate's).
+  TempDir dir;
+  const std::string harness = dir.path() + "/harness.py";
+  std::ofstream(harness) << "import sys\n"
+                         << "if sys.argv[1] == 'build':\n"
+                         << "    if 'after' in open(sys.argv[2]).read():\n"
+                         << "        print('crl-harness: toolchain ready', file=sys.stderr)\n"
+                         << "    print('ImportError: libtorch_cpu.so', file=sys.stderr)\n"
+                         << "    sys.exit(1)\n";
+  WorkerOptions options;
+  options.gpus = "";
+  options.host_lanes = 1;
+  options.compiler.kb_harness = harness;
+  options.compiler.kb_pch = false;
+  options.compiler.cache_dir = dir.path() + "/cache";
+  options.engine.work_dir = dir.path() + "/work";
+  options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+  auto built = BuildWorker(options, nullptr);
+  REQUIRE(built.ok());
+  EvalEngine& engine = *(*built)->engine;
+
+  auto before = engine.Evaluate(Request(kRoot + "/level1/3_Relu.py", "# fails before\n"));
+  REQUIRE(before.ok());
+  CHECK(before->verdict() == v1::VERDICT_INFRA_ERROR);
+  REQUIRE(before->messages_size() > 0);
+  CHECK_THAT(before->messages(0), Catch::Contains("before the candidate was imported"));
+  CHECK_THAT(before->messages(0), Catch::Contains("libtorch_cpu.so"));
+
+  auto after = engine.Evaluate(Request(kRoot + "/level1/3_Relu.py", "# fails after\n"));
+  REQUIRE(after.ok());
+  CHECK(after->verdict() == v1::VERDICT_COMPILE_ERROR);
+}
+
 TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked outputs",
           "[kernelbench]") {
   auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py",
