@@ -244,6 +244,51 @@ absl::StatusOr<v1::CompileResponse> EvalEngine::Compile(const v1::CompileRequest
   return response;
 }
 
+std::optional<CompileOutcome> EvalEngine::CompileCandidate(BackendKind backend,
+                                                           const v1::EvaluateRequest& request,
+                                                           bool kernelbench,
+                                                           v1::EvaluateResponse* response) {
+  auto compiled = CompileSource(backend, request.candidate().source(),
+                                request.candidate().filename(), request.compile_limits(),
+                                kernelbench);
+  if (!compiled.ok()) {
+    response->add_messages(absl::StrCat("compile: ", compiled.status().ToString()));
+    Finish(response, v1::VERDICT_INFRA_ERROR);
+    return std::nullopt;
+  }
+  v1::CompileResponse* c = response->mutable_compile();
+  c->set_verdict(compiled->verdict);
+  c->set_artifact_id(compiled->artifact_id);
+  c->set_cache_hit(compiled->cache_hit);
+  c->set_compile_seconds(compiled->seconds);
+  c->set_log(compiled->log);
+  response->set_artifact_id(compiled->artifact_id);
+  if (compiled->verdict != v1::VERDICT_OK) {
+    Finish(response, compiled->verdict);
+    return std::nullopt;
+  }
+  return std::move(*compiled);
+}
+
+VerifyConfig EvalEngine::VerifyConfigFor(const v1::EvaluateRequest& request) const {
+  VerifyConfig config = options_.verify;
+  if (request.options().trials() > 0) config.trials = request.options().trials();
+  if (request.options().skip_determinism_check()) config.determinism_reruns = 0;
+  if (request.options().call_timeout_seconds() > 0) {
+    config.call_timeout_seconds = request.options().call_timeout_seconds();
+  }
+  return config;
+}
+
+v1::EvaluateResponse EvalEngine::Finish(v1::EvaluateResponse* response, v1::Verdict verdict) {
+  response->set_verdict(verdict);
+  if (metrics_) {
+    metrics_->CountEvaluation(verdict);
+    if (std::string r = KillReason(verdict); !r.empty()) metrics_->CountSandboxKill(r);
+  }
+  return *response;
+}
+
 absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequest& request) {
   if (!request.has_candidate() || request.candidate().source().empty()) {
     return absl::InvalidArgumentError("candidate.source: empty");
@@ -256,38 +301,12 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   CRL_ASSIGN_OR_RETURN(BackendKind backend,
                        ResolveBackend(request.candidate().backend(), *task));
   v1::EvaluateResponse response;
-  auto finish = [&](v1::Verdict v) {
-    response.set_verdict(v);
-    if (metrics_) {
-      metrics_->CountEvaluation(v);
-      if (std::string r = KillReason(v); !r.empty()) metrics_->CountSandboxKill(r);
-    }
-    return response;
-  };
-
-  auto compiled = CompileSource(backend, request.candidate().source(),
-                                request.candidate().filename(), request.compile_limits());
-  if (!compiled.ok()) {
-    response.add_messages(absl::StrCat("compile: ", compiled.status().ToString()));
-    return finish(v1::VERDICT_INFRA_ERROR);
-  }
-  v1::CompileResponse* c = response.mutable_compile();
-  c->set_verdict(compiled->verdict);
-  c->set_artifact_id(compiled->artifact_id);
-  c->set_cache_hit(compiled->cache_hit);
-  c->set_compile_seconds(compiled->seconds);
-  c->set_log(compiled->log);
-  response.set_artifact_id(compiled->artifact_id);
-  if (compiled->verdict != v1::VERDICT_OK) return finish(compiled->verdict);
+  std::optional<CompileOutcome> compiled = CompileCandidate(backend, request, false, &response);
+  if (!compiled) return response;
 
   CRL_ASSIGN_OR_RETURN(std::string reference, ReferenceLibrary(*task, backend));
 
-  VerifyConfig config = options_.verify;
-  if (request.options().trials() > 0) config.trials = request.options().trials();
-  if (request.options().skip_determinism_check()) config.determinism_reruns = 0;
-  if (request.options().call_timeout_seconds() > 0) {
-    config.call_timeout_seconds = request.options().call_timeout_seconds();
-  }
+  VerifyConfig config = VerifyConfigFor(request);
   if (request.options().atol() > 0) config.atol = request.options().atol();
   if (request.options().rtol() > 0) config.rtol = request.options().rtol();
 
@@ -304,7 +323,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   response.set_custom_kernel(true);
   *response.mutable_correctness() = verified.report;
   for (const auto& m : verified.report.messages()) response.add_messages(m);
-  return finish(verified.verdict);
+  return Finish(&response, verified.verdict);
 }
 
 absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request) {

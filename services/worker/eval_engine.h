@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -98,6 +99,14 @@ class EvalEngine {
                                                const std::string& filename,
                                                const v1::CompileLimits& limits,
                                                bool kernelbench = false);
+  // Evaluate's shared steps. CompileCandidate fills response->compile and
+  // returns the outcome, or sets the final verdict and returns nullopt when
+  // the evaluation ends there; Finish sets and counts the final verdict.
+  std::optional<CompileOutcome> CompileCandidate(BackendKind backend,
+                                                 const v1::EvaluateRequest& request,
+                                                 bool kernelbench, v1::EvaluateResponse* response);
+  VerifyConfig VerifyConfigFor(const v1::EvaluateRequest& request) const;
+  v1::EvaluateResponse Finish(v1::EvaluateResponse* response, v1::Verdict verdict);
   // KernelBench-format requests (eval_engine_kb.cc).
   absl::StatusOr<std::shared_ptr<const KbTask>> ResolveKbTask(const v1::Task& task);
   absl::StatusOr<BackendKind> KbBackend(v1::Backend requested) const;

@@ -121,32 +121,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::EvaluateKb(const v1::EvaluateRe
   CRL_ASSIGN_OR_RETURN(auto task, ResolveKbTask(request.task()));
   CRL_ASSIGN_OR_RETURN(BackendKind backend, KbBackend(request.candidate().backend()));
   v1::EvaluateResponse response;
-  auto finish = [&](v1::Verdict v) {
-    response.set_verdict(v);
-    if (metrics_) metrics_->CountEvaluation(v);
-    return response;
-  };
-  auto compiled = CompileSource(backend, request.candidate().source(),
-                                request.candidate().filename(), request.compile_limits(), true);
-  if (!compiled.ok()) {
-    response.add_messages(absl::StrCat("compile: ", compiled.status().ToString()));
-    return finish(v1::VERDICT_INFRA_ERROR);
-  }
-  v1::CompileResponse* c = response.mutable_compile();
-  c->set_verdict(compiled->verdict);
-  c->set_artifact_id(compiled->artifact_id);
-  c->set_cache_hit(compiled->cache_hit);
-  c->set_compile_seconds(compiled->seconds);
-  c->set_log(compiled->log);
-  response.set_artifact_id(compiled->artifact_id);
-  if (compiled->verdict != v1::VERDICT_OK) return finish(compiled->verdict);
+  std::optional<CompileOutcome> compiled = CompileCandidate(backend, request, true, &response);
+  if (!compiled) return response;
 
-  VerifyConfig config = options_.verify;
-  if (request.options().trials() > 0) config.trials = request.options().trials();
-  if (request.options().skip_determinism_check()) config.determinism_reruns = 0;
-  if (request.options().call_timeout_seconds() > 0) {
-    config.call_timeout_seconds = request.options().call_timeout_seconds();
-  }
+  VerifyConfig config = VerifyConfigFor(request);
   KbOptions kb = options_.kb;
   if (request.options().atol() > 0) kb.atol = request.options().atol();
   if (request.options().rtol() > 0) kb.rtol = request.options().rtol();
@@ -191,7 +169,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::EvaluateKb(const v1::EvaluateRe
     response.add_flag_evidence(absl::StrCat("task '", task->name, "' is passed by the trivial '",
                                             degenerate, "' solution: its speedups mean nothing"));
   }
-  return finish(verified.verdict);
+  return Finish(&response, verified.verdict);
 }
 
 absl::StatusOr<v1::MeasureResponse> EvalEngine::MeasureKb(const v1::MeasureRequest& request) {
