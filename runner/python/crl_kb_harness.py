@@ -42,6 +42,7 @@ KB_LOAD, KB_LOADED, KB_CALL, KB_CALL_RESULT, KB_FETCH, KB_OUTPUTS = 20, 21, 22, 
 SHUTDOWN = 7
 CUDA_ERROR_EXIT = 3
 TOOLCHAIN_READY = "crl-harness: toolchain ready"
+TRIAL_BUFFER_MAX_BYTES = 256 << 20
 
 # Bound before any candidate code runs.
 _perf = time.perf_counter
@@ -383,6 +384,7 @@ class Side:
             self.flush_buf = torch.empty(flush // 4, dtype=torch.float32)
         self.flags_before = _global_flags(torch)
         self.last_outputs = None
+        self.trial_buffers = {}  # input index -> the tensor every trial's values go into
         self.task = load_module(header["task_path"], "crl_task")
         # Only the task's own functions make inputs; a candidate cannot reach
         # them by name (not in sys.modules) and cannot change them for the
@@ -462,9 +464,31 @@ class Side:
                 problems.append("output %d has layout %s" % (i, t.layout))
         return outs, problems
 
+    def into_trial_buffers(self, inputs):
+        """Copies each contiguous tensor input into one buffer kept across
+        trials, so every trial's input sits at the same address with new
+        values: an output cached by data_ptr goes stale by the second trial
+        instead of depending on what the allocator happens to reuse. Inputs
+        above TRIAL_BUFFER_MAX_BYTES stay where they are (a second copy could
+        exhaust device memory; CUDA's caching allocator reuses such blocks)."""
+        torch = self.torch
+        placed = []
+        for i, x in enumerate(inputs):
+            if isinstance(x, torch.Tensor) and x.is_contiguous() and not x.requires_grad and \
+                    x.numel() * x.element_size() <= TRIAL_BUFFER_MAX_BYTES:
+                buf = self.trial_buffers.get(i)
+                if buf is None or buf.shape != x.shape or buf.dtype != x.dtype or \
+                        buf.device != x.device:
+                    buf = self.trial_buffers[i] = torch.empty_like(x)
+                buf.copy_(x)
+                x = buf
+            placed.append(x)
+        return placed
+
     def call(self, header):
         torch = self.torch
-        inputs = self.make_inputs(int(header["seed"]), header.get("distribution", "task"))
+        inputs = self.into_trial_buffers(
+            self.make_inputs(int(header["seed"]), header.get("distribution", "task")))
         check_inputs = bool(header.get("check_inputs", False))
         before = None
         if check_inputs:
