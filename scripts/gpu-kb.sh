@@ -6,6 +6,7 @@
 #                              crl bench (fast_p table, results JSON); KB_PHASES=1 adds phases
 #   scripts/gpu-kb.sh hacks    every hack of expect.yaml on the GPU, timed where it passes
 #   scripts/gpu-kb.sh phases   where a cold CUDA load_inline build spends its time
+#   scripts/gpu-kb.sh compare  evaluations per hour: crl bench against a one-process loop (tools/bench/kb_compare.sh)
 #   scripts/gpu-kb.sh all      suite (with phases) and hacks: about 10 minutes on an H100 machine
 # Results go to $OUT (default /tmp/kb-out).
 set -uo pipefail
@@ -120,5 +121,10 @@ phases)
   tail -3 /tmp/phase.log
   sed -E 's#/tmp/tmpxft_[^ ,]*##g; s#/tmp/phase/##g' /tmp/nvcc-phases.csv 2>/dev/null | head -30
   head -5 cuda.cu
+  ;;
+compare)
+  mkdir -p "$CACHE.compare" && cp -r "$CACHE/kb-pch" "$CACHE.compare/" 2>/dev/null
+  CRL="$RUN crl" PYTHON="$PY" CACHE="$CACHE.compare" tools/bench/kb_compare.sh \
+    $KB/generations_cuda --jobs 4 --budget_seconds 10 --host_lanes 0
   ;;
 esac
