@@ -2,7 +2,7 @@
 """The comparison point for `crl bench` throughput: one process evaluates
 every candidate in turn, the way KernelBench's original harness does
 (load_inline builds in-process, 5 correctness trials with allclose, then
-timed trials with CUDA events). No sandbox, no second process, no
+timed trials with CUDA events, or perf_counter on a CPU). No sandbox, no second process, no
 interleaving; the numbers say what crl's isolation and pipelining cost or
 save on the same batch.
 
