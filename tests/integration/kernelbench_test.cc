@@ -18,6 +18,7 @@
 
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
+#include "tests/integration/test_worker.h"
 
 namespace crl::testing {
 namespace {
@@ -42,12 +43,9 @@ std::string FlagShort(int f) { return v1::Flag_Name(static_cast<v1::Flag>(f)).su
 // made once per checkout.
 EvalEngine& Engine() {
   static std::unique_ptr<WorkerRuntime> rt = [] {
-    WorkerOptions options;
-    options.gpus = "";
+    WorkerOptions options = HostWorkerOptions(std::string(CRL_BIN_DIR) + "/../kb-test-cache",
+                                              std::string(CRL_BIN_DIR) + "/../kb-test-work");
     options.host_lanes = 2;
-    options.compiler.cache_dir = std::string(CRL_BIN_DIR) + "/../kb-test-cache";
-    options.engine.work_dir = std::string(CRL_BIN_DIR) + "/../kb-test-work";
-    options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
     auto built = BuildWorker(options, nullptr);
     REQUIRE(built.ok());
     return std::move(*built);
@@ -164,14 +162,10 @@ TEST_CASE("a build that fails before the candidate is imported is an infrastruct
                          << "        print('crl-harness: toolchain ready', file=sys.stderr)\n"
                          << "    print('ImportError: libtorch_cpu.so', file=sys.stderr)\n"
                          << "    sys.exit(1)\n";
-  WorkerOptions options;
-  options.gpus = "";
+  WorkerOptions options = HostWorkerOptions(dir.path() + "/cache", dir.path() + "/work");
   options.host_lanes = 1;
   options.compiler.kb_harness = harness;
   options.compiler.kb_pch = false;
-  options.compiler.cache_dir = dir.path() + "/cache";
-  options.engine.work_dir = dir.path() + "/work";
-  options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
   auto built = BuildWorker(options, nullptr);
   REQUIRE(built.ok());
   EvalEngine& engine = *(*built)->engine;

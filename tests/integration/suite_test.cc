@@ -10,6 +10,7 @@
 
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
+#include "tests/integration/test_worker.h"
 
 namespace crl::testing {
 namespace {
@@ -23,12 +24,7 @@ std::string Short(v1::Verdict v) {
 
 TEST_CASE("every shipped host candidate gets its expected verdict", "[suite]") {
   TempDir dir;
-  WorkerOptions options;
-  options.gpus = "";
-  options.compiler.cache_dir = dir.path() + "/cache";
-  options.engine.work_dir = dir.path() + "/work";
-  options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
-  auto rt = BuildWorker(options, nullptr);
+  auto rt = BuildWorker(HostWorkerOptions(dir.path() + "/cache", dir.path() + "/work"), nullptr);
   REQUIRE(rt.ok());
   EvalEngine& engine = *(*rt)->engine;
 

@@ -12,6 +12,7 @@
 #include "services/timing/oracle.h"
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
+#include "tests/integration/test_worker.h"
 
 namespace crl::testing {
 namespace {
@@ -33,12 +34,8 @@ struct Fixture {
   std::unique_ptr<cli::EngineEvalClient> client;
   std::unique_ptr<timing::TimingOracle> oracle;
   Fixture() {
-    WorkerOptions options;
-    options.gpus = "";
-    options.compiler.cache_dir = dir.path() + "/cache";
-    options.engine.work_dir = dir.path() + "/work";
-    options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
-    auto built = BuildWorker(options, nullptr);
+    auto built =
+        BuildWorker(HostWorkerOptions(dir.path() + "/cache", dir.path() + "/work"), nullptr);
     REQUIRE(built.ok());
     rt = std::move(*built);
     client = std::make_unique<cli::EngineEvalClient>(rt->engine.get());
