@@ -148,17 +148,6 @@ class _Extensions:
         self.built = []
         self.failure = None
 
-    def _build(self, name, cpp_sources, cuda_sources, functions, cflags, extra_cuda_cflags,
-               extra_ldflags, extra_include_paths, ext_dir, verbose, with_cuda,
-               is_python_module, with_pytorch_error_handling):
-        return self.real_load_inline(
-            name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
-            functions=functions, extra_cflags=cflags, extra_cuda_cflags=extra_cuda_cflags,
-            extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
-            build_directory=ext_dir, verbose=verbose, with_cuda=with_cuda,
-            is_python_module=is_python_module,
-            with_pytorch_error_handling=with_pytorch_error_handling)
-
     def install(self):
         import torch.utils.cpp_extension as cpp_ext
         cpp_ext.load_inline = self.load_inline
@@ -185,10 +174,13 @@ class _Extensions:
                 cflags = ["-include", pch, "-Winvalid-pch"] + cflags
             start = _perf()
             try:
-                module = self._build(name, cpp_sources, cuda_sources, functions, cflags,
-                                     extra_cuda_cflags, extra_ldflags, extra_include_paths,
-                                     ext_dir, verbose, with_cuda, is_python_module,
-                                     with_pytorch_error_handling)
+                module = self.real_load_inline(
+                    name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
+                    functions=functions, extra_cflags=cflags,
+                    extra_cuda_cflags=extra_cuda_cflags, extra_ldflags=extra_ldflags,
+                    extra_include_paths=extra_include_paths, build_directory=ext_dir,
+                    verbose=verbose, with_cuda=with_cuda, is_python_module=is_python_module,
+                    with_pytorch_error_handling=with_pytorch_error_handling)
             except BaseException:
                 # A failed build (or a built module that will not import) is
                 # the candidate's compile error, whatever the module does next.

@@ -151,6 +151,12 @@ void Time(timing::EvalClientInterface* client, const timing::OracleOptions& orac
   o->timing = std::move(*timed);
 }
 
+std::string Label(const Outcome& o) {
+  std::string s = ShortVerdict(o.verdict);
+  if (o.timing) absl::StrAppend(&s, absl::StrFormat(" %.2fx", o.timing->speedup()));
+  return s;
+}
+
 // Runs fn(i) for i in [0, n) on `jobs` threads.
 void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
   std::atomic<int> next{0};
@@ -163,30 +169,38 @@ void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
   for (auto& t : threads) t.join();
 }
 
+// One sample of a batch, ready to send: `error` set when it could not even be
+// read (an infrastructure error, never sent).
+struct BatchSample {
+  std::string name;  // for the progress lines
+  v1::Task task;
+  std::string source;
+  std::string filename;
+  std::string error;
+};
+
 // Verifies every sample (`jobs` at once: builds overlap with other samples'
 // verification), then times the ones that passed, so no measurement shares
 // the machine's cores with a compiler: host-side launch overhead is part of
 // what is timed, and a busy CPU would tax whichever side launches more.
-// The tasks and sources of sample i come from item(i).
-std::vector<Outcome> VerifyThenTime(
-    timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options, int n,
-    int jobs, bool time, double host_bandwidth,
-    const std::function<bool(int, v1::Task*, std::string*, std::string*, std::string*)>& item,
-    const std::function<std::string(int, const Outcome&)>& label) {
+std::vector<Outcome> VerifyThenTime(timing::EvalClientInterface* client,
+                                    const timing::OracleOptions& oracle_options,
+                                    const std::vector<BatchSample>& samples, int jobs, bool time,
+                                    double host_bandwidth) {
+  const int n = static_cast<int>(samples.size());
   std::vector<Outcome> outcomes(n);
-  std::vector<v1::Task> tasks(n);
   std::mutex mu;
   kb::ProgressBar verified(std::cerr, n, isatty(2));
   ParallelFor(n, jobs, [&](int i) {
-    std::string source, filename, error;
-    if (!item(i, &tasks[i], &source, &filename, &error)) {
+    const BatchSample& s = samples[i];
+    if (!s.error.empty()) {
       outcomes[i].verdict = v1::VERDICT_INFRA_ERROR;
-      outcomes[i].message = error;
+      outcomes[i].message = s.error;
     } else {
-      outcomes[i] = Verify(client, tasks[i], source, filename);
+      outcomes[i] = Verify(client, s.task, s.source, s.filename);
     }
     std::lock_guard<std::mutex> lock(mu);
-    verified.Step("verified " + label(i, outcomes[i]));
+    verified.Step(absl::StrCat("verified ", s.name, " ", Label(outcomes[i])));
   });
   verified.Finish();
   if (!time) return outcomes;
@@ -198,9 +212,9 @@ std::vector<Outcome> VerifyThenTime(
   // Lanes serialise the measurements; more jobs only help with more lanes.
   ParallelFor(static_cast<int>(passed.size()), jobs, [&](int k) {
     const int i = passed[k];
-    Time(client, oracle_options, tasks[i], host_bandwidth, &outcomes[i]);
+    Time(client, oracle_options, samples[i].task, host_bandwidth, &outcomes[i]);
     std::lock_guard<std::mutex> lock(mu);
-    timed.Step("timed " + label(i, outcomes[i]));
+    timed.Step(absl::StrCat("timed ", samples[i].name, " ", Label(outcomes[i])));
   });
   timed.Finish();
   return outcomes;
@@ -245,12 +259,6 @@ struct CommonFlags {
   }
 };
 
-std::string Label(const Outcome& o) {
-  std::string s = ShortVerdict(o.verdict);
-  if (o.timing) absl::StrAppend(&s, absl::StrFormat(" %.2fx", o.timing->speedup()));
-  return s;
-}
-
 int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& flags) {
   auto rows = kb::ReadCudaL1(path);
   if (!rows.ok()) return UsageError(flags, rows.status());
@@ -268,21 +276,17 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
     else results[i].status = "NO_KERNEL";
   }
   auto row_of = [&](int k) -> const kb::CudaL1Row& { return (*rows)[with_code[k]]; };
-  std::vector<Outcome> outcomes = VerifyThenTime(
-      backend->client.get(), common.oracle, static_cast<int>(with_code.size()), common.jobs,
-      !common.no_time, bandwidth,
-      [&](int k, v1::Task* task, std::string* source, std::string* filename, std::string*) {
-        const kb::CudaL1Row& row = row_of(k);
-        *task = KbTask(absl::StrCat("level", row.level_id, "_task", row.task_id), "", row.ref_code,
-                       true);
-        *source = *row.custom_code;
-        *filename = "custom_code.py";
-        return true;
-      },
-      [&](int k, const Outcome& o) {
-        return absl::StrCat("level ", row_of(k).level_id, " task ", row_of(k).task_id, " ",
-                            Label(o));
-      });
+  std::vector<BatchSample> samples(with_code.size());
+  for (size_t k = 0; k < with_code.size(); ++k) {
+    const kb::CudaL1Row& row = row_of(k);
+    samples[k].name = absl::StrCat("level ", row.level_id, " task ", row.task_id);
+    samples[k].task = KbTask(absl::StrCat("level", row.level_id, "_task", row.task_id), "",
+                             row.ref_code, true);
+    samples[k].source = *row.custom_code;
+    samples[k].filename = "custom_code.py";
+  }
+  std::vector<Outcome> outcomes = VerifyThenTime(backend->client.get(), common.oracle, samples,
+                                                 common.jobs, !common.no_time, bandwidth);
   for (size_t k = 0; k < with_code.size(); ++k) {
     const Outcome& o = outcomes[k];
     kb::CudaL1Result& r = results[with_code[k]];
@@ -360,26 +364,23 @@ int BenchCommand(int argc, char** argv) {
   auto backend = Connect(common.worker, common.client, common.embedded);
   if (!backend.ok()) return Fail(backend.status());
   const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
-  std::vector<Outcome> outcomes = VerifyThenTime(
-      backend->client.get(), common.oracle, static_cast<int>(work.size()), common.jobs,
-      !common.no_time, bandwidth,
-      [&](int i, v1::Task* task, std::string* source, std::string* filename, std::string* error) {
-        const auto& [g, t] = work[i];
-        auto generation = ReadFileToString(g->path, "generation");
-        auto task_source = ReadFileToString(t->path, "task");
-        if (!generation.ok() || !task_source.ok()) {
-          *error = (generation.ok() ? task_source.status() : generation.status()).ToString();
-          return false;
-        }
-        *task = KbTask(fs::path(t->name).stem().string(), t->path, *task_source, backend->remote);
-        *source = *generation;
-        *filename = fs::path(g->path).filename().string();
-        return true;
-      },
-      [&](int i, const Outcome& o) {
-        return absl::StrCat("level", work[i].first->level, "/", work[i].second->name, " sample ",
-                            work[i].first->sample, " ", Label(o));
-      });
+  std::vector<BatchSample> samples(work.size());
+  for (size_t i = 0; i < work.size(); ++i) {
+    const auto& [g, t] = work[i];
+    BatchSample& s = samples[i];
+    s.name = absl::StrCat("level", g->level, "/", t->name, " sample ", g->sample);
+    auto generation = ReadFileToString(g->path, "generation");
+    auto task_source = ReadFileToString(t->path, "task");
+    if (!generation.ok() || !task_source.ok()) {
+      s.error = (generation.ok() ? task_source.status() : generation.status()).ToString();
+      continue;
+    }
+    s.task = KbTask(fs::path(t->name).stem().string(), t->path, *task_source, backend->remote);
+    s.source = std::move(*generation);
+    s.filename = fs::path(g->path).filename().string();
+  }
+  std::vector<Outcome> outcomes = VerifyThenTime(backend->client.get(), common.oracle, samples,
+                                                 common.jobs, !common.no_time, bandwidth);
   std::vector<kb::SampleResult> results(work.size());
   std::string device;
   for (size_t i = 0; i < work.size(); ++i) {

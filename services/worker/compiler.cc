@@ -11,9 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -23,6 +23,10 @@
 
 namespace crl {
 namespace {
+
+// What crl_kb_harness.py's build mode prints once python and torch are up and
+// before it imports the candidate (TOOLCHAIN_READY there).
+constexpr char kKbToolchainReady[] = "crl-harness: toolchain ready";
 
 namespace fs = std::filesystem;
 
@@ -369,9 +373,9 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job)
   if (exit.log_truncated) absl::StrAppend(&outcome.log, "\n[log trimmed]");
 
   if (job.kernelbench && !(exit.kind == runner::ExitInfo::kExited && exit.exit_code == 0) &&
-      exit.log.find("crl-harness: toolchain ready") == std::string::npos) {
-    // The harness printed this before importing the candidate: without it,
-    // python or torch failed on their own (runner/python/crl_kb_harness.py).
+      exit.log.find(kKbToolchainReady) == std::string::npos) {
+    // Without the harness's line, python or torch failed before any
+    // candidate code ran.
     cleanup();
     return absl::UnavailableError(absl::StrCat("KernelBench build toolchain failed before the "
                                                "candidate was imported (", exit.Describe(),

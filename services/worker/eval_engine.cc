@@ -280,13 +280,12 @@ VerifyConfig EvalEngine::VerifyConfigFor(const v1::EvaluateRequest& request) con
   return config;
 }
 
-v1::EvaluateResponse EvalEngine::Finish(v1::EvaluateResponse* response, v1::Verdict verdict) {
+void EvalEngine::Finish(v1::EvaluateResponse* response, v1::Verdict verdict) {
   response->set_verdict(verdict);
   if (metrics_) {
     metrics_->CountEvaluation(verdict);
     if (std::string r = KillReason(verdict); !r.empty()) metrics_->CountSandboxKill(r);
   }
-  return *response;
 }
 
 absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequest& request) {
@@ -323,7 +322,8 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   response.set_custom_kernel(true);
   *response.mutable_correctness() = verified.report;
   for (const auto& m : verified.report.messages()) response.add_messages(m);
-  return Finish(&response, verified.verdict);
+  Finish(&response, verified.verdict);
+  return response;
 }
 
 absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request) {

@@ -106,7 +106,7 @@ class EvalEngine {
                                                  const v1::EvaluateRequest& request,
                                                  bool kernelbench, v1::EvaluateResponse* response);
   VerifyConfig VerifyConfigFor(const v1::EvaluateRequest& request) const;
-  v1::EvaluateResponse Finish(v1::EvaluateResponse* response, v1::Verdict verdict);
+  void Finish(v1::EvaluateResponse* response, v1::Verdict verdict);
   // KernelBench-format requests (eval_engine_kb.cc).
   absl::StatusOr<std::shared_ptr<const KbTask>> ResolveKbTask(const v1::Task& task);
   absl::StatusOr<BackendKind> KbBackend(v1::Backend requested) const;

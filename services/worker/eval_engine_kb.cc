@@ -169,7 +169,8 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::EvaluateKb(const v1::EvaluateRe
     response.add_flag_evidence(absl::StrCat("task '", task->name, "' is passed by the trivial '",
                                             degenerate, "' solution: its speedups mean nothing"));
   }
-  return Finish(&response, verified.verdict);
+  Finish(&response, verified.verdict);
+  return response;
 }
 
 absl::StatusOr<v1::MeasureResponse> EvalEngine::MeasureKb(const v1::MeasureRequest& request) {
