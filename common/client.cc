@@ -1,8 +1,5 @@
 #include "common/client.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
 #include "common/auth.h"
 #include "common/file.h"

@@ -5,11 +5,16 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/context.h"
+#include "common/grpc_status.h"
 #include "common/options.h"
 
 namespace crl {
@@ -32,7 +37,7 @@ struct ClientOptions {
 // --auth_token_file, --timeout.
 void BindClientOptions(OptionSet* set, ClientOptions* options);
 
-// A connected-on-demand channel to HOST:PORT.
+// A connected-on-demand channel to HOST:PORT. Thread-safe.
 class RpcClient {
  public:
   static absl::StatusOr<RpcClient> Create(const std::string& target, const ClientOptions& options);
@@ -40,7 +45,35 @@ class RpcClient {
   // Sets the deadline (options.timeout unless `timeout` > 0) and the token.
   void Prepare(grpc::ClientContext* context, absl::Duration timeout = absl::ZeroDuration()) const;
 
+  // One unary call through a stub's callback API, on behalf of `request`:
+  // its deadline is the sooner of the request's and the client's timeout,
+  // and cancelling the request cancels the call. `start` starts the call,
+  // e.g. [&](auto* c, auto* req, auto* resp, auto done) {
+  //        stub->async()->Evaluate(c, req, resp, std::move(done)); }
+  // Returns the response, or the call's status bridged to absl.
+  template <typename Response, typename Request, typename Start>
+  absl::StatusOr<Response> Call(const RequestContext& request, const Request& message,
+                                Start start) const {
+    if (absl::Status live = request.Check(); !live.ok()) return live;
+    grpc::ClientContext context;
+    Prepare(&context, std::min(timeout_, request.Remaining()));
+    Response response;
+    absl::Notification done;
+    grpc::Status status;
+    start(&context, &message, &response, [&](grpc::Status s) {
+      status = std::move(s);
+      done.Notify();
+    });
+    while (!done.WaitForNotificationWithTimeout(kCancelPoll)) {
+      if (request.IsCancelled()) context.TryCancel();
+    }
+    if (!status.ok()) return FromGrpcStatus(status);
+    return response;
+  }
+
  private:
+  // How often a call in flight looks at its request's cancellation.
+  static constexpr absl::Duration kCancelPoll = absl::Milliseconds(100);
   std::shared_ptr<grpc::Channel> channel_;
   std::string token_;
   absl::Duration timeout_;

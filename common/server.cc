@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "common/file.h"
 #include "common/logging.h"
+#include "common/grpc_status.h"
 #include "common/status.h"
 
 namespace crl {
@@ -91,8 +92,16 @@ void BlockTerminationSignals() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline) {
+  // gRPC's "no deadline" is gpr_inf_future, far beyond any real one.
+  if (deadline >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365 * 50)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
+}
+
 grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context, const CallEnv& env,
-                                     std::function<grpc::Status()> work) {
+                                     UnaryWork work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (env.auth) {
     grpc::Status auth = env.auth->Check(*context);
@@ -111,7 +120,9 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context, const
           grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline passed before start"));
       return;
     }
-    reactor->Finish(work());
+    RequestContext request(RealClock::Get(), DeadlineFromGrpc(context->deadline()),
+                           [context] { return context->IsCancelled(); });
+    reactor->Finish(work(request));
   };
   if (env.executor == nullptr) {
     run();

@@ -21,6 +21,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/auth.h"
+#include "common/context.h"
 #include "common/executor.h"
 #include "common/metrics.h"
 #include "common/options.h"
@@ -78,10 +80,16 @@ struct CallEnv {
 // executor (or inline), then finishes the call with its status. A full
 // executor answers RESOURCE_EXHAUSTED; a call cancelled or past its deadline
 // before it starts answers CANCELLED / DEADLINE_EXCEEDED without running.
-// `work` must not throw. The response it fills must outlive the call
-// (gRPC owns it in the callback API).
+// `work` gets the call's RequestContext (its deadline, and cancellation when
+// the client cancels or disconnects) to pass down to every step that waits.
+// `work` must not throw. The response it fills must outlive the call (gRPC
+// owns it in the callback API).
+using UnaryWork = std::function<grpc::Status(const RequestContext& context)>;
 grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context, const CallEnv& env,
-                                     std::function<grpc::Status()> work);
+                                     UnaryWork work);
+
+// A gRPC deadline as an absl::Time (InfiniteFuture for "none").
+absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline);
 
 class ServiceHost {
  public:

@@ -1,13 +1,10 @@
-// Status helpers shared by every crl component.
+// Status helpers shared by every crl component (no gRPC here: the bridge to
+// grpc::Status is common/grpc_status.h, for the edges).
 //
 // Debian's Abseil (20220623) has neither ABSL_RETURN_IF_ERROR nor
-// ASSIGN_OR_RETURN, so the two macros live here, once. The bridge to
-// grpc::Status is lossless for code and message: absl::StatusCode and
-// grpc::StatusCode use the same numbering (both follow google.rpc.Code).
+// ASSIGN_OR_RETURN, so the two macros live here, once.
 #ifndef CRL_COMMON_STATUS_H_
 #define CRL_COMMON_STATUS_H_
-
-#include <grpcpp/support/status.h>
 
 #include <exception>
 #include <string>
@@ -19,11 +16,6 @@
 
 namespace crl {
 
-// Converts code and message without loss. Payloads are not carried.
-grpc::Status ToGrpcStatus(const absl::Status& status);
-// Inverse of ToGrpcStatus. Codes outside the known range become UNKNOWN.
-absl::Status FromGrpcStatus(const grpc::Status& status);
-
 // Prefixes a status message with context ("loading task foo: ...").
 absl::Status Annotate(const absl::Status& status, absl::string_view context);
 
@@ -31,15 +23,6 @@ absl::Status Annotate(const absl::Status& status, absl::string_view context);
 // nlohmann-json, LibTorch): what() becomes the message.
 absl::Status StatusFromException(const std::exception& e,
                                  absl::StatusCode code = absl::StatusCode::kInternal);
-
-// For gRPC edges: moves an OK result into `*response`, or returns the error
-// as a grpc::Status.
-template <typename T>
-grpc::Status FillResponse(absl::StatusOr<T> result, T* response) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
-}
 
 }  // namespace crl
 

@@ -15,16 +15,13 @@
 
 #include "crl/kernel.h"
 #include "runner/backend.h"
+#include "runner/clock.h"
 #include "runner/protocol.h"
 
 namespace crl::runner {
 namespace {
 
-double Now() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-}
+double Now() { return MonotonicSeconds(); }
 
 template <typename T>
 __global__ void FillKernel(T* p, uint64_t n, T value) {

@@ -32,6 +32,8 @@
 #include <mutex>
 #include <thread>
 
+#include "runner/clock.h"
+
 namespace crl::runner {
 namespace {
 
@@ -46,11 +48,7 @@ constexpr int kSyncWriteFd = 7;  // helper -> parent handshake
 constexpr int kExeFd = 8;        // O_PATH of argv[0]
 constexpr int kFirstFreeFd = 9;
 
-double Now() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-}
+double Now() { return MonotonicSeconds(); }
 
 void CloseFd(int* fd) {
   if (*fd >= 0) {
@@ -817,6 +815,17 @@ ExitInfo SandboxedProcess::Finish(bool timed_out) {
   return info_;
 }
 
+void SandboxedProcess::AwaitExitEvent(double seconds) {
+  int ms = static_cast<int>(std::min(seconds, 1.0) * 1000.0) + 1;
+  if (pidfd_ >= 0) {
+    struct pollfd p = {pidfd_, POLLIN, 0};
+    poll(&p, 1, ms);
+  } else {
+    struct timespec ts = {0, 2000000};  // 2 ms
+    nanosleep(&ts, nullptr);
+  }
+}
+
 ExitInfo SandboxedProcess::Wait(double timeout_seconds) {
   if (finished_) return info_;
   double deadline = deadline_;
@@ -831,16 +840,25 @@ ExitInfo SandboxedProcess::Wait(double timeout_seconds) {
       Reap(true);
       return Finish(true);
     }
-    int ms = static_cast<int>(std::min(left, 1.0) * 1000.0) + 1;
-    if (pidfd_ >= 0) {
-      struct pollfd p = {pidfd_, POLLIN, 0};
-      poll(&p, 1, ms);
-    } else {
-      struct timespec ts = {0, 2000000};  // 2 ms
-      nanosleep(&ts, nullptr);
-    }
+    AwaitExitEvent(left);
   }
   return Finish(false);
+}
+
+bool SandboxedProcess::WaitFor(double seconds) {
+  if (finished_) return true;
+  const double until = Now() + seconds;
+  if (deadline_ > 0 && deadline_ <= until) {
+    Wait();  // the wall deadline comes first: Wait() enforces it
+    return true;
+  }
+  while (!Reap(false)) {
+    const double left = until - Now();
+    if (left <= 0) return false;
+    AwaitExitEvent(left);
+  }
+  Finish(false);
+  return true;
 }
 
 ExitInfo SandboxedProcess::Kill() {

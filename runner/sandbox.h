@@ -196,6 +196,12 @@ class SandboxedProcess {
   // collects the log. Repeated calls return the same ExitInfo.
   ExitInfo Wait(double timeout_seconds = -1);
 
+  // Waits up to `seconds` for the child to exit without killing it (the
+  // policy's wall deadline still applies, as in Wait()). True when it has
+  // finished; Wait() then returns its ExitInfo at once. Lets a caller check
+  // for cancellation between slices.
+  bool WaitFor(double seconds);
+
   // SIGKILLs the tree and reaps it; returns the ExitInfo (kSignaled SIGKILL
   // unless it had already exited). Idempotent.
   ExitInfo Kill();
@@ -212,6 +218,9 @@ class SandboxedProcess {
   struct LogCollector;
   SandboxedProcess();
   bool Reap(bool block);
+  // Blocks until the child may have exited (pidfd readable) or for at most
+  // min(seconds, 1) s.
+  void AwaitExitEvent(double seconds);
   void KillTree();
   ExitInfo Finish(bool timed_out);
 

@@ -10,14 +10,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runner/clock.h"
+
 namespace crl::runner {
 namespace {
-
-double MonotonicSeconds() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-}
 
 void AppendLE(std::string* buf, uint64_t v, int bytes) {
   char tmp[8];

@@ -21,50 +21,23 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/client.h"
-#include "common/clock.h"
 #include "common/file.h"
 #include "common/status.h"
+#include "lib/kernelbench/baseline.h"
+#include "lib/kernelbench/cuda_l1.h"
+#include "lib/kernelbench/files.h"
+#include "lib/kernelbench/results.h"
+#include "lib/reward/names.h"
 #include "services/cli/commands.h"
-#include "services/cli/engine_eval_client.h"
-#include "services/cli/kb_report.h"
-#include "services/timing/oracle.h"
-#include "services/worker/worker_setup.h"
+#include "services/cli/endpoints.h"
+#include "services/cli/progress_bar.h"
 
 namespace crl::cli {
-
-std::string FlagName(v1::Flag f);
-
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ShortVerdict(v1::Verdict v) {
-  std::string name = v1::Verdict_Name(v);
-  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
-}
-
-// Where evaluations run: an in-process worker or a remote one.
-struct Backend {
-  std::unique_ptr<WorkerRuntime> runtime;
-  std::unique_ptr<timing::EvalClientInterface> client;
-  bool remote = false;
-};
-
-absl::StatusOr<Backend> Connect(const std::string& worker, const ClientOptions& client_options,
-                                const WorkerOptions& embedded) {
-  Backend b;
-  if (worker.empty()) {
-    CRL_ASSIGN_OR_RETURN(b.runtime, BuildWorker(embedded, nullptr));
-    b.client = std::make_unique<EngineEvalClient>(b.runtime->engine.get());
-  } else {
-    CRL_ASSIGN_OR_RETURN(b.client, timing::GrpcEvalClient::Create(worker, client_options));
-    b.remote = true;
-  }
-  return b;
-}
-
-v1::Task KbTask(const std::string& name, const std::string& path, const std::string& content,
+v1::Task KernelBenchTaskMessage(const std::string& name, const std::string& path, const std::string& content,
                 bool remote) {
   v1::Task task;
   task.set_format(v1::TASK_FORMAT_KERNELBENCH);
@@ -94,14 +67,14 @@ struct Outcome {
 };
 
 // Compiles and verifies (no timing).
-Outcome Verify(timing::EvalClientInterface* client, const v1::Task& task, const std::string& source,
+Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
                const std::string& filename) {
   Outcome o;
   v1::EvaluateRequest request;
   *request.mutable_task() = task;
   request.mutable_candidate()->set_source(source);
   request.mutable_candidate()->set_filename(filename);
-  auto r = client->Evaluate(request);
+  auto r = worker->Evaluate(request, RequestContext::Background());
   if (!r.ok()) {
     o.message = r.status().ToString();
     // A task the worker rejects is the task's problem, not the sample's.
@@ -114,24 +87,30 @@ Outcome Verify(timing::EvalClientInterface* client, const v1::Task& task, const 
   o.compile_seconds = r->compile().compile_seconds();
   o.compile_cache_hit = r->compile().cache_hit();
   o.custom_kernel = r->custom_kernel();
-  for (int f : r->flags()) o.flags.push_back(FlagName(static_cast<v1::Flag>(f)));
+  for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
   if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
   if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
   if (r->verdict() == v1::VERDICT_OK) o.artifact_id = r->artifact_id();
   return o;
 }
 
+// How each verified sample is timed.
+struct TimingSettings {
+  double target_rel_ci = 0;  // 0: the oracle's default
+  double budget_seconds = 0;
+};
+
 // Times a verified sample with the oracle; a failure while timed becomes the
 // sample's verdict, an infrastructure failure leaves it unscored.
-void Time(timing::EvalClientInterface* client, const timing::OracleOptions& oracle_options,
-          const v1::Task& task, double host_bandwidth, Outcome* o) {
+void Time(TimingClientInterface* timing, const TimingSettings& settings, const v1::Task& task,
+          Outcome* o) {
   if (o->artifact_id.empty()) return;
-  timing::TimingOracle oracle(oracle_options, client, RealClock::Get());
-  if (host_bandwidth > 0) oracle.SetHostCeiling({host_bandwidth, 0});
   v1::TimeRequest t;
   *t.mutable_task() = task;
   t.set_artifact_id(o->artifact_id);
-  auto timed = oracle.Time(t);
+  t.set_target_rel_ci(settings.target_rel_ci);
+  t.set_budget_seconds(settings.budget_seconds);
+  auto timed = timing->Time(t, RequestContext::Background());
   if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
     o->evaluated = false;
     o->message = timed.ok() ? "timing: infrastructure error" : timed.status().ToString();
@@ -147,12 +126,12 @@ void Time(timing::EvalClientInterface* client, const timing::OracleOptions& orac
     for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o->message, "; ", e);
     return;
   }
-  for (int f : timed->flags()) o->flags.push_back(FlagName(static_cast<v1::Flag>(f)));
+  for (int f : timed->flags()) o->flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
   o->timing = std::move(*timed);
 }
 
 std::string Label(const Outcome& o) {
-  std::string s = ShortVerdict(o.verdict);
+  std::string s = VerdictShortName(o.verdict);
   if (o.timing) absl::StrAppend(&s, absl::StrFormat(" %.2fx", o.timing->speedup()));
   return s;
 }
@@ -183,36 +162,34 @@ struct BatchSample {
 // verification), then times the ones that passed, so no measurement shares
 // the machine's cores with a compiler: host-side launch overhead is part of
 // what is timed, and a busy CPU would tax whichever side launches more.
-std::vector<Outcome> VerifyThenTime(timing::EvalClientInterface* client,
-                                    const timing::OracleOptions& oracle_options,
-                                    const std::vector<BatchSample>& samples, int jobs, bool time,
-                                    double host_bandwidth) {
+std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSettings& settings,
+                                    const std::vector<BatchSample>& samples, int jobs) {
   const int n = static_cast<int>(samples.size());
   std::vector<Outcome> outcomes(n);
   std::mutex mu;
-  kb::ProgressBar verified(std::cerr, n, isatty(2));
+  ProgressBar verified(std::cerr, n, isatty(2));
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
     if (!s.error.empty()) {
       outcomes[i].verdict = v1::VERDICT_INFRA_ERROR;
       outcomes[i].message = s.error;
     } else {
-      outcomes[i] = Verify(client, s.task, s.source, s.filename);
+      outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename);
     }
     std::lock_guard<std::mutex> lock(mu);
     verified.Step(absl::StrCat("verified ", s.name, " ", Label(outcomes[i])));
   });
   verified.Finish();
-  if (!time) return outcomes;
+  if (!endpoints.timing) return outcomes;
   std::vector<int> passed;
   for (int i = 0; i < n; ++i) {
     if (!outcomes[i].artifact_id.empty()) passed.push_back(i);
   }
-  kb::ProgressBar timed(std::cerr, static_cast<int>(passed.size()), isatty(2));
+  ProgressBar timed(std::cerr, static_cast<int>(passed.size()), isatty(2));
   // Lanes serialise the measurements; more jobs only help with more lanes.
   ParallelFor(static_cast<int>(passed.size()), jobs, [&](int k) {
     const int i = passed[k];
-    Time(client, oracle_options, samples[i].task, host_bandwidth, &outcomes[i]);
+    Time(endpoints.timing.get(), settings, samples[i].task, &outcomes[i]);
     std::lock_guard<std::mutex> lock(mu);
     timed.Step(absl::StrCat("timed ", samples[i].name, " ", Label(outcomes[i])));
   });
@@ -221,40 +198,41 @@ std::vector<Outcome> VerifyThenTime(timing::EvalClientInterface* client,
 }
 
 absl::Status WriteJson(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
+  return WriteFileAtomically(
+      path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+// A usage error for flag combinations that cannot work, else infrastructure.
+int ConnectFailed(const OptionSet& flags, const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kInvalidArgument) return UsageError(flags, status);
+  return Fail(status);
 }
 
 struct CommonFlags {
-  std::string worker;
   std::string out;
   int jobs = 2;
   bool no_time = false;
-  timing::OracleOptions oracle;
-  ClientOptions client;
-  WorkerOptions embedded;
+  TimingSettings timing;
+  EndpointFlags endpoints;
 
   void Bind(OptionSet* flags) {
-    flags->Add("worker", &worker, "HOST:PORT of a crl-worker (default: an in-process worker)");
     flags->Add("out", &out, "where to write the results JSON");
     flags->Add("jobs", &jobs, "samples evaluated concurrently (lanes still serialise timing)");
     flags->Add("no_time", &no_time, "verify only; skip the timing oracle");
-    flags->Add("target_rel_ci", &oracle.target_rel_ci,
-               "stop timing at this relative CI half-width of the speedup");
-    flags->Add("budget_seconds", &oracle.budget_seconds, "timing budget per sample");
-    client.timeout = absl::Minutes(20);
-    BindClientOptions(flags, &client);
-    BindWorkerOptions(flags, &embedded);
+    flags->Add("target_rel_ci", &timing.target_rel_ci,
+               "stop timing at this relative CI half-width of the speedup (0: default)");
+    flags->Add("budget_seconds", &timing.budget_seconds, "timing budget per sample (0: default)");
+    endpoints.client.timeout = absl::Minutes(20);
+    endpoints.Bind(flags);
   }
   nlohmann::json Config(const std::string& device) const {
-    return {{"atol", embedded.engine.kb.atol},
-            {"rtol", embedded.engine.kb.rtol},
+    return {{"atol", endpoints.local.kb_atol()},
+            {"rtol", endpoints.local.kb_rtol()},
             {"timed", !no_time},
-            {"target_rel_ci", oracle.target_rel_ci},
-            {"budget_seconds", oracle.budget_seconds},
-            {"worker", worker.empty() ? "in-process" : worker},
+            {"target_rel_ci", timing.target_rel_ci},
+            {"budget_seconds", timing.budget_seconds},
+            {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
+            {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
             {"device", device}};
   }
 };
@@ -262,9 +240,8 @@ struct CommonFlags {
 int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& flags) {
   auto rows = kb::ReadCudaL1(path);
   if (!rows.ok()) return UsageError(flags, rows.status());
-  auto backend = Connect(common.worker, common.client, common.embedded);
-  if (!backend.ok()) return Fail(backend.status());
-  const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
+  auto backend = Connect(common.endpoints, !common.no_time);
+  if (!backend.ok()) return ConnectFailed(flags, backend.status());
   std::vector<kb::CudaL1Result> results(rows->size());
   std::vector<int> with_code;  // rows without custom_code are NO_KERNEL, never run
   for (int i = 0; i < static_cast<int>(rows->size()); ++i) {
@@ -280,17 +257,16 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
   for (size_t k = 0; k < with_code.size(); ++k) {
     const kb::CudaL1Row& row = row_of(k);
     samples[k].name = absl::StrCat("level ", row.level_id, " task ", row.task_id);
-    samples[k].task = KbTask(absl::StrCat("level", row.level_id, "_task", row.task_id), "",
+    samples[k].task = KernelBenchTaskMessage(absl::StrCat("level", row.level_id, "_task", row.task_id), "",
                              row.ref_code, true);
     samples[k].source = *row.custom_code;
     samples[k].filename = "custom_code.py";
   }
-  std::vector<Outcome> outcomes = VerifyThenTime(backend->client.get(), common.oracle, samples,
-                                                 common.jobs, !common.no_time, bandwidth);
+  std::vector<Outcome> outcomes = VerifyThenTime(*backend, common.timing, samples, common.jobs);
   for (size_t k = 0; k < with_code.size(); ++k) {
     const Outcome& o = outcomes[k];
     kb::CudaL1Result& r = results[with_code[k]];
-    r.status = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
+    r.status = o.evaluated ? VerdictShortName(o.verdict) : "INFRA_ERROR";
     r.correct = o.evaluated && o.verdict == v1::VERDICT_OK;
     r.custom_kernel = o.evaluated ? o.custom_kernel : kb::ContainsCustomKernel(*row_of(k).custom_code);
     r.flags = o.flags;
@@ -361,9 +337,8 @@ int BenchCommand(int argc, char** argv) {
   }
   if (orphans) std::fprintf(stderr, "crl bench: %d generation(s) match no task; skipped\n", orphans);
 
-  auto backend = Connect(common.worker, common.client, common.embedded);
-  if (!backend.ok()) return Fail(backend.status());
-  const double bandwidth = common.worker.empty() ? timing::MeasureHostCopyBandwidth() : 0;
+  auto backend = Connect(common.endpoints, !common.no_time);
+  if (!backend.ok()) return ConnectFailed(flags, backend.status());
   std::vector<BatchSample> samples(work.size());
   for (size_t i = 0; i < work.size(); ++i) {
     const auto& [g, t] = work[i];
@@ -375,12 +350,11 @@ int BenchCommand(int argc, char** argv) {
       s.error = (generation.ok() ? task_source.status() : generation.status()).ToString();
       continue;
     }
-    s.task = KbTask(fs::path(t->name).stem().string(), t->path, *task_source, backend->remote);
+    s.task = KernelBenchTaskMessage(fs::path(t->name).stem().string(), t->path, *task_source, backend->remote);
     s.source = std::move(*generation);
     s.filename = fs::path(g->path).filename().string();
   }
-  std::vector<Outcome> outcomes = VerifyThenTime(backend->client.get(), common.oracle, samples,
-                                                 common.jobs, !common.no_time, bandwidth);
+  std::vector<Outcome> outcomes = VerifyThenTime(*backend, common.timing, samples, common.jobs);
   std::vector<kb::SampleResult> results(work.size());
   std::string device;
   for (size_t i = 0; i < work.size(); ++i) {
@@ -391,7 +365,7 @@ int BenchCommand(int argc, char** argv) {
     r.problem = g->problem;
     r.sample = g->sample;
     r.evaluated = o.evaluated;
-    r.verdict = o.evaluated ? ShortVerdict(o.verdict) : "INFRA_ERROR";
+    r.verdict = o.evaluated ? VerdictShortName(o.verdict) : "INFRA_ERROR";
     r.compiled = o.compiled;
     r.compile_seconds = o.compile_seconds;
     r.compile_cache_hit = o.compile_cache_hit;
@@ -458,13 +432,13 @@ int BaselineCommand(int argc, char** argv) {
   if (!s.ok() || flags.help_requested()) return UsageError(flags, s);
   auto tasks = kb::ListTasks(tasks_dir);
   if (!tasks.ok()) return UsageError(flags, tasks.status());
-  auto backend = Connect(common.worker, common.client, common.embedded);
-  if (!backend.ok()) return Fail(backend.status());
+  auto backend = Connect(common.endpoints, false);
+  if (!backend.ok()) return ConnectFailed(flags, backend.status());
 
   kb::Baseline baseline;
   int failures = 0;
   std::mutex mu;
-  kb::ProgressBar progress(std::cerr, static_cast<int>(tasks->size()), isatty(2));
+  ProgressBar progress(std::cerr, static_cast<int>(tasks->size()), isatty(2));
   ParallelFor(static_cast<int>(tasks->size()), common.jobs, [&](int i) {
     const kb::TaskFile& t = (*tasks)[i];
     auto content = ReadFileToString(t.path, "task");
@@ -474,12 +448,12 @@ int BaselineCommand(int argc, char** argv) {
     } else {
       v1::MeasureRequest m;
       *m.mutable_task() =
-          KbTask(fs::path(t.name).stem().string(), t.path, *content, backend->remote);
+          KernelBenchTaskMessage(fs::path(t.name).stem().string(), t.path, *content, backend->remote);
       m.set_iterations(trials);
       m.set_warmup(warmup);
-      auto r = backend->client->Measure(m);
+      auto r = backend->worker->Measure(m, RequestContext::Background());
       if (!r.ok() || r->verdict() != v1::VERDICT_OK) {
-        label = r.ok() ? absl::StrCat(ShortVerdict(r->verdict()), ": ",
+        label = r.ok() ? absl::StrCat(VerdictShortName(r->verdict()), ": ",
                                       r->messages_size() ? r->messages(0) : "")
                        : r.status().ToString();
       } else {

@@ -8,28 +8,20 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/paths.h"
+#include "lib/reward/names.h"
+#include "lib/stats/stats.h"
+#include "lib/task/backend.h"
 #include "services/cli/commands.h"
-#include "services/worker/worker_setup.h"
+#include "services/worker/worker_client.h"
 
 namespace crl::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Short(v1::Verdict v) {
-  std::string n = v1::Verdict_Name(v);
-  return n.rfind("VERDICT_", 0) == 0 ? n.substr(8) : n;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 }  // namespace
 
@@ -38,13 +30,13 @@ int DemoCommand(int argc, char** argv) {
   std::string backend_name = "host";
   std::string only;
   int iterations = 30;
-  WorkerOptions worker;
+  LocalWorkerOptions worker;
   OptionSet flags("crl demo", "Runs the built-in native suite end to end on an in-process worker.");
   flags.Add("tasks", &tasks_dir, "suite directory (one task per subdirectory)");
   flags.Add("backend", &backend_name, "host or cuda");
   flags.Add("only", &only, "run only the task with this name");
   flags.Add("iterations", &iterations, "timed calls per side when timing");
-  BindWorkerOptions(&flags, &worker);
+  worker.Bind(&flags);
   absl::Status s = flags.Parse(argc, argv, nullptr);
   BackendKind backend;
   if (s.ok() && !ParseBackend(backend_name, &backend)) {
@@ -54,10 +46,11 @@ int DemoCommand(int argc, char** argv) {
     s = absl::NotFoundError(absl::StrCat("no task suite at '", tasks_dir, "' (use --tasks)"));
   }
   if (!s.ok() || flags.help_requested()) return UsageError(flags, s);
-  if (backend == BackendKind::kCuda && worker.gpus.empty()) worker.gpus = "auto";
-  auto rt = BuildWorker(worker, nullptr);
-  if (!rt.ok()) return Fail(rt.status());
-  EvalEngine& engine = *(*rt)->engine;
+  if (backend == BackendKind::kCuda && worker.gpus().empty()) worker.set_gpus("auto");
+  auto started = StartLocalWorker(worker);
+  if (!started.ok()) return Fail(started.status());
+  WorkerClientInterface& engine = **started;
+  const RequestContext& context = RequestContext::Background();
   const v1::Backend proto_backend =
       backend == BackendKind::kCuda ? v1::BACKEND_CUDA : v1::BACKEND_HOST;
   const std::string ext = backend == BackendKind::kCuda ? ".cu" : ".cc";
@@ -91,17 +84,15 @@ int DemoCommand(int argc, char** argv) {
       if (fs::path(file).extension() != ext) continue;
       std::string expected = kv.second.IsMap() ? kv.second["verdict"].as<std::string>("")
                                                : kv.second.Scalar();
-      std::ifstream in(dir / "candidates" / file);
-      std::stringstream ss;
-      ss << in.rdbuf();
       v1::EvaluateRequest req;
       req.mutable_task()->set_path(dir.string());
-      req.mutable_candidate()->set_source(ss.str());
+      req.mutable_candidate()->set_source(
+          ReadFileToString((dir / "candidates" / file).string(), "candidate").value_or(""));
       req.mutable_candidate()->set_filename(file);
       req.mutable_candidate()->set_backend(proto_backend);
-      auto r = engine.Evaluate(req);
+      auto r = engine.Evaluate(req, context);
       ++evaluated;
-      std::string got = r.ok() ? Short(r->verdict()) : std::string(r.status().message());
+      std::string got = r.ok() ? VerdictShortName(r->verdict()) : std::string(r.status().message());
       if (r.ok() && r->verdict() == v1::VERDICT_INFRA_ERROR) ++infra;
       bool ok = got == expected;
       as_expected += ok;
@@ -125,11 +116,11 @@ int DemoCommand(int argc, char** argv) {
       m.set_backend(proto_backend);
       m.set_iterations(iterations);
       m.set_warmup(3);
-      auto r = engine.Measure(m);
+      auto r = engine.Measure(m, context);
       if (!r.ok() || r->verdict() != v1::VERDICT_OK) return 0;
       std::vector<double> t;
       for (const auto& sample : r->samples()) t.push_back(sample.device_sync_seconds());
-      return Median(t);
+      return stats::Median(t);
     };
     timings.push_back({dir.filename().string(), measure(""), measure(fast_artifact)});
   }

@@ -7,15 +7,11 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/client.h"
 #include "common/file.h"
-#include "common/clock.h"
 #include "common/status.h"
-#include "crl/v1/eval.grpc.pb.h"
+#include "lib/reward/names.h"
 #include "services/cli/commands.h"
-#include "services/cli/engine_eval_client.h"
-#include "services/timing/oracle.h"
-#include "services/worker/worker_setup.h"
+#include "services/cli/endpoints.h"
 
 namespace crl::cli {
 namespace {
@@ -67,21 +63,9 @@ absl::StatusOr<v1::Task> TaskFor(const std::string& path, bool inline_files) {
   return task;
 }
 
-std::string VerdictName(v1::Verdict v) {
-  std::string name = v1::Verdict_Name(v);
-  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
-}
-
-}  // namespace
-
-std::string FlagName(v1::Flag f) {
-  std::string n = v1::Flag_Name(f);
-  return n.rfind("FLAG_", 0) == 0 ? n.substr(5) : n;
-}
-
 nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
   nlohmann::json j;
-  j["status"] = VerdictName(r.verdict());
+  j["status"] = VerdictShortName(r.verdict());
   j["correct"] = r.verdict() == v1::VERDICT_OK;
   j["max_abs_error"] = r.correctness().max_abs_error();
   j["max_rel_error"] = r.correctness().max_rel_error();
@@ -96,7 +80,7 @@ nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
   j["lane"] = r.lane();
   j["custom_kernel"] = r.custom_kernel();
   j["flags"] = nlohmann::json::array();
-  for (int f : r.flags()) j["flags"].push_back(FlagName(static_cast<v1::Flag>(f)));
+  for (int f : r.flags()) j["flags"].push_back(FlagShortName(static_cast<v1::Flag>(f)));
   j["flag_evidence"] = nlohmann::json::array();
   for (const auto& e : r.flag_evidence()) j["flag_evidence"].push_back(e);
   j["messages"] = nlohmann::json::array();
@@ -107,18 +91,17 @@ nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
 
 nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
   nlohmann::json j;
-  j["timing_status"] = VerdictName(t.verdict());
+  j["timing_status"] = VerdictShortName(t.verdict());
   j["ref_seconds"] = t.ref_seconds();
   j["candidate_seconds"] = t.candidate_seconds();
   j["speedup"] = t.speedup();
   j["speedup_ci"] = {t.speedup_ci_low(), t.speedup_ci_high()};
   j["ref_stream_seconds"] = t.ref_stream_seconds();
   j["candidate_stream_seconds"] = t.candidate_stream_seconds();
-  std::string stop = v1::StopReason_Name(t.stop_reason());
-  j["stop_reason"] = stop.rfind("STOP_REASON_", 0) == 0 ? stop.substr(12) : stop;
+  j["stop_reason"] = StopReasonShortName(t.stop_reason());
   j["device_name"] = t.device_name();
   j["flags"] = nlohmann::json::array();
-  for (int f : t.flags()) j["flags"].push_back(FlagName(static_cast<v1::Flag>(f)));
+  for (int f : t.flags()) j["flags"].push_back(FlagShortName(static_cast<v1::Flag>(f)));
   j["flag_evidence"] = nlohmann::json::array();
   for (const auto& e : t.flag_evidence()) j["flag_evidence"].push_back(e);
   nlohmann::json samples;
@@ -133,13 +116,14 @@ nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
   return j;
 }
 
+}  // namespace
+
 int EvalCommand(int argc, char** argv) {
-  std::string task_path, candidate_path, backend_name, worker;
+  std::string task_path, candidate_path, backend_name;
   bool json = false, time = false;
-  timing::OracleOptions oracle_options;
-  ClientOptions client_options;
-  client_options.timeout = absl::Minutes(10);
-  WorkerOptions embedded;
+  double target_rel_ci = 0, budget_seconds = 0;
+  EndpointFlags endpoints;
+  endpoints.client.timeout = absl::Minutes(10);
   OptionSet flags("crl eval",
                   "Compiles and verifies a candidate against a task. Exit 0 whenever an\n"
                   "evaluation happened, whatever the verdict; 2 for usage errors; 3 for\n"
@@ -148,14 +132,14 @@ int EvalCommand(int argc, char** argv) {
             "task directory (native format) or .py file (KernelBench format)");
   flags.Add("candidate", &candidate_path, "candidate source file");
   flags.Add("backend", &backend_name, "host or cuda (default: the worker's choice)");
-  flags.Add("worker", &worker, "HOST:PORT of a crl-worker (default: an in-process worker)");
   flags.Add("json", &json, "print one JSON object");
-  flags.Add("time", &time, "time a correct candidate against the reference (the timing oracle)");
-  flags.Add("target_rel_ci", &oracle_options.target_rel_ci,
-            "with --time: stop at this relative CI half-width of the speedup");
-  flags.Add("budget_seconds", &oracle_options.budget_seconds, "with --time: measuring budget");
-  BindClientOptions(&flags, &client_options);
-  BindWorkerOptions(&flags, &embedded);
+  flags.Add("time", &time,
+            "time a correct candidate against the reference (the timing oracle: in-process, "
+            "or crl-timing with --worker and --timing)");
+  flags.Add("target_rel_ci", &target_rel_ci,
+            "with --time: stop at this relative CI half-width of the speedup (0: default)");
+  flags.Add("budget_seconds", &budget_seconds, "with --time: measuring budget (0: default)");
+  endpoints.Bind(&flags);
   absl::Status s = flags.Parse(argc, argv, nullptr);
   if (s.ok() && !flags.help_requested()) {
     if (task_path.empty()) s = absl::InvalidArgumentError("--task is required");
@@ -176,23 +160,18 @@ int EvalCommand(int argc, char** argv) {
   request.mutable_candidate()->set_filename(fs::path(candidate_path).filename().string());
   request.mutable_candidate()->set_backend(backend);
 
-  absl::StatusOr<v1::EvaluateResponse> response;
-  std::unique_ptr<WorkerRuntime> runtime;
-  std::unique_ptr<timing::EvalClientInterface> client;
-  auto task = TaskFor(task_path, !worker.empty());
+  auto connected = Connect(endpoints, time);
+  if (!connected.ok()) {
+    if (connected.status().code() == absl::StatusCode::kInvalidArgument) {
+      return UsageError(flags, connected.status());
+    }
+    return Fail(connected.status());
+  }
+  auto task = TaskFor(task_path, connected->remote);
   if (!task.ok()) return UsageError(flags, task.status());
   *request.mutable_task() = std::move(*task);
-  if (worker.empty()) {
-    auto rt = BuildWorker(embedded, nullptr);
-    if (!rt.ok()) return Fail(rt.status());
-    runtime = std::move(*rt);
-    client = std::make_unique<EngineEvalClient>(runtime->engine.get());
-  } else {
-    auto grpc_client = timing::GrpcEvalClient::Create(worker, client_options);
-    if (!grpc_client.ok()) return Fail(grpc_client.status());
-    client = std::move(*grpc_client);
-  }
-  response = client->Evaluate(request);
+  const RequestContext& context = RequestContext::Background();
+  absl::StatusOr<v1::EvaluateResponse> response = connected->worker->Evaluate(request, context);
   if (!response.ok()) {
     // Request problems (bad task, bad backend) are usage errors; the rest is infra.
     bool usage = response.status().code() == absl::StatusCode::kInvalidArgument ||
@@ -202,13 +181,13 @@ int EvalCommand(int argc, char** argv) {
   }
   std::optional<v1::TimeResponse> timed;
   if (time && response->verdict() == v1::VERDICT_OK) {
-    timing::TimingOracle oracle(oracle_options, client.get(), RealClock::Get());
-    if (worker.empty()) oracle.SetHostCeiling({timing::MeasureHostCopyBandwidth(), 0});
     v1::TimeRequest t;
     *t.mutable_task() = request.task();
     t.set_artifact_id(response->artifact_id());
     t.set_backend(backend);
-    auto result = oracle.Time(t);
+    t.set_target_rel_ci(target_rel_ci);
+    t.set_budget_seconds(budget_seconds);
+    auto result = connected->timing->Time(t, context);
     if (!result.ok()) {
       std::fprintf(stderr, "crl eval: timing: %s\n", result.status().ToString().c_str());
       return 3;
@@ -229,7 +208,7 @@ int EvalCommand(int argc, char** argv) {
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%s  %s  (compile %.2fs%s, %d/%d trials, max abs err %.3g, lane %s)\n",
-                VerdictName(response->verdict()).c_str(), candidate_path.c_str(),
+                VerdictShortName(response->verdict()).c_str(), candidate_path.c_str(),
                 response->compile().compile_seconds(),
                 response->compile().cache_hit() ? " cached" : "",
                 response->correctness().trials_passed(), response->correctness().trials(),
@@ -243,7 +222,7 @@ int EvalCommand(int argc, char** argv) {
       std::printf("  timing: reference %.4g ms, candidate %.4g ms, speedup %.3fx [%.3f, %.3f] (%s)\n",
                   timed->ref_seconds() * 1e3, timed->candidate_seconds() * 1e3, timed->speedup(),
                   timed->speedup_ci_low(), timed->speedup_ci_high(),
-                  v1::StopReason_Name(timed->stop_reason()).c_str());
+                  StopReasonShortName(timed->stop_reason()).c_str());
       for (const auto& e : timed->flag_evidence()) std::printf("  %s\n", e.c_str());
     }
   }

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/client.h"
-#include "common/status.h"
+#include "common/grpc_status.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
 namespace crl::cli {

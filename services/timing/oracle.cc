@@ -8,10 +8,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "services/timing/stats.h"
+#include "lib/reward/names.h"
+#include "lib/stats/stats.h"
 
 namespace crl::timing {
 namespace {
+
+using stats::BootstrapSpeedup;
+using stats::BucketedEstimate;
+using stats::Median;
+using stats::RelativeSpread;
+using stats::RoundTowardOne;
+using stats::SpeedupInterval;
+using stats::TrimmedMean;
 
 std::vector<double> DeviceTimes(const google::protobuf::RepeatedPtrField<v1::TimingSample>& s) {
   std::vector<double> v;
@@ -54,9 +63,9 @@ double MeasureHostCopyBandwidth() {
   return best;
 }
 
-TimingOracle::TimingOracle(OracleOptions options, EvalClientInterface* client,
-                           ClockInterface* clock)
-    : options_(std::move(options)), client_(client), clock_(clock) {}
+TimingOracle::TimingOracle(OracleOptions options, WorkerClientInterface* worker,
+                           ClockInterface* clock, TimingMetrics* metrics)
+    : options_(std::move(options)), worker_(worker), clock_(clock), metrics_(metrics) {}
 
 void TimingOracle::SetHostCeiling(DeviceCeiling ceiling) {
   absl::MutexLock lock(&mu_);
@@ -153,7 +162,15 @@ void TimingOracle::RememberBaseline(const std::string& key, const v1::MeasurePai
   baselines_[key] = b;
 }
 
-absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& request) {
+absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& request,
+                                                    const RequestContext& context) {
+  absl::StatusOr<v1::TimeResponse> result = Measure(request, context);
+  if (result.ok() && metrics_) metrics_->Observe(*result);
+  return result;
+}
+
+absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& request,
+                                                       const RequestContext& context) {
   v1::TimeResponse resp;
   std::string artifact = request.artifact_id();
   if (artifact.empty()) {
@@ -166,7 +183,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
     if (request.backend() != v1::BACKEND_UNSPECIFIED) {
       e.mutable_candidate()->set_backend(request.backend());
     }
-    auto ev = client_->Evaluate(e);
+    auto ev = worker_->Evaluate(e, context);
     if (!ev.ok()) return ev.status();
     if (ev->verdict() != v1::VERDICT_OK) {
       // Only verified candidates are timed.
@@ -183,7 +200,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
     return seed_counter_;
   };
   auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
-    return client_->MeasurePair(PairRequest(request, artifact, next_seed()));
+    return worker_->MeasurePair(PairRequest(request, artifact, next_seed()), context);
   };
   auto failed = [&](const v1::MeasurePairResponse& m) {
     resp.set_verdict(m.verdict());
@@ -208,6 +225,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
            x.bucket_disagreement > options_.bucket_disagreement;
   };
   if (is_noisy(a)) {
+    if (metrics_) metrics_->CountRemeasurement("noise");
     std::string first = absl::StrFormat("spread ref %.1f%%, candidate %.1f%%", a.ref_spread * 100,
                                         a.cand_spread * 100);
     auto again = measure();
@@ -232,6 +250,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
   // Implausible jumps are measured again (the worker may pick another lane).
   const double best = request.best_known_speedup();
   if (speedup > options_.jump_speedup || (best > 0 && speedup > options_.jump_vs_best * best)) {
+    if (metrics_) metrics_->CountRemeasurement("jump");
     auto again = measure();
     if (!again.ok()) return again.status();
     if (again->verdict() != v1::VERDICT_OK) return failed(*again);
@@ -294,9 +313,8 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
                       Ms(allowed), ")"));
   }
 
-  // The lane says which backend the worker chose ("host:0", "cuda:1").
-  const v1::Backend backend =
-      m->lane().rfind("host", 0) == 0 ? v1::BACKEND_HOST : v1::BACKEND_CUDA;
+  // The backend the worker chose for the lane.
+  const v1::Backend backend = m->backend();
   const DeviceCeiling ceiling = CeilingFor(m->device_name(), backend);
   double floor = 0;
   if (ceiling.bytes_per_second > 0) floor = std::max(floor, m->task_bytes() / ceiling.bytes_per_second);
@@ -324,7 +342,8 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
   return resp;
 }
 
-absl::StatusOr<v1::Baseline> TimingOracle::GetBaseline(const v1::GetBaselineRequest& request) {
+absl::StatusOr<v1::Baseline> TimingOracle::GetBaseline(const v1::GetBaselineRequest& request,
+                                                       const RequestContext& context) {
   // The device is known only after measuring; look for any fresh entry of
   // this task and backend first.
   const std::string prefix = BaselineKey(request.task(), request.backend(), "");
@@ -343,7 +362,7 @@ absl::StatusOr<v1::Baseline> TimingOracle::GetBaseline(const v1::GetBaselineRequ
   m.set_backend(request.backend());
   m.set_iterations(100);
   m.set_warmup(options_.warmup);
-  auto r = client_->Measure(m);
+  auto r = worker_->Measure(m, context);
   if (!r.ok()) return r.status();
   if (r->verdict() != v1::VERDICT_OK) {
     return absl::UnavailableError(absl::StrCat("measuring the reference failed: ",

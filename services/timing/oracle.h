@@ -1,6 +1,7 @@
 // The timing oracle: turns raw samples from a worker lane into a speedup
 // with a confidence interval and trust flags. Its numbers become rewards,
 // so every decision here is explained in the response (docs/timing.md).
+// Unit-tested against FakeWorkerClient (tests/unit/oracle_test.cc).
 #ifndef CRL_SERVICES_TIMING_ORACLE_H_
 #define CRL_SERVICES_TIMING_ORACLE_H_
 
@@ -12,8 +13,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/context.h"
 #include "crl/v1/timing.pb.h"
-#include "services/timing/eval_client.h"
+#include "services/timing/timing_metrics.h"
+#include "services/worker/worker_client.h"
 
 namespace crl::timing {
 
@@ -70,13 +73,17 @@ struct OracleOptions {
 // Thread-safe.
 class TimingOracle {
  public:
-  // `client` and `clock` must outlive the oracle.
-  TimingOracle(OracleOptions options, EvalClientInterface* client, ClockInterface* clock);
+  // `worker`, `clock` and `metrics` (may be null) must outlive the oracle.
+  TimingOracle(OracleOptions options, WorkerClientInterface* worker, ClockInterface* clock,
+               TimingMetrics* metrics = nullptr);
 
-  // Times a candidate against its task's reference. Request errors are
-  // statuses; outcomes (including INFRA_ERROR) are in the response.
-  absl::StatusOr<v1::TimeResponse> Time(const v1::TimeRequest& request);
-  absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request);
+  // Times a candidate against its task's reference. Request errors (and the
+  // request ending) are statuses; outcomes (INFRA_ERROR included) are in
+  // the response.
+  absl::StatusOr<v1::TimeResponse> Time(const v1::TimeRequest& request,
+                                        const RequestContext& context);
+  absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request,
+                                           const RequestContext& context);
 
   // Records the host's memory bandwidth (measured by the caller) as the
   // host backend's ceiling.
@@ -97,9 +104,14 @@ class TimingOracle {
   static std::string BaselineKey(const v1::Task& task, v1::Backend backend,
                                  const std::string& device);
 
+  // Time() without the metrics bookkeeping.
+  absl::StatusOr<v1::TimeResponse> Measure(const v1::TimeRequest& request,
+                                           const RequestContext& context);
+
   const OracleOptions options_;
-  EvalClientInterface* client_;
+  WorkerClientInterface* worker_;
   ClockInterface* clock_;
+  TimingMetrics* metrics_;
   mutable absl::Mutex mu_;
   DeviceCeiling host_ceiling_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, v1::Baseline> baselines_ ABSL_GUARDED_BY(mu_);

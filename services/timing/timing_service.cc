@@ -1,22 +1,22 @@
 #include "services/timing/timing_service.h"
 
-#include "common/status.h"
+#include "common/grpc_status.h"
 
 namespace crl {
 
 grpc::ServerUnaryReactor* TimingServiceImpl::Time(grpc::CallbackServerContext* context,
                                                   const crl::v1::TimeRequest* request,
                                                   crl::v1::TimeResponse* response) {
-  return ServeUnary(context, env_, [this, request, response] {
-    return FillResponse(oracle_->Time(*request), response);
+  return ServeUnary(context, env_, [this, request, response](const RequestContext& call) {
+    return FillResponse(oracle_->Time(*request, call), response);
   });
 }
 
 grpc::ServerUnaryReactor* TimingServiceImpl::GetBaseline(grpc::CallbackServerContext* context,
                                                          const crl::v1::GetBaselineRequest* request,
                                                          crl::v1::Baseline* response) {
-  return ServeUnary(context, env_, [this, request, response] {
-    return FillResponse(oracle_->GetBaseline(*request), response);
+  return ServeUnary(context, env_, [this, request, response](const RequestContext& call) {
+    return FillResponse(oracle_->GetBaseline(*request, call), response);
   });
 }
 
@@ -24,12 +24,8 @@ grpc::ServerUnaryReactor* TimingServiceImpl::ComputeReward(
     grpc::CallbackServerContext* context, const crl::v1::ComputeRewardRequest* request,
     crl::v1::RewardResult* response) {
   CallEnv inline_env{env_.auth, nullptr};  // pure and cheap
-  return ServeUnary(context, inline_env, [this, request, response] {
-    timing::RewardInput in;
-    in.verdict = request->verdict();
-    in.speedup = request->speedup();
-    for (int f : request->flags()) in.flags.push_back(static_cast<v1::Flag>(f));
-    *response = timing::ComputeReward(in, request->preset(), reward_params_);
+  return ServeUnary(context, inline_env, [this, request, response](const RequestContext&) {
+    *response = reward::ComputeReward(*request, reward_params_);
     return grpc::Status::OK;
   });
 }

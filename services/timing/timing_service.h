@@ -6,14 +6,14 @@
 #include "common/server.h"
 #include "crl/v1/timing.grpc.pb.h"
 #include "services/timing/oracle.h"
-#include "services/timing/rewards.h"
+#include "lib/reward/rewards.h"
 
 namespace crl {
 
 // Thread-safe; holds no per-call state.
 class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
  public:
-  TimingServiceImpl(timing::TimingOracle* oracle, timing::RewardParams reward_params, CallEnv env)
+  TimingServiceImpl(timing::TimingOracle* oracle, reward::RewardParams reward_params, CallEnv env)
       : oracle_(oracle), reward_params_(reward_params), env_(env) {}
 
   grpc::ServerUnaryReactor* Time(grpc::CallbackServerContext* context,
@@ -28,7 +28,7 @@ class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
 
  private:
   timing::TimingOracle* oracle_;
-  timing::RewardParams reward_params_;
+  reward::RewardParams reward_params_;
   CallEnv env_;
 };
 

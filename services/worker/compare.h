@@ -8,7 +8,7 @@
 #include <string>
 
 #include "runner/protocol.h"
-#include "services/worker/task.h"
+#include "lib/task/backend.h"
 
 namespace crl {
 

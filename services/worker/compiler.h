@@ -1,5 +1,7 @@
-// The CPU compile tier: compiles a candidate or reference source into a
-// shared library inside the sandbox, into a content-addressed build cache.
+// The CPU compile tier: builds a candidate or reference source inside the
+// sandbox into a content-addressed build cache. How a source builds depends
+// on its task format (build_recipe.h): a shared library with g++/nvcc for
+// native tasks, a load_inline import for KernelBench candidates.
 #ifndef CRL_SERVICES_WORKER_COMPILER_H_
 #define CRL_SERVICES_WORKER_COMPILER_H_
 
@@ -9,18 +11,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
-#include "crl/v1/common.pb.h"
-#include "runner/sandbox.h"
-#include "services/worker/task.h"
+#include "common/context.h"
+#include "crl/v1/eval.pb.h"
+#include "lib/task/backend.h"
 
 namespace crl {
 
 struct CompileJob {
+  // How the source builds: a native library, or a KernelBench candidate
+  // (runner/python/crl_kb_harness.py build: load_inline compiles into the
+  // artifact).
+  TaskFormat format = TaskFormat::kNative;
   BackendKind backend = BackendKind::kHost;
-  // A KernelBench candidate (.py): the build imports it with load_inline
-  // compiling into the artifact (runner/python/crl_kb_harness.py build).
-  bool kernelbench = false;
   std::string source;
   // For logs only ("candidate.cu"); the cache key ignores it.
   std::string filename;
@@ -34,7 +36,7 @@ struct CompileOutcome {
   // or VERDICT_SANDBOX_VIOLATION. Infrastructure failures are a non-OK status
   // from Compile() instead.
   v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
-  // SHA-256 (hex) of backend, toolchain, flags, target and source.
+  // SHA-256 (hex) of format, backend, toolchain, flags, target and source.
   std::string artifact_id;
   // The built library (VERDICT_OK only); for KernelBench candidates the
   // build's manifest.json, next to candidate.py and the extensions.
@@ -45,11 +47,17 @@ struct CompileOutcome {
   std::string log;
 };
 
-// Thread-safe implementations required: the compile pool calls concurrently.
+// The CompileResponse of an outcome (one mapping for every caller).
+v1::CompileResponse ToCompileResponse(const CompileOutcome& outcome);
+
+// Implementations must be thread-safe: the compile pool calls concurrently.
 class CompilerInterface {
  public:
   virtual ~CompilerInterface() = default;
-  virtual absl::StatusOr<CompileOutcome> Compile(const CompileJob& job) = 0;
+  // Builds `job` (or finds it in the cache). A cancelled or expired
+  // `context` stops the build and returns CANCELLED / DEADLINE_EXCEEDED.
+  virtual absl::StatusOr<CompileOutcome> Compile(const CompileJob& job,
+                                                 const RequestContext& context) = 0;
   // Library (or KernelBench manifest) path of an artifact already in the
   // cache; NOT_FOUND otherwise.
   virtual absl::StatusOr<std::string> LibraryFor(const std::string& artifact_id) = 0;
@@ -88,46 +96,33 @@ struct CompilerOptions {
   std::vector<std::string> hidden_paths;
 };
 
-// Compiles with g++ / nvcc in the sandbox of runner/sandbox.h.
+class BuildRecipe;
+
+// Compiles in the sandbox of runner/sandbox.h. Thread-safe.
 class SandboxedCompiler final : public CompilerInterface {
  public:
   // Probes the toolchains (version strings enter the cache key) and creates
   // the cache directories.
   static absl::StatusOr<std::unique_ptr<SandboxedCompiler>> Create(CompilerOptions options);
+  ~SandboxedCompiler() override;
 
-  absl::StatusOr<CompileOutcome> Compile(const CompileJob& job) override;
+  absl::StatusOr<CompileOutcome> Compile(const CompileJob& job,
+                                         const RequestContext& context) override;
   absl::StatusOr<std::string> LibraryFor(const std::string& artifact_id) override;
   std::string Toolchain(BackendKind backend) const override;
   // The cache key of a job (exposed for tests).
   std::string ArtifactId(const CompileJob& job) const;
 
  private:
-  explicit SandboxedCompiler(CompilerOptions options) : options_(std::move(options)) {}
-  std::vector<std::string> CommandFor(const CompileJob& job, const std::string& src,
-                                      const std::string& out) const;
-  // Runs argv in the compile sandbox with `workdir` writable.
-  runner::ExitInfo RunSandboxed(const std::vector<std::string>& argv, const std::string& workdir,
-                                std::vector<std::string> readonly, double timeout_seconds,
-                                uint64_t max_log_bytes, std::string* spawn_error,
-                                uint64_t file_size_bytes = 0) const;
-  // "python 3.11.2 torch 1.13.0" once probed; empty when there is no torch.
-  std::string KbToolchain();
-  // The precompiled-header directory ("" when disabled or it failed).
-  std::string EnsureKbPch();
+  explicit SandboxedCompiler(CompilerOptions options);
+  BuildRecipe& RecipeFor(TaskFormat format) const;
 
   const CompilerOptions options_;
-  absl::Mutex kb_mu_;
-  bool kb_probed_ ABSL_GUARDED_BY(kb_mu_) = false;
-  std::string kb_toolchain_ ABSL_GUARDED_BY(kb_mu_);
-  bool pch_tried_ ABSL_GUARDED_BY(kb_mu_) = false;
-  std::string pch_dir_ ABSL_GUARDED_BY(kb_mu_);
   std::string gxx_version_;
   std::string nvcc_version_;
-  std::string host_arch_;
+  std::unique_ptr<BuildRecipe> native_;
+  std::unique_ptr<BuildRecipe> kernelbench_;
 };
-
-// Hex SHA-256 of `data`.
-std::string Sha256Hex(const std::string& data);
 
 }  // namespace crl
 

@@ -1,42 +1,16 @@
 #include "services/worker/eval_engine.h"
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "lib/reward/names.h"
 #include "runner/inputs.h"
-#include "services/timing/stats.h"
-#include "services/worker/compare.h"
+#include "services/worker/pair_loop.h"
 
 namespace crl {
 namespace {
-
-namespace fs = std::filesystem;
-
-double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-absl::StatusOr<BackendKind> FromProto(v1::Backend b) {
-  switch (b) {
-    case v1::BACKEND_HOST: return BackendKind::kHost;
-    case v1::BACKEND_CUDA: return BackendKind::kCuda;
-    default: return absl::InvalidArgumentError("backend: unknown value");
-  }
-}
-
-// Bundle file names may not escape the bundle directory.
-bool SafeRelativePath(const std::string& p) {
-  if (p.empty() || p[0] == '/' || p.size() > 255) return false;
-  for (const auto& part : fs::path(p)) {
-    if (part == ".." || part == ".") return false;
-  }
-  return true;
-}
 
 std::string KillReason(v1::Verdict v) {
   switch (v) {
@@ -48,53 +22,63 @@ std::string KillReason(v1::Verdict v) {
   }
 }
 
-// The timed calls of Measure and MeasurePair: the task's timed size, each
-// input from its first distribution (seeds are set per call).
-absl::StatusOr<runner::TimedCallRequest> TimedCallAtTimedSize(const NativeTask& task) {
-  runner::TimedCallRequest call;
-  CRL_ASSIGN_OR_RETURN(call.inputs, task.InputSpecs(task.sizes));
-  CRL_ASSIGN_OR_RETURN(call.outputs, task.OutputSpecs(task.sizes));
-  call.scalars = task.ScalarValues();
-  for (const auto& in : task.inputs) call.distributions.push_back(in.distribution_text.front());
-  return call;
+v1::Backend ToProto(BackendKind b) {
+  return b == BackendKind::kCuda ? v1::BACKEND_CUDA : v1::BACKEND_HOST;
 }
+
+// What a failed call means: the reference belongs to the task, so its
+// failure is ours (INFRA_ERROR), never the candidate's.
+v1::Verdict VerdictFor(Side side, const RunnerEvent& event) {
+  return side == Side::kReference ? v1::VERDICT_INFRA_ERROR : event.verdict;
+}
+
+// Holds a lane and adds the time it was held to the lane's busy counter.
+class LaneTimer {
+ public:
+  LaneTimer(WorkerMetrics* metrics, ClockInterface* clock, std::string lane)
+      : metrics_(metrics), clock_(clock), lane_(std::move(lane)), start_(clock->MonotonicNow()) {
+    if (metrics_) metrics_->lanes_busy.Increment();
+  }
+  ~LaneTimer() {
+    if (!metrics_) return;
+    metrics_->lanes_busy.Decrement();
+    metrics_->AddLaneBusy(lane_, absl::ToDoubleSeconds(clock_->MonotonicNow() - start_));
+  }
+
+ private:
+  WorkerMetrics* metrics_;
+  ClockInterface* clock_;
+  std::string lane_;
+  absl::Time start_;
+};
 
 }  // namespace
 
-absl::StatusOr<std::string> ResolveTaskPath(const std::string& task_root, const std::string& path) {
-  fs::path p = path;
-  if (task_root.empty()) return p.string();
-  if (p.is_relative()) p = fs::path(task_root) / p;
-  std::error_code ec;
-  fs::path canon = fs::weakly_canonical(p, ec);
-  fs::path root = fs::weakly_canonical(task_root, ec);
-  auto rel = canon.lexically_relative(root);
-  if (rel.empty() || *rel.begin() == "..") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("task.path: '", path, "' is outside the task root"));
-  }
-  return canon.string();
-}
-
 EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LanePool* lanes,
-                       WorkerMetrics* metrics, SeedSource seeds)
+                       TaskFormats formats, WorkerMetrics* metrics, ClockInterface* clock,
+                       SeedSource seeds)
     : options_(std::move(options)),
       compiler_(compiler),
       lanes_(lanes),
+      formats_(formats),
       metrics_(metrics),
+      clock_(clock),
       seeds_(std::move(seeds)),
       compile_slots_(options_.compile_slots > 0
                          ? options_.compile_slots
-                         : std::max(1u, std::thread::hardware_concurrency())) {}
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
-void EvalEngine::AcquireCompileSlot() {
+absl::Status EvalEngine::AcquireCompileSlot(const RequestContext& context) {
+  auto free_slot = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return compiles_running_ < compile_slots_;
+  };
   absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](EvalEngine* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(e->mu_) {
-        return e->compiles_running_ < e->compile_slots_;
-      },
-      this));
+  while (!free_slot()) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    mu_.AwaitWithTimeout(absl::Condition(&free_slot), absl::Milliseconds(100));
+  }
   ++compiles_running_;
+  return absl::OkStatus();
 }
 
 void EvalEngine::ReleaseCompileSlot() {
@@ -102,97 +86,51 @@ void EvalEngine::ReleaseCompileSlot() {
   --compiles_running_;
 }
 
-absl::StatusOr<std::shared_ptr<const NativeTask>> EvalEngine::ResolveTask(const v1::Task& t) {
-  if (t.format() == v1::TASK_FORMAT_KERNELBENCH) {
-    return absl::InvalidArgumentError("task.format: a KernelBench task where a native one is needed");
+absl::StatusOr<EvalEngine::Resolved> EvalEngine::Resolve(const v1::Task& task,
+                                                         v1::Backend requested) const {
+  Resolved r;
+  switch (task.format()) {
+    case v1::TASK_FORMAT_UNSPECIFIED:
+    case v1::TASK_FORMAT_NATIVE: r.format = formats_.native; break;
+    case v1::TASK_FORMAT_KERNELBENCH: r.format = formats_.kernelbench; break;
+    default: return absl::InvalidArgumentError("task.format: unknown value");
   }
-  if (t.format() != v1::TASK_FORMAT_NATIVE && t.format() != v1::TASK_FORMAT_UNSPECIFIED) {
-    return absl::InvalidArgumentError("task.format: unknown value");
+  CRL_ASSIGN_OR_RETURN(r.task, r.format->Resolve(task));
+  switch (requested) {
+    case v1::BACKEND_UNSPECIFIED:
+      r.backend = lanes_->Has(BackendKind::kCuda) && r.task->Supports(BackendKind::kCuda)
+                      ? BackendKind::kCuda
+                      : BackendKind::kHost;
+      break;
+    case v1::BACKEND_HOST: r.backend = BackendKind::kHost; break;
+    case v1::BACKEND_CUDA: r.backend = BackendKind::kCuda; break;
+    default: return absl::InvalidArgumentError("backend: unknown value");
   }
-  if (t.path().empty() == (t.files_size() == 0)) {
-    return absl::InvalidArgumentError("task: set exactly one of path or files");
+  if (!r.task->Supports(r.backend)) {
+    return absl::InvalidArgumentError(absl::StrCat("backend: task '", r.task->name(), "' has no ",
+                                                   BackendName(r.backend), " reference"));
   }
-  fs::path dir;
-  if (!t.path().empty()) {
-    CRL_ASSIGN_OR_RETURN(std::string p, ResolveTaskPath(options_.task_root, t.path()));
-    dir = p;
-  } else {
-    // Inline bundle: unpack once per content hash.
-    std::string key;
-    for (const v1::File& f : t.files()) {
-      if (!SafeRelativePath(f.path())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("task.files: bad path '", f.path(), "' (relative, no '..')"));
-      }
-      absl::StrAppend(&key, f.path().size(), ":", f.path(), f.content().size(), ":", f.content());
-    }
-    dir = fs::path(options_.work_dir) / "tasks" / Sha256Hex(key);
-    if (!fs::exists(dir / "task.yaml")) {
-      fs::path tmp = dir.string() + ".tmp" + std::to_string(seeds_() % 1000000);
-      std::error_code ec;
-      fs::create_directories(tmp, ec);
-      for (const v1::File& f : t.files()) {
-        fs::create_directories((tmp / f.path()).parent_path(), ec);
-        std::ofstream out(tmp / f.path(), std::ios::binary);
-        out << f.content();
-        if (!out) return absl::InternalError(absl::StrCat("cannot unpack task into ", tmp.string()));
-      }
-      fs::rename(tmp, dir, ec);
-      if (ec) fs::remove_all(tmp, ec);  // another request unpacked it first
-    }
-  }
-
-  std::error_code ec;
-  auto mtime = fs::last_write_time(dir / "task.yaml", ec);
-  int64_t mtime_ns = ec ? 0 : mtime.time_since_epoch().count();
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = tasks_.find(dir.string());
-    if (it != tasks_.end() && it->second.mtime_ns == mtime_ns) return it->second.task;
-  }
-  auto loaded = LoadNativeTask(dir.string());
-  if (!loaded.ok()) return Annotate(loaded.status(), "task");
-  auto task = std::make_shared<const NativeTask>(std::move(*loaded));
-  absl::MutexLock lock(&mu_);
-  tasks_[dir.string()] = {task, mtime_ns};
-  return task;
-}
-
-absl::StatusOr<BackendKind> EvalEngine::ResolveBackend(v1::Backend requested,
-                                                       const NativeTask& task) const {
-  BackendKind backend;
-  if (requested == v1::BACKEND_UNSPECIFIED) {
-    backend = lanes_->Has(BackendKind::kCuda) && task.Supports(BackendKind::kCuda)
-                  ? BackendKind::kCuda
-                  : BackendKind::kHost;
-  } else {
-    CRL_ASSIGN_OR_RETURN(backend, FromProto(requested));
-  }
-  if (!task.Supports(backend)) {
-    return absl::InvalidArgumentError(absl::StrCat("backend: task '", task.name, "' has no ",
-                                                   BackendName(backend), " reference"));
-  }
-  if (!lanes_->Has(backend)) {
+  if (!lanes_->Has(r.backend)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("backend: this worker has no ", BackendName(backend), " lane"));
+        absl::StrCat("backend: this worker has no ", BackendName(r.backend), " lane"));
   }
-  return backend;
+  return r;
 }
 
-absl::StatusOr<CompileOutcome> EvalEngine::CompileSource(BackendKind backend,
+absl::StatusOr<CompileOutcome> EvalEngine::CompileSource(TaskFormat format, BackendKind backend,
                                                          const std::string& source,
                                                          const std::string& filename,
                                                          const v1::CompileLimits& limits,
-                                                         bool kernelbench) {
+                                                         const RequestContext& context) {
   CompileJob job;
+  job.format = format;
   job.backend = backend;
-  job.kernelbench = kernelbench;
   job.source = source;
   job.filename = filename;
   job.timeout_seconds = limits.wall_seconds();
   job.max_log_bytes = limits.max_log_bytes();
-  AcquireCompileSlot();
-  auto outcome = compiler_->Compile(job);
+  CRL_RETURN_IF_ERROR(AcquireCompileSlot(context));
+  auto outcome = compiler_->Compile(job, context);
   ReleaseCompileSlot();
   if (outcome.ok() && metrics_) {
     metrics_->ObserveCompile(BackendName(backend), outcome->seconds, outcome->cache_hit);
@@ -200,83 +138,64 @@ absl::StatusOr<CompileOutcome> EvalEngine::CompileSource(BackendKind backend,
   return outcome;
 }
 
-absl::StatusOr<std::string> EvalEngine::ReferenceLibrary(const NativeTask& task,
-                                                         BackendKind backend) {
-  std::ifstream in(task.reference.at(backend));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CRL_ASSIGN_OR_RETURN(CompileOutcome ref,
-                       CompileSource(backend, ss.str(), task.reference.at(backend), {}));
+absl::StatusOr<std::string> EvalEngine::ReferenceArtifact(const Resolved& r,
+                                                          const RequestContext& context) {
+  std::optional<SourceFile> source = r.task->ReferenceSource(r.backend);
+  if (!source) return std::string();
+  CRL_ASSIGN_OR_RETURN(CompileOutcome ref, CompileSource(TaskFormat::kNative, r.backend,
+                                                         source->content, source->path, {},
+                                                         context));
   if (ref.verdict != v1::VERDICT_OK) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "task '", task.name, "': the ", BackendName(backend), " reference does not compile (",
-        v1::Verdict_Name(ref.verdict), "): ", ref.log.substr(0, 2000)));
+        "task '", r.task->name(), "': the ", BackendName(r.backend),
+        " reference does not compile (", VerdictShortName(ref.verdict), "): ",
+        ref.log.substr(0, 2000)));
   }
   return ref.library_path;
 }
 
-absl::StatusOr<v1::CompileResponse> EvalEngine::Compile(const v1::CompileRequest& request) {
-  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return CompileKb(request);
-  CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
-  v1::Backend requested =
-      request.has_candidate() ? request.candidate().backend() : v1::BACKEND_UNSPECIFIED;
-  CRL_ASSIGN_OR_RETURN(BackendKind backend, ResolveBackend(requested, *task));
-  std::string source, filename;
-  if (request.has_candidate()) {
-    source = request.candidate().source();
-    filename = request.candidate().filename();
-    if (source.empty()) return absl::InvalidArgumentError("candidate.source: empty");
-  } else {
-    std::ifstream in(task->reference.at(backend));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    source = ss.str();
-    filename = task->reference.at(backend);
-  }
-  auto outcome = CompileSource(backend, source, filename, request.limits());
-  if (!outcome.ok()) return outcome.status();
-  v1::CompileResponse response;
-  response.set_verdict(outcome->verdict);
-  response.set_artifact_id(outcome->artifact_id);
-  response.set_cache_hit(outcome->cache_hit);
-  response.set_compile_seconds(outcome->seconds);
-  response.set_log(outcome->log);
-  return response;
+std::unique_ptr<SessionInterface> EvalEngine::StartSession(const Resolved& r, Side side,
+                                                           const std::string& artifact,
+                                                           double budget, const Lane& lane,
+                                                           const RequestContext& context,
+                                                           RunnerEvent* event) {
+  if (metrics_) metrics_->CountRunnerStart(BackendName(r.backend));
+  return r.format->Start(*r.task, {side, artifact, budget}, lane, context, event);
 }
 
-std::optional<CompileOutcome> EvalEngine::CompileCandidate(BackendKind backend,
-                                                           const v1::EvaluateRequest& request,
-                                                           bool kernelbench,
-                                                           v1::EvaluateResponse* response) {
-  auto compiled = CompileSource(backend, request.candidate().source(),
-                                request.candidate().filename(), request.compile_limits(),
-                                kernelbench);
-  if (!compiled.ok()) {
-    response->add_messages(absl::StrCat("compile: ", compiled.status().ToString()));
-    Finish(response, v1::VERDICT_INFRA_ERROR);
-    return std::nullopt;
+absl::StatusOr<v1::CompileResponse> EvalEngine::Compile(const v1::CompileRequest& request,
+                                                        const RequestContext& context) {
+  const bool has_candidate = request.has_candidate();
+  CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), has_candidate
+                                                               ? request.candidate().backend()
+                                                               : v1::BACKEND_UNSPECIFIED));
+  if (has_candidate) {
+    if (request.candidate().source().empty()) {
+      return absl::InvalidArgumentError("candidate.source: empty");
+    }
+    CRL_ASSIGN_OR_RETURN(CompileOutcome outcome,
+                         CompileSource(r.task->format(), r.backend, request.candidate().source(),
+                                       request.candidate().filename(), request.limits(), context));
+    return ToCompileResponse(outcome);
   }
-  v1::CompileResponse* c = response->mutable_compile();
-  c->set_verdict(compiled->verdict);
-  c->set_artifact_id(compiled->artifact_id);
-  c->set_cache_hit(compiled->cache_hit);
-  c->set_compile_seconds(compiled->seconds);
-  c->set_log(compiled->log);
-  response->set_artifact_id(compiled->artifact_id);
-  if (compiled->verdict != v1::VERDICT_OK) {
-    Finish(response, compiled->verdict);
-    return std::nullopt;
+  std::optional<SourceFile> reference = r.task->ReferenceSource(r.backend);
+  if (!reference) {
+    return absl::InvalidArgumentError(
+        "candidate.source: required (a KernelBench reference needs no compile step)");
   }
-  return std::move(*compiled);
+  CRL_ASSIGN_OR_RETURN(CompileOutcome outcome,
+                       CompileSource(TaskFormat::kNative, r.backend, reference->content,
+                                     reference->path, request.limits(), context));
+  return ToCompileResponse(outcome);
 }
 
 VerifyConfig EvalEngine::VerifyConfigFor(const v1::EvaluateRequest& request) const {
   VerifyConfig config = options_.verify;
-  if (request.options().trials() > 0) config.trials = request.options().trials();
-  if (request.options().skip_determinism_check()) config.determinism_reruns = 0;
-  if (request.options().call_timeout_seconds() > 0) {
-    config.call_timeout_seconds = request.options().call_timeout_seconds();
-  }
+  const v1::VerifyOptions& o = request.options();
+  if (o.trials() > 0) config.trials = o.trials();
+  if (o.skip_determinism_check()) config.determinism_reruns = 0;
+  if (o.call_timeout_seconds() > 0) config.call_timeout_seconds = o.call_timeout_seconds();
+  config.tolerance = {o.atol(), o.rtol()};
   return config;
 }
 
@@ -288,97 +207,142 @@ void EvalEngine::Finish(v1::EvaluateResponse* response, v1::Verdict verdict) {
   }
 }
 
-absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequest& request) {
+std::optional<std::string> EvalEngine::KnownDegenerate(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = degenerate_.find(key);
+  if (it == degenerate_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequest& request,
+                                                          const RequestContext& context) {
   if (!request.has_candidate() || request.candidate().source().empty()) {
     return absl::InvalidArgumentError("candidate.source: empty");
   }
   if (request.options().trials() < 0 || request.options().trials() > 1000) {
     return absl::InvalidArgumentError("options.trials: must be between 0 and 1000");
   }
-  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return EvaluateKb(request);
-  CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
-  CRL_ASSIGN_OR_RETURN(BackendKind backend,
-                       ResolveBackend(request.candidate().backend(), *task));
+  CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), request.candidate().backend()));
   v1::EvaluateResponse response;
-  std::optional<CompileOutcome> compiled = CompileCandidate(backend, request, false, &response);
-  if (!compiled) return response;
+  response.set_backend(ToProto(r.backend));
 
-  CRL_ASSIGN_OR_RETURN(std::string reference, ReferenceLibrary(*task, backend));
-
-  VerifyConfig config = VerifyConfigFor(request);
-  if (request.options().atol() > 0) config.atol = request.options().atol();
-  if (request.options().rtol() > 0) config.rtol = request.options().rtol();
-
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(backend, options_.lane_wait));
-  auto start = std::chrono::steady_clock::now();
-  if (metrics_) {
-    metrics_->CountRunnerStart(BackendName(backend));
-    metrics_->CountRunnerStart(BackendName(backend));
+  // Compile on the CPU tier; a compile verdict ends the evaluation there.
+  auto compiled = CompileSource(r.task->format(), r.backend, request.candidate().source(),
+                                request.candidate().filename(), request.compile_limits(), context);
+  if (!compiled.ok()) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    response.add_messages(absl::StrCat("compile: ", compiled.status().ToString()));
+    Finish(&response, v1::VERDICT_INFRA_ERROR);
+    return response;
   }
-  VerifyResult verified = VerifyCandidate(*task, lease.lane(), reference,
-                                          compiled->library_path, options_.runner, config, seeds_);
-  if (metrics_) metrics_->AddLaneBusy(lease.lane().name, Since(start));
-  response.set_lane(lease.lane().name);
-  response.set_custom_kernel(true);
+  *response.mutable_compile() = ToCompileResponse(*compiled);
+  response.set_artifact_id(compiled->artifact_id);
+  if (compiled->verdict != v1::VERDICT_OK) {
+    Finish(&response, compiled->verdict);
+    return response;
+  }
+  CRL_ASSIGN_OR_RETURN(const std::string reference, ReferenceArtifact(r, context));
+
+  const VerifyConfig config = VerifyConfigFor(request);
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
+  const Lane& lane = lease.lane();
+  LaneTimer busy(metrics_, clock_, lane.name);
+  response.set_lane(lane.name);
+  // The degenerate-task probe runs once per task content and lane.
+  const std::string probe_key = absl::StrCat(r.task->content_id(), "/", lane.name);
+  const std::optional<std::string> known = KnownDegenerate(probe_key);
+
+  const double budget = VerifyBudgetSeconds(*r.task, config);
+  RunnerEvent event;
+  auto ref = StartSession(r, Side::kReference, reference, budget, lane, context, &event);
+  if (!ref) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    response.add_messages(absl::StrCat("reference: ", event.message));
+    Finish(&response, v1::VERDICT_INFRA_ERROR);
+    return response;
+  }
+  auto cand = StartSession(r, Side::kCandidate, compiled->library_path, budget, lane, context,
+                           &event);
+  if (!cand) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    response.add_messages(absl::StrCat("candidate: ", event.message));
+    Finish(&response, event.verdict);
+    return response;
+  }
+  CRL_ASSIGN_OR_RETURN(VerifyResult verified,
+                       VerifyCandidate(*r.task, ref.get(), cand.get(), config, seeds_,
+                                       !known.has_value(), context));
+  std::string degenerate = known.value_or("");
+  if (verified.probed) {
+    degenerate = verified.degenerate_probe;
+    absl::MutexLock lock(&mu_);
+    degenerate_[probe_key] = degenerate;
+  }
+  response.set_custom_kernel(verified.custom_kernel);
   *response.mutable_correctness() = verified.report;
   for (const auto& m : verified.report.messages()) response.add_messages(m);
+  for (size_t i = 0; i < verified.flags.size(); ++i) {
+    response.add_flags(verified.flags[i]);
+    response.add_flag_evidence(verified.flag_evidence[i]);
+  }
+  if (!degenerate.empty() && verified.verdict == v1::VERDICT_OK) {
+    response.add_flags(v1::FLAG_DEGENERATE_TASK);
+    response.add_flag_evidence(absl::StrCat("task '", r.task->name(),
+                                            "' is passed by the trivial '", degenerate,
+                                            "' solution: its speedups mean nothing"));
+  }
   Finish(&response, verified.verdict);
   return response;
 }
 
-absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request) {
+absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request,
+                                                        const RequestContext& context) {
   if (request.iterations() < 0 || request.iterations() > 100000) {
     return absl::InvalidArgumentError("iterations: must be between 0 and 100000");
   }
   if (request.warmup() < 0 || request.warmup() > 10000) {
     return absl::InvalidArgumentError("warmup: must be between 0 and 10000");
   }
-  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return MeasureKb(request);
-  CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
-  CRL_ASSIGN_OR_RETURN(BackendKind backend, ResolveBackend(request.backend(), *task));
-  std::string library;
-  if (request.artifact_id().empty()) {
-    CRL_ASSIGN_OR_RETURN(library, ReferenceLibrary(*task, backend));
+  CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), request.backend()));
+  const Side side = request.artifact_id().empty() ? Side::kReference : Side::kCandidate;
+  std::string artifact;
+  if (side == Side::kReference) {
+    CRL_ASSIGN_OR_RETURN(artifact, ReferenceArtifact(r, context));
   } else {
-    CRL_ASSIGN_OR_RETURN(library, compiler_->LibraryFor(request.artifact_id()));
+    CRL_ASSIGN_OR_RETURN(artifact, compiler_->LibraryFor(request.artifact_id()));
   }
-  const int iterations = request.iterations() > 0 ? request.iterations() : options_.measure_iterations;
+  const int iterations =
+      request.iterations() > 0 ? request.iterations() : options_.measure_iterations;
   const int warmup = request.warmup() > 0 ? request.warmup() : options_.measure_warmup;
   const double per_call = options_.measure_call_timeout_seconds;
 
-  CRL_ASSIGN_OR_RETURN(runner::TimedCallRequest call, TimedCallAtTimedSize(*task));
-  call.flush_l2 = !request.no_l2_flush();
-
   v1::MeasureResponse response;
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(backend, options_.lane_wait));
+  response.set_backend(ToProto(r.backend));
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
+  LaneTimer busy(metrics_, clock_, lease.lane().name);
   response.set_lane(lease.lane().name);
-  auto start = std::chrono::steady_clock::now();
-  if (metrics_) metrics_->CountRunnerStart(BackendName(backend));
-  RunnerEvent event;
-  auto session = RunnerSession::Start(options_.runner, lease.lane(), library,
-                                      per_call * (iterations + warmup) + 60, &event);
-  auto done = [&](v1::Verdict v, const std::string& message) {
-    response.set_verdict(v);
-    if (!message.empty()) response.add_messages(message);
-    if (metrics_) metrics_->AddLaneBusy(lease.lane().name, Since(start));
+  auto failed = [&](const RunnerEvent& event, const std::string& where)
+      -> absl::StatusOr<v1::MeasureResponse> {
+    CRL_RETURN_IF_ERROR(context.Check());
+    response.set_verdict(VerdictFor(side, event));
+    response.add_messages(absl::StrCat(where, event.message));
     return response;
   };
-  if (!session) return done(event.verdict, event.message);
+  RunnerEvent event;
+  auto session = StartSession(r, side, artifact,
+                              per_call * (iterations + warmup) + r.task->session_overhead_seconds(),
+                              lease.lane(), context, &event);
+  if (!session) return failed(event, "");
   response.set_device_name(session->device_name());
   const uint64_t seed = request.seed() ? request.seed() : seeds_();
   for (int i = 0; i < warmup + iterations; ++i) {
-    call.call_id = i + 1;
-    call.seed = runner::DeriveSeed(seed, 1000000 + i);  // fresh inputs every call
-    runner::TimedCallResult result;
-    auto t0 = std::chrono::steady_clock::now();
-    event = session->TimedCall(call, per_call, &result);
-    double outside = Since(t0);
-    if (!event.ok) return done(event.verdict, absl::StrCat("call ", i + 1, ": ", event.message));
-    if (result.status != runner::kOk) {
-      return done(VerdictForResult(result.status, result.error),
-                  absl::StrCat("call ", i + 1, ": ", runner::RunStatusName(result.status), ": ",
-                               result.error));
-    }
+    TimedResult result;
+    const absl::Time t0 = clock_->MonotonicNow();
+    // Fresh inputs every call.
+    event = session->Timed({runner::DeriveSeed(seed, 1000000 + i), !request.no_l2_flush(), false},
+                           per_call, &result);
+    const double outside = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
+    if (!event.ok) return failed(event, absl::StrCat("call ", i + 1, ": "));
     if (i < warmup) continue;
     v1::TimingSample* s = response.add_samples();
     s->set_stream_event_seconds(result.stream_event_seconds);
@@ -387,178 +351,93 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
     response.add_outside_seconds(outside);
   }
   session->Close();
-  return done(v1::VERDICT_OK, "");
-}
-
-absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
-  if (request.candidate_artifact_id().empty()) {
-    return absl::InvalidArgumentError("candidate_artifact_id: empty");
-  }
-  if (request.min_pairs() < 0 || request.max_pairs() < 0 || request.max_pairs() > 100000 ||
-      request.block_size() < 0 || request.warmup() < 0 || request.warmup() > 10000 ||
-      request.budget_seconds() < 0 || request.target_rel_ci() < 0 ||
-      request.check_outputs_every() < 0) {
-    return absl::InvalidArgumentError("measure pair limits: negative or too large");
-  }
-  return absl::OkStatus();
-}
-
-PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed)
-    : warmup(request.warmup() > 0 ? request.warmup() : 5),
-      min_pairs(request.min_pairs() > 0 ? request.min_pairs() : 20),
-      max_pairs(std::max(min_pairs, request.max_pairs() > 0 ? request.max_pairs() : 400)),
-      block(request.block_size() > 0 ? request.block_size() : 5),
-      check_every(request.check_outputs_every() > 0 ? request.check_outputs_every() : 5),
-      target(request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01),
-      budget(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
-      seed(seed) {}
-
-bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
-                   v1::MeasurePairResponse* response) const {
-  uint64_t order_state = seed ^ 0x5DEECE66Dull;
-  v1::TimingSample sample;
-  double outside = 0;
-  for (int i = 0; i < warmup; ++i) {
-    uint64_t s = runner::DeriveSeed(seed, 2000000 + i);
-    if (!timed(true, s, false, &sample, &outside)) return false;
-    if (!timed(false, s, false, &sample, &outside)) return false;
-  }
-  std::vector<double> ref_t, cand_t;
-  const auto loop_start = std::chrono::steady_clock::now();
-  int pairs = 0;
-  while (pairs < max_pairs) {
-    const bool ref_first = runner::SplitMix64(&order_state) & 1;
-    for (int b = 0; b < block && pairs < max_pairs; ++b, ++pairs) {
-      const uint64_t s = runner::DeriveSeed(seed, pairs);
-      const bool checked = pairs % check_every == 0;
-      v1::TimingSample samples[2];
-      double outsides[2] = {0, 0};
-      for (int side = 0; side < 2; ++side) {
-        const bool is_ref = (side == 0) == ref_first;
-        if (!timed(is_ref, s, checked, &samples[is_ref ? 0 : 1], &outsides[is_ref ? 0 : 1])) {
-          return false;
-        }
-      }
-      *response->add_reference_samples() = samples[0];
-      response->add_reference_outside_seconds(outsides[0]);
-      *response->add_candidate_samples() = samples[1];
-      response->add_candidate_outside_seconds(outsides[1]);
-      ref_t.push_back(samples[0].device_sync_seconds());
-      cand_t.push_back(samples[1].device_sync_seconds());
-      if (checked) {
-        // Same seed, same inputs: the timed outputs must agree as in verification.
-        response->set_output_checks(response->output_checks() + 1);
-        if (std::string mismatch = check(pairs); !mismatch.empty()) {
-          response->set_output_mismatches(response->output_mismatches() + 1);
-          if (response->output_mismatch_detail().empty()) {
-            response->set_output_mismatch_detail(absl::StrCat("pair ", pairs, ": ", mismatch));
-          }
-        }
-      }
-    }
-    if (Since(loop_start) > budget) break;
-    if (pairs >= min_pairs) {
-      auto ci = timing::BootstrapSpeedup(ref_t, cand_t, 200, seed + pairs);
-      if (ci.relative_half_width < target) {
-        response->set_converged(true);
-        break;
-      }
-    }
-  }
-  response->set_elapsed_seconds(Since(loop_start));
-  return true;
+  response.set_verdict(v1::VERDICT_OK);
+  return response;
 }
 
 absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
-    const v1::MeasurePairRequest& request) {
+    const v1::MeasurePairRequest& request, const RequestContext& context) {
   CRL_RETURN_IF_ERROR(ValidatePairRequest(request));
-  if (request.task().format() == v1::TASK_FORMAT_KERNELBENCH) return MeasurePairKb(request);
-  CRL_ASSIGN_OR_RETURN(auto task, ResolveTask(request.task()));
-  CRL_ASSIGN_OR_RETURN(BackendKind backend, ResolveBackend(request.backend(), *task));
-  CRL_ASSIGN_OR_RETURN(std::string cand_lib, compiler_->LibraryFor(request.candidate_artifact_id()));
-  std::string ref_lib;
+  CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), request.backend()));
+  CRL_ASSIGN_OR_RETURN(std::string cand_artifact,
+                       compiler_->LibraryFor(request.candidate_artifact_id()));
+  std::string ref_artifact;
   if (request.reference_artifact_id().empty()) {
-    CRL_ASSIGN_OR_RETURN(ref_lib, ReferenceLibrary(*task, backend));
+    CRL_ASSIGN_OR_RETURN(ref_artifact, ReferenceArtifact(r, context));
+  } else if (!r.task->ReferenceSource(r.backend)) {
+    return absl::InvalidArgumentError(
+        "reference_artifact_id: KernelBench tasks time their own Model as the reference");
   } else {
-    CRL_ASSIGN_OR_RETURN(ref_lib, compiler_->LibraryFor(request.reference_artifact_id()));
+    CRL_ASSIGN_OR_RETURN(ref_artifact, compiler_->LibraryFor(request.reference_artifact_id()));
   }
-  const PairLoop loop(request, request.seed() ? request.seed() : seeds_());
+  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_);
   const double per_call = options_.measure_call_timeout_seconds;
 
-  CRL_ASSIGN_OR_RETURN(runner::TimedCallRequest call, TimedCallAtTimedSize(*task));
-  call.flush_l2 = !request.no_l2_flush();
-
   v1::MeasurePairResponse response;
-  for (auto [expr, setter] :
-       {std::pair{task->bytes_expr, &v1::MeasurePairResponse::set_task_bytes},
-        std::pair{task->flops_expr, &v1::MeasurePairResponse::set_task_flops}}) {
-    if (expr.empty()) continue;
-    auto v = EvalSizeExpr(expr, task->sizes);
-    if (v.ok()) (response.*setter)(static_cast<double>(*v));
-  }
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(backend, options_.lane_wait));
-  response.set_lane(lease.lane().name);
-  const auto lane_start = std::chrono::steady_clock::now();
-  auto done = [&](v1::Verdict v, const std::string& message) {
-    response.set_verdict(v);
-    if (!message.empty()) response.add_messages(message);
-    if (metrics_) metrics_->AddLaneBusy(lease.lane().name, Since(lane_start));
-    return response;
+  response.set_backend(ToProto(r.backend));
+  if (r.task->task_bytes() > 0) response.set_task_bytes(r.task->task_bytes());
+  if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
+  const Lane& lane = lease.lane();
+  LaneTimer busy(metrics_, clock_, lane.name);
+  response.set_lane(lane.name);
+  auto fail = [&](Side side, const RunnerEvent& event) {
+    response.set_verdict(VerdictFor(side, event));
+    response.add_messages(absl::StrCat(SideName(side), ": ", event.message));
   };
-  // Both runners stay alive for the whole loop, so drift hits both sides.
-  const double session_budget = loop.SessionBudget(per_call);
+  // Both sides stay alive for the whole loop, so drift hits both.
+  const double budget = loop.SessionBudget(per_call);
   RunnerEvent event;
-  if (metrics_) {
-    metrics_->CountRunnerStart(BackendName(backend));
-    metrics_->CountRunnerStart(BackendName(backend));
+  auto ref = StartSession(r, Side::kReference, ref_artifact, budget, lane, context, &event);
+  if (!ref) fail(Side::kReference, event);
+  auto cand = ref ? StartSession(r, Side::kCandidate, cand_artifact, budget, lane, context, &event)
+                  : nullptr;
+  if (ref && !cand) fail(Side::kCandidate, event);
+  if (!ref || !cand) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    return response;
   }
-  auto ref = RunnerSession::Start(options_.runner, lease.lane(), ref_lib, session_budget, &event);
-  if (!ref) return done(v1::VERDICT_INFRA_ERROR, absl::StrCat("reference runner: ", event.message));
-  auto cand = RunnerSession::Start(options_.runner, lease.lane(), cand_lib, session_budget, &event);
-  if (!cand) return done(event.verdict, absl::StrCat("candidate runner: ", event.message));
   response.set_device_name(cand->device_name());
 
-  uint64_t call_id = 0;
-  runner::TimedCallResult results[2];  // [0] reference, [1] candidate
-  auto timed = [&](bool is_ref, uint64_t input_seed, bool outputs, v1::TimingSample* sample,
+  auto timed = [&](bool is_ref, uint64_t seed, bool check, v1::TimingSample* sample,
                    double* outside) -> bool {
-    runner::TimedCallResult* result = &results[is_ref ? 0 : 1];
-    call.call_id = ++call_id;
-    call.seed = input_seed;
-    call.return_outputs = outputs;
-    auto t0 = std::chrono::steady_clock::now();
-    event = (is_ref ? ref : cand)->TimedCall(call, per_call, result);
-    *outside = Since(t0);
-    const char* side = is_ref ? "reference" : "candidate";
+    TimedResult result;
+    const absl::Time t0 = clock_->MonotonicNow();
+    event = (is_ref ? ref : cand)->Timed({seed, !request.no_l2_flush(), check}, per_call, &result);
+    *outside = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
     if (!event.ok) {
-      done(is_ref ? v1::VERDICT_INFRA_ERROR : event.verdict, absl::StrCat(side, ": ", event.message));
+      fail(is_ref ? Side::kReference : Side::kCandidate, event);
       return false;
     }
-    if (result->status != runner::kOk) {
-      done(is_ref ? v1::VERDICT_INFRA_ERROR : VerdictForResult(result->status, result->error),
-           absl::StrCat(side, ": ", runner::RunStatusName(result->status), ": ", result->error));
-      return false;
-    }
-    sample->set_stream_event_seconds(result->stream_event_seconds);
-    sample->set_device_sync_seconds(result->device_sync_seconds);
-    sample->set_host_seconds(result->host_seconds);
+    sample->set_stream_event_seconds(result.stream_event_seconds);
+    sample->set_device_sync_seconds(result.device_sync_seconds);
+    sample->set_host_seconds(result.host_seconds);
     return true;
   };
+  // Outputs are fetched after both sides of a pair returned.
   auto check = [&](int) -> std::string {
-    const auto& r = results[0].output_data;
-    const auto& c = results[1].output_data;
-    if (r.size() != call.outputs.size() || c.size() != call.outputs.size()) return "outputs missing";
-    for (size_t o = 0; o < call.outputs.size(); ++o) {
-      CompareResult cmp = CompareTensor(call.outputs[o], c[o], r[o],
-                                        task->ToleranceFor(call.outputs[o].dtype));
-      if (cmp.kind != CompareResult::kMatch) return cmp.detail;
+    std::vector<OutputTensor> outputs[2];
+    for (Side side : {Side::kReference, Side::kCandidate}) {
+      SessionInterface* s = side == Side::kReference ? ref.get() : cand.get();
+      RunnerEvent e = s->LastOutputs(per_call, &outputs[side == Side::kReference ? 0 : 1]);
+      if (!e.ok) return absl::StrCat(SideName(side), ": ", e.message);
     }
-    return "";
+    return CompareOutputs(*r.task, {}, outputs[1], outputs[0], nullptr);
   };
-  if (!loop.Run(timed, check, &response)) return response;
+  if (!loop.Run(timed, check, &response)) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    return response;
+  }
+  CRL_RETURN_IF_ERROR(context.Check());
+  if (ref->dead() || cand->dead()) {
+    response.set_verdict(v1::VERDICT_INFRA_ERROR);
+    response.add_messages("a runner ended during output checks");
+    return response;
+  }
   cand->Close();
   ref->Close();
-  return done(v1::VERDICT_OK, "");
+  response.set_verdict(v1::VERDICT_OK);
+  return response;
 }
 
 v1::WorkerInfo EvalEngine::Info() const {

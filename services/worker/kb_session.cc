@@ -3,40 +3,11 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "common/file.h"
-#include "common/status.h"
-#include "crl/kernel.h"
 #include "runner/dtype.h"
 #include "runner/wire.h"
-#include "services/worker/compiler.h"
 
 namespace crl {
-namespace {
-
 namespace fs = std::filesystem;
-
-}  // namespace
-
-absl::StatusOr<KbTask> LoadKbTask(const std::string& path) {
-  CRL_ASSIGN_OR_RETURN(std::string source, ReadFileToString(path, "task file"));
-  for (const char* needed : {"class Model", "def get_inputs", "def get_init_inputs"}) {
-    if (source.find(needed) == std::string::npos) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("task file ", path, ": no `", needed, "` (a KernelBench task defines "
-                       "class Model, get_inputs() and get_init_inputs())"));
-    }
-  }
-  KbTask task;
-  task.path = fs::absolute(path).string();
-  task.name = fs::path(path).stem().string();
-  task.sha256 = Sha256Hex(source);
-  return task;
-}
-
-Tolerance KbTolerance(const KbOptions& options, int32_t dtype) {
-  if (dtype == CRL_FLOAT32) return {options.atol, options.rtol};
-  return DefaultTolerance(dtype);
-}
 
 absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
   std::vector<KbTensor> out;
@@ -94,7 +65,8 @@ bool DecodeKbPayload(const std::string& payload, KbReply* reply, std::string* er
 
 std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const KbOptions& kb,
                                             const Lane& lane, const KbLoad& load,
-                                            double budget_seconds, RunnerEvent* event) {
+                                            double budget_seconds,
+                                            const RequestContext& context, RunnerEvent* event) {
   // The sandbox's private /tmp hides host paths under /tmp: everything the
   // harness reads is bound read-only by directory.
   std::vector<std::string> readonly = {fs::path(kb.harness).parent_path().string(),
@@ -106,7 +78,7 @@ std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const K
   // exec-allowing profile; network, ptrace, mounts and the rest stay fatal.
   auto session = RunnerSession::Spawn(runner, lane, {kb.python, "-B", kb.harness, "serve"},
                                       readonly, runner::SeccompProfile::kCompiler, budget_seconds,
-                                      event);
+                                      context, event);
   if (!session) return nullptr;
   std::unique_ptr<KbSession> kbs(new KbSession());
   kbs->session_ = std::move(session);

@@ -1,6 +1,7 @@
-// KernelBench-format tasks: the task file, the worker's options for them, and
-// one side of an evaluation (runner/python/crl_kb_harness.py in the runner's
-// sandbox). docs/kernelbench.md describes the protocol and the checks.
+// The KernelBench harness protocol: the worker's options for KernelBench
+// tasks, and one side of an evaluation (runner/python/crl_kb_harness.py in
+// the runner's sandbox) spoken to over CRL1 frames with JSON headers.
+// docs/kernelbench.md describes the protocol and the checks.
 #ifndef CRL_SERVICES_WORKER_KB_SESSION_H_
 #define CRL_SERVICES_WORKER_KB_SESSION_H_
 
@@ -13,7 +14,6 @@
 #include "nlohmann/json.hpp"
 #include "runner/protocol.h"
 #include "services/worker/runner_client.h"
-#include "services/worker/task.h"
 
 namespace crl {
 
@@ -31,20 +31,6 @@ struct KbOptions {
   // Probe tasks with trivial solutions (zeros, memorised, identity, mean).
   bool probe_degenerate = true;
 };
-
-// A task file: `class Model`, size constants, get_inputs, get_init_inputs.
-struct KbTask {
-  std::string name;  // file stem, e.g. "3_Softmax"
-  std::string path;  // absolute path of the .py file
-  std::string sha256;
-};
-
-// Reads and sanity-checks a task file (FAILED_PRECONDITION naming what is
-// missing). The file's code runs only inside the sandbox.
-absl::StatusOr<KbTask> LoadKbTask(const std::string& path);
-
-// Tolerance for a dtype under `options` (fp32: options; others: defaults).
-Tolerance KbTolerance(const KbOptions& options, int32_t dtype);
 
 // One output tensor (or probe) returned by the harness.
 struct KbTensor {
@@ -87,9 +73,12 @@ struct KbLoad {
 // Not thread-safe; one thread drives a session.
 class KbSession {
  public:
+  // Cancelling `context` (which must outlive the session) ends a call in
+  // flight, as for RunnerSession.
   static std::unique_ptr<KbSession> Start(const RunnerOptions& runner, const KbOptions& kb,
                                           const Lane& lane, const KbLoad& load,
-                                          double budget_seconds, RunnerEvent* event);
+                                          double budget_seconds, const RequestContext& context,
+                                          RunnerEvent* event);
 
   // A correctness or timed call ({"seed":..., "timed":..., ...}).
   RunnerEvent Call(const nlohmann::json& request, double timeout_seconds, KbReply* reply);

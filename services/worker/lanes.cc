@@ -1,5 +1,7 @@
 #include "services/worker/lanes.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace crl {
@@ -24,11 +26,23 @@ int LanePool::Busy() const {
   return n;
 }
 
-absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, absl::Duration timeout) {
+int LanePool::Waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_;
+}
+
+absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestContext& context,
+                                            absl::Duration max_wait) {
   if (!Has(backend)) {
     return absl::UnavailableError(
         absl::StrCat("this worker has no ", BackendName(backend), " lane"));
   }
+  // Cancellation is not a change of this pool's state, so it is looked at
+  // between short slices of waiting.
+  constexpr absl::Duration kSlice = absl::Milliseconds(100);
+  ClockInterface* clock = context.clock();
+  const absl::Time start = clock->Now();
+  const absl::Time give_up = std::min(context.deadline(), start + max_wait);
   absl::MutexLock lock(&mu_);
   size_t found = lanes_.size();
   auto free_lane = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -40,11 +54,21 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, absl::Duration 
     }
     return false;
   };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&free_lane), timeout)) {
-    return absl::DeadlineExceededError(absl::StrCat("no ", BackendName(backend),
-                                                    " lane became free within ",
-                                                    absl::FormatDuration(timeout)));
+  ++waiting_;
+  while (!free_lane()) {
+    absl::Status live = context.Check();
+    if (live.ok() && clock->Now() >= give_up) {
+      live = absl::DeadlineExceededError(
+          absl::StrCat("no ", BackendName(backend), " lane became free within ",
+                       absl::FormatDuration(clock->Now() - start)));
+    }
+    if (!live.ok()) {
+      --waiting_;
+      return live;
+    }
+    mu_.AwaitWithTimeout(absl::Condition(&free_lane), kSlice);
   }
+  --waiting_;
   busy_[found] = true;
   return LaneLease(this, &lanes_[found]);
 }

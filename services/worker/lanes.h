@@ -1,6 +1,7 @@
 // Exclusive execution lanes: one per GPU, or per configured CPU slot for the
 // host backend. Verification and measurement hold a lane for their whole
-// duration, so nothing else runs on that GPU meanwhile.
+// duration, so nothing else runs on that GPU meanwhile. In-memory and
+// deterministic: unit tests use the real pool.
 #ifndef CRL_SERVICES_WORKER_LANES_H_
 #define CRL_SERVICES_WORKER_LANES_H_
 
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/context.h"
 #include "services/worker/runner_client.h"
 
 namespace crl {
@@ -36,12 +38,18 @@ class LaneLease {
 class LanePool {
  public:
   explicit LanePool(std::vector<Lane> lanes);
-  // Waits up to `timeout` for a free lane of `backend`. UNAVAILABLE when the
-  // worker has no such lane, DEADLINE_EXCEEDED when none freed in time.
-  absl::StatusOr<LaneLease> Acquire(BackendKind backend, absl::Duration timeout);
+  // Waits for a free lane of `backend` until the request's deadline, at
+  // most `max_wait` (the bound for requests without a deadline).
+  // UNAVAILABLE when the worker has no such lane; CANCELLED when the
+  // request is cancelled while waiting; DEADLINE_EXCEEDED when no lane freed
+  // in time.
+  absl::StatusOr<LaneLease> Acquire(BackendKind backend, const RequestContext& context,
+                                    absl::Duration max_wait);
   const std::vector<Lane>& lanes() const { return lanes_; }
   bool Has(BackendKind backend) const;
+  // Lanes held now, and requests waiting for one.
   int Busy() const;
+  int Waiting() const;
 
  private:
   friend class LaneLease;
@@ -50,6 +58,7 @@ class LanePool {
   const std::vector<Lane> lanes_;
   mutable absl::Mutex mu_;
   std::vector<bool> busy_ ABSL_GUARDED_BY(mu_);
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace crl

@@ -1,13 +1,16 @@
 #include "services/worker/runner_client.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "runner/clock.h"
 #include "runner/wire.h"
 
 namespace crl {
@@ -59,7 +62,9 @@ std::unique_ptr<RunnerSession> RunnerSession::Spawn(const RunnerOptions& options
                                                     const std::vector<std::string>& argv,
                                                     const std::vector<std::string>& readonly_paths,
                                                     runner::SeccompProfile seccomp,
-                                                    double budget_seconds, RunnerEvent* event) {
+                                                    double budget_seconds,
+                                                    const RequestContext& context,
+                                                    RunnerEvent* event) {
   runner::SandboxPolicy policy;
   policy.wall_timeout_seconds = budget_seconds;
   policy.cpu_seconds = static_cast<uint64_t>(budget_seconds) + 1;
@@ -93,7 +98,7 @@ std::unique_ptr<RunnerSession> RunnerSession::Spawn(const RunnerOptions& options
   }
 
   std::string error;
-  std::unique_ptr<RunnerSession> session(new RunnerSession());
+  std::unique_ptr<RunnerSession> session(new RunnerSession(context));
   // A child inherits the spawning thread's CPU mask: pin this thread for the
   // spawn, then restore it.
   cpu_set_t saved;
@@ -120,13 +125,15 @@ std::unique_ptr<RunnerSession> RunnerSession::Spawn(const RunnerOptions& options
 std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options,
                                                     const Lane& lane,
                                                     const std::string& library,
-                                                    double budget_seconds, RunnerEvent* event) {
+                                                    double budget_seconds,
+                                                    const RequestContext& context,
+                                                    RunnerEvent* event) {
   // crl-runner installs its own seccomp filter after backend initialisation.
   // The library's directory (an artifact of the build cache) is the only
   // part of the cache the runner sees.
   auto session = Spawn(options, lane, {options.runner_path},
                        {std::filesystem::path(library).parent_path().string()},
-                       runner::SeccompProfile::kNone, budget_seconds, event);
+                       runner::SeccompProfile::kNone, budget_seconds, context, event);
   if (!session) return nullptr;
   runner::LoadRequest load;
   load.library_path = library;
@@ -154,7 +161,11 @@ RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload
   if (!runner::WriteFrame(process_->to_child(), type, payload, &error, timeout_seconds)) {
     return Fail(absl::StrCat("sending request: ", error), false);
   }
-  runner::ReadStatus st = runner::ReadFrame(process_->from_child(), frame, &error, timeout_seconds);
+  const double start = runner::MonotonicSeconds();
+  RunnerEvent waited;
+  if (!AwaitAnswer(timeout_seconds, &waited)) return waited;
+  const double left = std::max(0.0, timeout_seconds - (runner::MonotonicSeconds() - start));
+  runner::ReadStatus st = runner::ReadFrame(process_->from_child(), frame, &error, left);
   if (st == runner::ReadStatus::kTimeout) {
     return Fail(absl::StrCat("no answer within ", timeout_seconds, " s"), true);
   }
@@ -170,6 +181,28 @@ RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload
     return e;
   }
   return {true, v1::VERDICT_OK, ""};
+}
+
+bool RunnerSession::AwaitAnswer(double timeout_seconds, RunnerEvent* event) {
+  // Polled in short slices so a cancelled request frees its lane promptly.
+  constexpr double kSlice = 0.25;
+  const double deadline = runner::MonotonicSeconds() + timeout_seconds;
+  while (true) {
+    if (!context_.Check().ok()) {
+      Fail("", true);
+      *event = {false, v1::VERDICT_INFRA_ERROR,
+                absl::StrCat("runner stopped: ", context_.Check().message())};
+      return false;
+    }
+    const double left = deadline - runner::MonotonicSeconds();
+    if (left <= 0) {
+      *event = Fail(absl::StrCat("no answer within ", timeout_seconds, " s"), true);
+      return false;
+    }
+    struct pollfd p = {process_->from_child(), POLLIN, 0};
+    int ms = static_cast<int>(std::min(left, kSlice) * 1000) + 1;
+    if (poll(&p, 1, ms) > 0) return true;  // data, EOF or an error: ReadFrame tells
+  }
 }
 
 // Only the candidate's code can have written a malformed result (the

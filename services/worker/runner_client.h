@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "common/context.h"
 #include "crl/v1/common.pb.h"
+#include "lib/task/backend.h"
 #include "runner/protocol.h"
 #include "runner/sandbox.h"
 #include "runner/wire.h"
-#include "services/worker/task.h"
 
 namespace crl {
 
@@ -67,10 +68,13 @@ struct RunnerEvent {
 class RunnerSession {
  public:
   // Spawns a runner on `lane`, loads `library`. `budget_seconds` bounds the
-  // whole session's wall time. Returns null with *event set on failure.
+  // whole session's wall time; cancelling `context` (which must outlive the
+  // session) kills the runner within about a quarter of a second, and the
+  // call in flight reports INFRA_ERROR. Returns null with *event set on
+  // failure.
   static std::unique_ptr<RunnerSession> Start(const RunnerOptions& options, const Lane& lane,
                                               const std::string& library, double budget_seconds,
-                                              RunnerEvent* event);
+                                              const RequestContext& context, RunnerEvent* event);
   // Spawns `argv` on `lane` in the runner's sandbox without any handshake
   // (the KernelBench harness). `readonly_paths` are the host paths it needs
   // under /tmp-like locations the sandbox would hide. `seccomp` applies from
@@ -79,7 +83,8 @@ class RunnerSession {
                                               const std::vector<std::string>& argv,
                                               const std::vector<std::string>& readonly_paths,
                                               runner::SeccompProfile seccomp,
-                                              double budget_seconds, RunnerEvent* event);
+                                              double budget_seconds,
+                                              const RequestContext& context, RunnerEvent* event);
   ~RunnerSession();
 
   // One raw request/response: writes a frame of `type`, reads one frame that
@@ -99,7 +104,7 @@ class RunnerSession {
   bool dead() const { return dead_; }
 
  private:
-  RunnerSession() = default;
+  explicit RunnerSession(const RequestContext& context) : context_(context) {}
   template <typename Req, typename Res>
   RunnerEvent Roundtrip(const Req& request, double timeout_seconds, Res* result);
   // Writes one frame, reads one; on failure the session is dead.
@@ -109,6 +114,12 @@ class RunnerSession {
   // Kills (or reaps) the runner and classifies how it ended.
   RunnerEvent Fail(const std::string& what, bool timed_out);
 
+  // Waits for the runner's answer to start arriving: true when readable,
+  // false (with *event set, the runner killed) when the request was
+  // cancelled or `timeout_seconds` passed.
+  bool AwaitAnswer(double timeout_seconds, RunnerEvent* event);
+
+  const RequestContext& context_;
   std::unique_ptr<runner::SandboxedProcess> process_;
   std::string device_name_;
   bool dead_ = false;

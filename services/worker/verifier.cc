@@ -1,25 +1,45 @@
 #include "services/worker/verifier.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "runner/inputs.h"
+#include "absl/strings/str_join.h"
+#include "common/status.h"
+#include "runner/dtype.h"
 #include "services/worker/compare.h"
 
 namespace crl {
 namespace {
 
-struct Trial {
-  size_t size_set = 0;
-  size_t distribution = 0;  // each input uses distributions[d % its count]
-  uint64_t seed = 0;
-};
+std::string Describe(const runner::TensorSpec& spec) {
+  return absl::StrCat(runner::DtypeName(spec.dtype), "[", absl::StrJoin(spec.shape, ","), "]");
+}
 
-size_t MaxDistributions(const NativeTask& task) {
-  size_t m = 1;
-  for (const auto& in : task.inputs) m = std::max(m, in.distributions.size());
-  return m;
+bool AllFinite(const std::vector<OutputTensor>& outputs) {
+  for (const auto& o : outputs) {
+    if (CompareTensor(o.spec, o.data, o.data, {0, 0}).kind != CompareResult::kMatch) return false;
+  }
+  return true;
+}
+
+std::string OutputName(const OutputTensor& o, size_t index) {
+  return o.spec.name.empty() ? absl::StrCat("output ", index)
+                             : absl::StrCat("output '", o.spec.name, "'");
+}
+
+// "tolerance: float32 atol=0.0001 rtol=0.0001" for the dtypes of `outputs`.
+std::string ToleranceLine(const EvalTask& task, const ToleranceOverride& overrides,
+                          const std::vector<OutputTensor>& outputs) {
+  std::map<std::string, std::string> by_dtype;
+  for (const auto& o : outputs) {
+    const Tolerance t = task.ToleranceFor(o.spec.dtype, overrides);
+    by_dtype[runner::DtypeName(o.spec.dtype)] = absl::StrCat("atol=", t.atol, " rtol=", t.rtol);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [dtype, tol] : by_dtype) parts.push_back(absl::StrCat(dtype, " ", tol));
+  return absl::StrCat("tolerance: ", absl::StrJoin(parts, "; "));
 }
 
 }  // namespace
@@ -31,159 +51,202 @@ SeedSource SecureSeedSource() {
   };
 }
 
-VerifyResult VerifyCandidate(const NativeTask& task, const Lane& lane,
-                             const std::string& reference_library,
-                             const std::string& candidate_library, const RunnerOptions& runner,
-                             const VerifyConfig& config, const SeedSource& seeds) {
+const char* SideName(Side side) { return side == Side::kReference ? "reference" : "candidate"; }
+
+double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config) {
+  // A safety net over the per-call limits: no plan has more than kMaxTrials.
+  return config.call_timeout_seconds * (2 * kMaxTrials + config.determinism_reruns + 4) +
+         task.session_overhead_seconds();
+}
+
+std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolerance,
+                           const std::vector<OutputTensor>& got,
+                           const std::vector<OutputTensor>& want, v1::CorrectnessReport* report) {
+  if (got.size() != want.size()) {
+    return absl::StrCat(got.size(), " outputs, the reference returns ", want.size());
+  }
+  std::string first;
+  for (size_t o = 0; o < want.size(); ++o) {
+    const runner::TensorSpec& w = want[o].spec;
+    if (got[o].spec.dtype != w.dtype || got[o].spec.shape != w.shape) {
+      return absl::StrCat(OutputName(want[o], o), " is ", Describe(got[o].spec),
+                          ", the reference's is ", Describe(w));
+    }
+    CompareResult c =
+        CompareTensor(w, got[o].data, want[o].data, task.ToleranceFor(w.dtype, tolerance));
+    if (report) {
+      report->set_max_abs_error(std::max(report->max_abs_error(), c.max_abs_error));
+      report->set_max_rel_error(std::max(report->max_rel_error(), c.max_rel_error));
+    }
+    if (c.kind == CompareResult::kMatch || !first.empty()) continue;
+    first = absl::StrCat(OutputName(want[o], o), ": ", c.detail);
+    if (report) {
+      report->set_mismatch_count(c.mismatches);
+      report->set_first_mismatch_index(c.first_index);
+      report->set_first_mismatch_output(w.name);
+    }
+  }
+  return first;
+}
+
+absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterface* reference,
+                                             SessionInterface* candidate,
+                                             const VerifyConfig& config, const SeedSource& seeds,
+                                             bool probe, const RequestContext& context) {
   VerifyResult out;
   v1::CorrectnessReport& report = out.report;
   report.set_first_mismatch_index(-1);
+  out.custom_kernel = candidate->custom_kernel();
+  const double per_call = config.call_timeout_seconds;
+  // A call that failed because the request ended says nothing about the code.
+  bool ended = false;
   auto finish = [&](v1::Verdict v, const std::string& message) {
+    ended = !context.Check().ok();
     out.verdict = v;
     if (!message.empty()) report.add_messages(message);
-    return out;
+  };
+  auto side_failed = [&](Side side, const std::string& where, const RunnerEvent& event) {
+    // The reference is the task's: its failure is never the candidate's.
+    finish(side == Side::kReference ? v1::VERDICT_INFRA_ERROR : event.verdict,
+           absl::StrCat(where, ": ", SideName(side), ": ", event.message));
   };
 
-  // Plan: every (size set, distribution) pair at least once.
-  const std::vector<SizeSet> sets = task.AllSizeSets();
-  const size_t dists = MaxDistributions(task);
-  const int needed = static_cast<int>(sets.size() * dists);
-  const int trials = std::min(16, std::max(config.trials, needed));
-  std::vector<Trial> plan;
-  // Trials of one size set run back to back with different data: the
-  // allocator then tends to hand out the same addresses again, which exposes
-  // results cached by pointer or shape.
-  for (int t = 0; t < trials; ++t) {
-    plan.push_back({t * sets.size() / trials, 0, seeds()});
-  }
-  for (size_t t = 0, within = 0; t < plan.size(); ++t) {
-    within = (t > 0 && plan[t].size_set == plan[t - 1].size_set) ? within + 1 : 0;
-    plan[t].distribution = within % dists;
-  }
+  std::vector<std::string> global_flags = candidate->global_flags();
+  std::vector<OutputTensor> first_reference, first_candidate;
+  TrialRequest first_trial;
+  bool have_first = false;
+  std::map<std::string, int> probe_passes;
+  int probe_trials = 0;
+  std::string previous_reference;  // output 0 of the previous trial: the "memorised" probe
 
-  const double per_call = config.call_timeout_seconds;
-  const double budget = per_call * (2 * trials + config.determinism_reruns + 2) + 60;
-  RunnerEvent event;
-  auto reference = RunnerSession::Start(runner, lane, reference_library, budget, &event);
-  if (!reference) {
-    return finish(v1::VERDICT_INFRA_ERROR, absl::StrCat("reference runner: ", event.message));
-  }
-  auto candidate = RunnerSession::Start(runner, lane, candidate_library, budget, &event);
-  if (!candidate) return finish(event.verdict, absl::StrCat("candidate: ", event.message));
-  out.device_name = candidate->device_name();
-
-  const std::vector<double> scalars = task.ScalarValues();
-  std::vector<std::string> first_outputs;  // trial 0, for the determinism check
-  runner::CallRequest first_request;
-  for (size_t t = 0; t < plan.size(); ++t) {
-    const Trial& trial = plan[t];
-    const SizeSet& sizes = sets[trial.size_set];
-    auto in_specs = task.InputSpecs(sizes);
-    auto out_specs = task.OutputSpecs(sizes);
-    if (!in_specs.ok() || !out_specs.ok()) {
-      return finish(v1::VERDICT_INFRA_ERROR, "task shapes failed to evaluate");
+  for (TrialRequest trial : task.PlanTrials(config.trials, seeds)) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    trial.probes = probe && trial.probe_eligible;
+    TrialResult want;
+    RunnerEvent event = reference->Trial(trial, per_call, &want);
+    if (!event.ok) {
+      side_failed(Side::kReference, trial.label, event);
+      break;
     }
-    runner::CallRequest request;
-    request.call_id = t + 1;
-    request.inputs = *in_specs;
-    request.outputs = *out_specs;
-    request.scalars = scalars;
-    for (size_t i = 0; i < task.inputs.size(); ++i) {
-      const TensorDecl& decl = task.inputs[i];
-      int64_t numel = 0;
-      runner::SpecNumel(request.inputs[i], &numel);
-      const auto& d = decl.distributions[trial.distribution % decl.distributions.size()];
-      request.input_data.push_back(
-          runner::Generate(d, decl.dtype, numel, runner::DeriveSeed(trial.seed, i)));
+    if (trial.alternative && !AllFinite(want.outputs)) {
+      report.add_messages(absl::StrCat(trial.label, ": skipped (the reference is not finite there)"));
+      continue;
     }
-    const std::string where = absl::StrCat("trial ", t + 1, "/", plan.size(), " (size set ",
-                                           trial.size_set, ", distribution ",
-                                           trial.distribution, ")");
-
-    runner::CallResult want;
-    request.return_inputs = false;
-    event = reference->Call(request, per_call, &want);
-    if (!event.ok || want.status != runner::kOk) {
-      return finish(v1::VERDICT_INFRA_ERROR,
-                    absl::StrCat("reference failed on ", where, ": ",
-                                 event.ok ? want.error : event.message));
+    if (report.trials() == 0) {
+      report.add_messages(ToleranceLine(task, config.tolerance, want.outputs));
     }
-    runner::CallResult got;
-    request.return_inputs = true;
-    // Within a size set, the candidate gets the previous call's buffers back,
-    // refilled: new data at an old address must still give the new answer.
-    request.reuse_buffers = t > 0 && plan[t - 1].size_set == trial.size_set;
-    event = candidate->Call(request, per_call, &got);
-    report.set_trials(static_cast<int>(t + 1));
-    if (!event.ok) return finish(event.verdict, absl::StrCat(where, ": ", event.message));
-    if (got.status != runner::kOk) {
-      return finish(VerdictForResult(got.status, got.error),
-                    absl::StrCat(where, ": ", runner::RunStatusName(got.status), ": ", got.error));
+    trial.probes = false;  // the candidate never computes (or sees) probes
+    TrialResult got;
+    event = candidate->Trial(trial, per_call, &got);
+    report.set_trials(report.trials() + 1);
+    if (!event.ok) {
+      side_failed(Side::kCandidate, trial.label, event);
+      break;
     }
-    // Work must be finished when crl_run returns. A host candidate that
-    // leaves a thread behind is finishing (or faking) work off the clock.
-    // (CUDA libraries start helper threads of their own, so host only.)
-    if (lane.backend == BackendKind::kHost && got.threads_after > got.threads_before) {
-      return finish(v1::VERDICT_SANDBOX_VIOLATION,
-                    absl::StrCat(where, ": left ", got.threads_after - got.threads_before,
-                                 " thread(s) running after crl_run returned"));
+    if (!got.violation.empty()) {
+      finish(got.violation_verdict, absl::StrCat(trial.label, ": ", got.violation));
+      break;
     }
-    if (got.output_data.size() != request.outputs.size() ||
-        got.input_data_after.size() != request.inputs.size()) {
-      return finish(v1::VERDICT_WRONG_ANSWER, absl::StrCat(where, ": wrong number of tensors"));
+    if (got.aliases_input && !want.aliases_input) {
+      finish(v1::VERDICT_WRONG_ANSWER,
+             absl::StrCat(trial.label,
+                          ": an output shares storage with an input (the reference's does not)"));
+      break;
     }
-    for (size_t i = 0; i < request.inputs.size(); ++i) {
-      if (got.input_data_after[i] != request.input_data[i]) {
-        return finish(v1::VERDICT_WRONG_ANSWER,
-                      absl::StrCat(where, ": input '", request.inputs[i].name,
-                                   "' was modified by the candidate"));
+    for (const auto& f : got.global_flags) {
+      if (std::find(global_flags.begin(), global_flags.end(), f) == global_flags.end()) {
+        global_flags.push_back(f);
       }
     }
-    bool trial_ok = true;
-    for (size_t o = 0; o < request.outputs.size(); ++o) {
-      Tolerance tol = task.ToleranceFor(request.outputs[o].dtype);
-      if (config.atol > 0) tol.atol = config.atol;
-      if (config.rtol > 0) tol.rtol = config.rtol;
-      CompareResult c = CompareTensor(request.outputs[o], got.output_data[o],
-                                      want.output_data[o], tol);
-      report.set_max_abs_error(std::max(report.max_abs_error(), c.max_abs_error));
-      report.set_max_rel_error(std::max(report.max_rel_error(), c.max_rel_error));
-      if (c.kind != CompareResult::kMatch && trial_ok) {
-        trial_ok = false;
-        report.set_mismatch_count(c.mismatches);
-        report.set_first_mismatch_index(c.first_index);
-        report.set_first_mismatch_output(request.outputs[o].name);
-        report.add_messages(absl::StrCat(where, ": ", c.detail));
-      }
+    if (std::string m = CompareOutputs(task, config.tolerance, got.outputs, want.outputs, &report);
+        !m.empty()) {
+      finish(v1::VERDICT_WRONG_ANSWER, absl::StrCat(trial.label, ": ", m));
+      break;
     }
-    if (!trial_ok) return finish(v1::VERDICT_WRONG_ANSWER, "");
     report.set_trials_passed(report.trials_passed() + 1);
-    if (t == 0) {
-      first_outputs = std::move(got.output_data);
-      first_request = std::move(request);
+    if (trial.probe_eligible && probe && want.outputs.size() == 1) {
+      ++probe_trials;
+      for (const auto& [name, output] : want.probes) {
+        if (CompareOutputs(task, {}, {output}, want.outputs, nullptr).empty()) ++probe_passes[name];
+      }
+      if (!previous_reference.empty()) {
+        OutputTensor memorised = want.outputs[0];
+        memorised.data = previous_reference;
+        if (CompareOutputs(task, {}, {memorised}, want.outputs, nullptr).empty()) {
+          ++probe_passes["memorised"];
+        }
+      }
+      previous_reference = want.outputs[0].data;
+    }
+    if (!have_first) {
+      have_first = true;
+      first_reference = std::move(want.outputs);
+      first_candidate = std::move(got.outputs);
+      first_trial = trial;
+    }
+  }
+  if (out.verdict != v1::VERDICT_UNSPECIFIED) {
+    if (ended) return context.Check();
+    return out;
+  }
+  if (probe_trials > 0) {
+    out.probed = true;
+    for (const auto& [name, passes] : probe_passes) {
+      // "memorised" has one comparison fewer (it needs a previous trial).
+      const int needed = name == "memorised" ? probe_trials - 1 : probe_trials;
+      if (needed >= 1 && passes == needed) {
+        out.degenerate_probe = name;
+        break;
+      }
     }
   }
 
-  // Determinism: the first trial again, fresh allocations, same bytes out.
-  for (int r = 0; r < config.determinism_reruns; ++r) {
-    runner::CallResult again;
-    first_request.call_id = 1000 + r;
-    first_request.return_inputs = false;
-    first_request.reuse_buffers = false;
-    event = candidate->Call(first_request, per_call, &again);
-    if (!event.ok) return finish(event.verdict, absl::StrCat("determinism re-run: ", event.message));
-    if (again.status != runner::kOk) {
-      return finish(VerdictForResult(again.status, again.error),
-                    absl::StrCat("determinism re-run: ", again.error));
+  // Determinism: the first trial again on fresh allocations.
+  first_trial.rerun = true;
+  for (int r = 0; r < config.determinism_reruns && have_first; ++r) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    const std::string where = absl::StrCat("determinism re-run ", r + 1, " of trial 1");
+    TrialResult again;
+    RunnerEvent event = candidate->Trial(first_trial, per_call, &again);
+    if (!event.ok) {
+      side_failed(Side::kCandidate, where, event);
+      break;
     }
-    if (again.output_data != first_outputs) {
-      return finish(v1::VERDICT_WRONG_ANSWER,
-                    "non-deterministic: re-running trial 1 on fresh buffers changed the output");
+    if (task.bitwise_determinism()) {
+      bool same = again.outputs.size() == first_candidate.size();
+      for (size_t o = 0; same && o < again.outputs.size(); ++o) {
+        same = again.outputs[o].data == first_candidate[o].data;
+      }
+      if (!same) {
+        finish(v1::VERDICT_WRONG_ANSWER,
+               "non-deterministic: re-running trial 1 on fresh buffers changed the output");
+        break;
+      }
+    } else if (std::string m = CompareOutputs(task, config.tolerance, again.outputs,
+                                              first_reference, &report);
+               !m.empty()) {
+      finish(v1::VERDICT_WRONG_ANSWER, absl::StrCat(where, ": ", m));
+      break;
     }
+  }
+  if (out.verdict != v1::VERDICT_UNSPECIFIED) {
+    if (ended) return context.Check();
+    return out;
+  }
+
+  if (!global_flags.empty()) {
+    out.flags.push_back(v1::FLAG_GLOBAL_FLAGS);
+    out.flag_evidence.push_back(absl::StrCat("candidate changed global torch settings: ",
+                                             absl::StrJoin(global_flags, "; ")));
+  }
+  if (!out.custom_kernel) {
+    out.flags.push_back(v1::FLAG_NO_CUSTOM_KERNEL);
+    out.flag_evidence.push_back("pure PyTorch: the candidate compiled no kernel of its own");
   }
   candidate->Close();
   reference->Close();
-  return finish(v1::VERDICT_OK, "");
+  finish(v1::VERDICT_OK, "");
+  return out;
 }
 
 }  // namespace crl

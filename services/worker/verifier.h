@@ -1,49 +1,66 @@
-// The correctness protocol (docs/worker.md): several trials with secret seeds
-// over every input distribution and size set, reference and candidate in two
-// separate runner processes, every judgement made here from the bytes they
-// return.
+// The correctness protocol (docs/worker.md, docs/kernelbench.md), written once
+// for every task format: trials with secret seeds planned by the task, the
+// reference and the candidate in two processes on one lane, and every
+// judgement made here from the bytes they return (outputs, tolerance,
+// violations, aliasing, determinism, degenerate-task probes).
 #ifndef CRL_SERVICES_WORKER_VERIFIER_H_
 #define CRL_SERVICES_WORKER_VERIFIER_H_
 
-#include <cstdint>
-#include <functional>
 #include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
+#include "common/context.h"
 #include "crl/v1/common.pb.h"
-#include "services/worker/runner_client.h"
-#include "services/worker/task.h"
+#include "services/worker/task_format.h"
 
 namespace crl {
 
 struct VerifyConfig {
-  // Trials; raised to cover every (size set, distribution) pair, capped at 16.
+  // Trials requested; each format raises or caps it (EvalTask::PlanTrials).
   int trials = 5;
-  // Re-runs of the first trial on fresh allocations; outputs must be
-  // bit-identical (catches races and reads of uninitialised memory).
+  // Re-runs of the first trial on fresh allocations (catches races and reads
+  // of uninitialised memory).
   int determinism_reruns = 1;
-  // Per-call limit for the candidate; the reference gets the same.
+  // Per-call limit; the reference gets the same.
   double call_timeout_seconds = 20;
-  // Tolerance overrides (<= 0: the task's).
-  double atol = 0;
-  double rtol = 0;
+  // Request overrides of the task's tolerances.
+  ToleranceOverride tolerance;
 };
-
-// Secret seeds. Production draws from the OS CSPRNG; tests inject a fixed one.
-using SeedSource = std::function<uint64_t()>;
-SeedSource SecureSeedSource();
 
 struct VerifyResult {
   v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
   v1::CorrectnessReport report;
-  std::string device_name;
+  // GLOBAL_FLAGS, NO_CUSTOM_KERNEL; evidence line by line.
+  std::vector<v1::Flag> flags;
+  std::vector<std::string> flag_evidence;
+  bool custom_kernel = false;
+  // Set when probes ran: the trivial solution that passed every probed
+  // trial ("" when none did).
+  bool probed = false;
+  std::string degenerate_probe;
 };
 
-// Runs the protocol for one candidate library against the reference library
-// on `lane`. Blocks; the caller holds the lane exclusively.
-VerifyResult VerifyCandidate(const NativeTask& task, const Lane& lane,
-                             const std::string& reference_library,
-                             const std::string& candidate_library, const RunnerOptions& runner,
-                             const VerifyConfig& config, const SeedSource& seeds);
+// Wall time two sessions need for `config`'s calls on `task`.
+double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config);
+
+// Runs the protocol; both sides are started on the lane the caller holds.
+// `probe` asks the reference for degenerate-task probes on the trials that
+// allow them. CANCELLED / DEADLINE_EXCEEDED when `context` ends first;
+// every outcome about the code is a verdict, a failure of the reference
+// always INFRA_ERROR.
+absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterface* reference,
+                                             SessionInterface* candidate,
+                                             const VerifyConfig& config, const SeedSource& seeds,
+                                             bool probe, const RequestContext& context);
+
+// Compares a candidate's outputs with the reference's: count, dtype and
+// shape, then element by element with the task's tolerance. "" when they
+// agree, else one line saying where they differ. `report` (may be null)
+// collects the largest errors and the first mismatch.
+std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolerance,
+                           const std::vector<OutputTensor>& got,
+                           const std::vector<OutputTensor>& want, v1::CorrectnessReport* report);
 
 }  // namespace crl
 

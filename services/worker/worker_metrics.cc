@@ -1,9 +1,7 @@
 #include "services/worker/worker_metrics.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "common/metrics.h"
+#include "lib/reward/names.h"
 
 namespace crl {
 
@@ -25,6 +23,11 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
                       .Help("Requests waiting for a worker thread")
                       .Register(*r)
                       .Add({})),
+      lanes_busy(prometheus::BuildGauge()
+                     .Name("crl_worker_lanes_busy")
+                     .Help("Lanes held now by verification or measurement")
+                     .Register(*r)
+                     .Add({})),
       lane_busy_seconds(prometheus::BuildCounter()
                             .Name("crl_worker_lane_busy_seconds_total")
                             .Help("Seconds each lane was held by verification or measurement")
@@ -39,11 +42,7 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
                         .Register(*r)) {}
 
 void WorkerMetrics::CountEvaluation(v1::Verdict verdict) {
-  std::string name = v1::Verdict_Name(verdict);
-  if (name.rfind("VERDICT_", 0) == 0) name = name.substr(8);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  evaluations.Add({{"verdict", name}}).Increment();
+  evaluations.Add({{"verdict", LabelValue(VerdictShortName(verdict))}}).Increment();
 }
 
 void WorkerMetrics::ObserveCompile(const std::string& backend, double seconds, bool cache_hit) {

@@ -34,6 +34,8 @@ struct WorkerMetrics {
   prometheus::Family<prometheus::Counter>& build_cache;
   // crl_worker_queue_depth: requests waiting for a worker thread.
   prometheus::Gauge& queue_depth;
+  // crl_worker_lanes_busy: lanes held now (verification or measurement).
+  prometheus::Gauge& lanes_busy;
   // crl_worker_lane_busy_seconds_total{lane}
   prometheus::Family<prometheus::Counter>& lane_busy_seconds;
   // crl_worker_runner_starts_total{backend}: runner processes started

@@ -1,52 +1,29 @@
 #include "services/worker/worker_setup.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/logging.h"
+#include "common/paths.h"
 #include "common/status.h"
-
-#ifndef CRL_SOURCE_DIR
-#define CRL_SOURCE_DIR ""
-#endif
+#include "services/worker/kb_format.h"
+#include "services/worker/native_format.h"
 
 namespace crl {
-namespace {
 namespace fs = std::filesystem;
-
-fs::path ExecutableDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path(".") : exe.parent_path();
-}
-}  // namespace
-
-std::string FindShippedDir(const std::string& relative) {
-  fs::path exe_dir = ExecutableDir();
-  for (fs::path base : {exe_dir / "..", exe_dir / ".." / "..", exe_dir / ".." / "share" / "crl",
-                        fs::path(CRL_SOURCE_DIR)}) {
-    if (base.empty()) continue;
-    std::error_code ec;
-    if (fs::is_directory(base / relative, ec)) return fs::weakly_canonical(base / relative).string();
-  }
-  return "";
-}
 
 void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("host_lanes", &o->host_lanes, "CPU slots that run host-backend candidates (0: none)");
   set->Add("gpus", &o->gpus, "GPUs to serve: auto, none (empty) or a list like 0,1");
   set->Add("compile_slots", &o->engine.compile_slots, "concurrent compiles (0: one per core)");
-  set->Add("task_root", &o->engine.task_root,
+  set->Add("task_root", &o->task_root,
            "directory task paths resolve against and may not leave (empty: any path)");
-  set->Add("work_dir", &o->engine.work_dir, "where inline task bundles are unpacked");
+  set->Add("work_dir", &o->work_dir, "where inline task bundles are unpacked");
   set->Add("cache_dir", &o->compiler.cache_dir, "content-addressed build cache");
   set->Add("include_dir", &o->compiler.include_dir,
            "directory with crl/kernel.h (default: this installation's)");
-  set->Add("runner_path", &o->engine.runner.runner_path,
+  set->Add("runner_path", &o->runner.runner_path,
            "the crl-runner binary (default: next to this executable)");
   set->Add("cuda_arch", &o->compiler.cuda_arch, "nvcc target architecture");
   set->Add("python", &o->compiler.python,
@@ -55,9 +32,9 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "the KernelBench harness script (default: this installation's)");
   set->Add("kb_pch", &o->compiler.kb_pch,
            "precompile torch/extension.h once per build cache (faster load_inline builds)");
-  set->Add("kb_atol", &o->engine.kb.atol, "KernelBench float32 absolute tolerance");
-  set->Add("kb_rtol", &o->engine.kb.rtol, "KernelBench float32 relative tolerance");
-  set->Add("kb_probe_degenerate", &o->engine.kb.probe_degenerate,
+  set->Add("kb_atol", &o->kb.atol, "KernelBench float32 absolute tolerance");
+  set->Add("kb_rtol", &o->kb.rtol, "KernelBench float32 relative tolerance");
+  set->Add("kb_probe_degenerate", &o->kb.probe_degenerate,
            "probe each KernelBench task with trivial solutions (zeros, memorised, identity, mean)");
   set->Add("nvcc", &o->compiler.nvcc, "path of nvcc");
   set->Add("gxx", &o->compiler.gxx, "path of g++");
@@ -67,39 +44,39 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "re-runs of the first trial that must reproduce its output bit for bit");
   set->Add("call_timeout_seconds", &o->engine.verify.call_timeout_seconds,
            "wall limit of one candidate call");
-  set->Add("host_memory_bytes", &o->engine.runner.host_memory_bytes,
+  set->Add("host_memory_bytes", &o->runner.host_memory_bytes,
            "address-space limit of host runners");
-  set->Add("sandbox", &o->engine.runner.isolate,
+  set->Add("sandbox", &o->runner.isolate,
            "run compilers and runners in namespaces (disable only to debug)");
-  set->Add("hidden_paths", &o->engine.runner.hidden_paths,
+  set->Add("hidden_paths", &o->runner.hidden_paths,
            "host paths hidden from compilers and runners (tokens, keys)");
 }
 
 void ResolveDefaultPaths(WorkerOptions* o) {
-  fs::path exe_dir = ExecutableDir();
-  if (o->engine.runner.runner_path.empty()) {
-    o->engine.runner.runner_path = (exe_dir / "crl-runner").string();
+  if (o->runner.runner_path.empty()) {
+    o->runner.runner_path = (fs::path(ExecutableDir()) / "crl-runner").string();
   }
   // Sandboxes bind these by absolute path.
   o->compiler.cache_dir = fs::absolute(o->compiler.cache_dir).string();
-  o->engine.work_dir = fs::absolute(o->engine.work_dir).string();
+  o->work_dir = fs::absolute(o->work_dir).string();
   if (o->compiler.include_dir.empty()) o->compiler.include_dir = FindShippedDir("include");
   if (o->compiler.kb_harness.empty()) {
     std::string dir = FindShippedDir("runner/python");
     if (!dir.empty()) o->compiler.kb_harness = dir + "/crl_kb_harness.py";
   }
-  o->engine.kb.python = o->compiler.python;
-  o->engine.kb.harness = o->compiler.kb_harness;
-  o->compiler.isolate = o->engine.runner.isolate;
-  o->compiler.hidden_paths = o->engine.runner.hidden_paths;
+  o->kb.python = o->compiler.python;
+  o->kb.harness = o->compiler.kb_harness;
+  o->compiler.isolate = o->runner.isolate;
+  o->compiler.hidden_paths = o->runner.hidden_paths;
 }
 
 absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
-                                                           prometheus::Registry* registry) {
+                                                           prometheus::Registry* registry,
+                                                           ClockInterface* clock) {
   ResolveDefaultPaths(&o);
-  if (!fs::exists(o.engine.runner.runner_path)) {
+  if (!fs::exists(o.runner.runner_path)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("runner_path: no crl-runner at ", o.engine.runner.runner_path));
+        absl::StrCat("runner_path: no crl-runner at ", o.runner.runner_path));
   }
   auto rt = std::make_unique<WorkerRuntime>();
   CRL_ASSIGN_OR_RETURN(rt->compiler, SandboxedCompiler::Create(o.compiler));
@@ -134,9 +111,13 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
     return absl::FailedPreconditionError("no lanes: set --host_lanes >= 1 or serve a GPU");
   }
   rt->lanes = std::make_unique<LanePool>(std::move(lanes));
+  rt->native = std::make_unique<NativeFormat>(NativeFormatOptions{o.task_root, o.work_dir, o.runner});
+  rt->kernelbench =
+      std::make_unique<KbFormat>(KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner});
   if (registry) rt->metrics = std::make_unique<WorkerMetrics>(registry);
   rt->engine = std::make_unique<EvalEngine>(o.engine, rt->compiler.get(), rt->lanes.get(),
-                                            rt->metrics.get());
+                                            TaskFormats{rt->native.get(), rt->kernelbench.get()},
+                                            rt->metrics.get(), clock);
   return rt;
 }
 

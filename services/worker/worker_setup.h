@@ -1,5 +1,6 @@
-// Builds a worker's parts (compiler, lanes, metrics, engine) from one options
-// struct: shared by crl-worker's main() and the in-process worker of `crl eval`.
+// Builds a worker's parts (compiler, lanes, task formats, metrics, engine)
+// from one options struct: shared by crl-worker's main() and the in-process
+// worker of clients (StartLocalWorker in worker_client.h).
 #ifndef CRL_SERVICES_WORKER_WORKER_SETUP_H_
 #define CRL_SERVICES_WORKER_WORKER_SETUP_H_
 
@@ -7,14 +8,25 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/clock.h"
 #include "common/options.h"
 #include "services/worker/eval_engine.h"
+#include "services/worker/kb_session.h"
+#include "services/worker/runner_client.h"
 
 namespace crl {
 
 struct WorkerOptions {
   EngineOptions engine;
   CompilerOptions compiler;
+  RunnerOptions runner;
+  // KernelBench tasks: interpreter, harness, float32 tolerance, probes.
+  KbOptions kb;
+  // Task paths in requests resolve against this directory and may not leave
+  // it. Empty: any path (in-process workers).
+  std::string task_root;
+  // Where inline task bundles are unpacked.
+  std::string work_dir = "/tmp/crl-work";
   // CPU slots for the host backend (0: no host lanes).
   int host_lanes = 1;
   // GPUs to serve: "auto" (every /dev/nvidiaN, if nvcc exists), "" (none) or
@@ -26,24 +38,22 @@ struct WorkerOptions {
 void BindWorkerOptions(OptionSet* set, WorkerOptions* options);
 
 // Fills paths left empty: the runner next to this executable, the include
-// directory of this installation.
+// directory and harness of this installation.
 void ResolveDefaultPaths(WorkerOptions* options);
-
-// A directory shipped with crl (e.g. "include", "tasks/native"), looked up
-// next to the executable's installation and in the source tree. Empty if
-// not found.
-std::string FindShippedDir(const std::string& relative);
 
 struct WorkerRuntime {
   std::unique_ptr<SandboxedCompiler> compiler;
   std::unique_ptr<LanePool> lanes;
+  std::unique_ptr<TaskFormatInterface> native;
+  std::unique_ptr<TaskFormatInterface> kernelbench;
   std::unique_ptr<WorkerMetrics> metrics;
   std::unique_ptr<EvalEngine> engine;
 };
 
-// `registry` may be null (no metrics).
+// `registry` may be null (no metrics); `clock` must outlive the runtime.
 absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions options,
-                                                           prometheus::Registry* registry);
+                                                           prometheus::Registry* registry,
+                                                           ClockInterface* clock = RealClock::Get());
 
 }  // namespace crl
 

@@ -15,7 +15,8 @@
 #include <sstream>
 
 #include "common/clock.h"
-#include "services/cli/engine_eval_client.h"
+#include "lib/reward/names.h"
+#include "lib/stats/stats.h"
 #include "services/timing/oracle.h"
 #include "services/worker/worker_setup.h"
 
@@ -38,33 +39,29 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-std::string Short(v1::Verdict v) { return v1::Verdict_Name(v).substr(8); }
+std::string Short(v1::Verdict v) { return VerdictShortName(v); }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using stats::Median;
 
-EvalEngine& Engine() {
-  static std::unique_ptr<WorkerRuntime> rt = [] {
+WorkerClientInterface& Engine() {
+  static std::unique_ptr<WorkerClientInterface> worker = [] {
     WorkerOptions options;
     options.host_lanes = 0;
     options.gpus = "0";
     options.compiler.cache_dir = "/tmp/crl-gpu-test-cache";
     options.engine.verify.call_timeout_seconds = 10;
-    options.engine.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+    options.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
     if (const char* dir = std::getenv("CRL_TEST_BIN_DIR")) {
-      options.engine.runner.runner_path = std::string(dir) + "/crl-runner";
+      options.runner.runner_path = std::string(dir) + "/crl-runner";
     }
-    auto built = BuildWorker(options, nullptr);
-    if (!built.ok()) {
-      std::fprintf(stderr, "cannot build worker: %s\n", built.status().ToString().c_str());
+    auto started = StartLocalWorker(LocalWorkerOptions(options));
+    if (!started.ok()) {
+      std::fprintf(stderr, "cannot build worker: %s\n", started.status().ToString().c_str());
       std::abort();
     }
-    return std::move(*built);
+    return std::move(*started);
   }();
-  return *rt->engine;
+  return *worker;
 }
 
 absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs::path& source) {
@@ -73,7 +70,7 @@ absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs:
   req.mutable_candidate()->set_source(ReadFile(source));
   req.mutable_candidate()->set_filename(source.filename().string());
   req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-  return Engine().Evaluate(req);
+  return Engine().Evaluate(req, RequestContext::Background());
 }
 
 v1::MeasureResponse Measure(const std::string& task, const std::string& artifact, int n) {
@@ -83,7 +80,7 @@ v1::MeasureResponse Measure(const std::string& task, const std::string& artifact
   m.set_backend(v1::BACKEND_CUDA);
   m.set_iterations(n);
   m.set_warmup(5);
-  auto r = Engine().Measure(m);
+  auto r = Engine().Measure(m, RequestContext::Background());
   REQUIRE(r.ok());
   return *r;
 }
@@ -185,15 +182,14 @@ TEST_CASE("a side-stream launch shows as a gap between stream events and device 
     CHECK(Median(stream) * 3 < Median(device));
 
     // The oracle must turn that gap into a flag (and so withhold the reward).
-    cli::EngineEvalClient client(&Engine());
     timing::OracleOptions o;
     o.budget_seconds = 10;
-    timing::TimingOracle oracle(o, &client, RealClock::Get());
+    timing::TimingOracle oracle(o, &Engine(), RealClock::Get());
     v1::TimeRequest t;
     t.mutable_task()->set_path(kTasks + "/" + task);
     t.set_artifact_id(r->artifact_id());
     t.set_backend(v1::BACKEND_CUDA);
-    auto timed = oracle.Time(t);
+    auto timed = oracle.Time(t, RequestContext::Background());
     REQUIRE(timed.ok());
     bool flagged = false;
     for (int f : timed->flags()) flagged |= f == v1::FLAG_SIDE_STREAM;

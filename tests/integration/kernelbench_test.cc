@@ -90,7 +90,7 @@ TEST_CASE("every host KernelBench candidate and hack gets its expected verdict a
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
       auto r = Engine().Evaluate(
-          Request(kRoot + "/" + cases[i].task, Read(kRoot + "/" + cases[i].file)));
+          Request(kRoot + "/" + cases[i].task, Read(kRoot + "/" + cases[i].file)), RequestContext::Background());
       if (!r.ok()) {
         got[i].message = r.status().ToString();
         continue;
@@ -126,7 +126,7 @@ TEST_CASE("a broken KernelBench task is the task's problem, never a wrong answer
   const std::string candidate = Read(kRoot + "/generations/level_1_problem_3_sample_1_kernel.py");
   SECTION("a file that is not a task is refused with the reason") {
     std::ofstream(dir.path() + "/1_Broken.py") << "import torch\n";
-    auto r = Engine().Evaluate(Request(dir.path() + "/1_Broken.py", candidate));
+    auto r = Engine().Evaluate(Request(dir.path() + "/1_Broken.py", candidate), RequestContext::Background());
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == absl::StatusCode::kFailedPrecondition);
     CHECK_THAT(std::string(r.status().message()), Catch::Contains("class Model"));
@@ -137,13 +137,13 @@ TEST_CASE("a broken KernelBench task is the task's problem, never a wrong answer
         << "    def forward(self, x):\n        raise ValueError('reference bug')\n"
         << "def get_inputs():\n    return [torch.rand(4, 4)]\n"
         << "def get_init_inputs():\n    return []\n";
-    auto r = Engine().Evaluate(Request(dir.path() + "/1_Raises.py", candidate));
+    auto r = Engine().Evaluate(Request(dir.path() + "/1_Raises.py", candidate), RequestContext::Background());
     REQUIRE(r.ok());
     CHECK(r->verdict() == v1::VERDICT_INFRA_ERROR);
     CHECK_THAT(r->messages(r->messages_size() - 1), Catch::Contains("reference bug"));
   }
   SECTION("a candidate without ModelNew fails at run time with the reason") {
-    auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py", "import torch\nx = 1\n"));
+    auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py", "import torch\nx = 1\n"), RequestContext::Background());
     REQUIRE(r.ok());
     CHECK(r->verdict() == v1::VERDICT_RUNTIME_ERROR);
     CHECK_THAT(r->messages(r->messages_size() - 1), Catch::Contains("ModelNew"));
@@ -170,14 +170,14 @@ TEST_CASE("a build that fails before the candidate is imported is an infrastruct
   REQUIRE(built.ok());
   EvalEngine& engine = *(*built)->engine;
 
-  auto before = engine.Evaluate(Request(kRoot + "/level1/3_Relu.py", "# fails before\n"));
+  auto before = engine.Evaluate(Request(kRoot + "/level1/3_Relu.py", "# fails before\n"), RequestContext::Background());
   REQUIRE(before.ok());
   CHECK(before->verdict() == v1::VERDICT_INFRA_ERROR);
   REQUIRE(before->messages_size() > 0);
   CHECK_THAT(before->messages(0), Catch::Contains("before the candidate was imported"));
   CHECK_THAT(before->messages(0), Catch::Contains("libtorch_cpu.so"));
 
-  auto after = engine.Evaluate(Request(kRoot + "/level1/3_Relu.py", "# fails after\n"));
+  auto after = engine.Evaluate(Request(kRoot + "/level1/3_Relu.py", "# fails after\n"), RequestContext::Background());
   REQUIRE(after.ok());
   CHECK(after->verdict() == v1::VERDICT_COMPILE_ERROR);
 }
@@ -185,7 +185,7 @@ TEST_CASE("a build that fails before the candidate is imported is an infrastruct
 TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked outputs",
           "[kernelbench]") {
   auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py",
-                                     Read(kRoot + "/generations/level_1_problem_3_sample_0_kernel.py")));
+                                     Read(kRoot + "/generations/level_1_problem_3_sample_0_kernel.py")), RequestContext::Background());
   REQUIRE(r.ok());
   REQUIRE(r->verdict() == v1::VERDICT_OK);
   CHECK(r->custom_kernel());
@@ -196,7 +196,7 @@ TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked ou
   m.set_min_pairs(10);
   m.set_max_pairs(10);
   m.set_check_outputs_every(2);
-  auto p = Engine().MeasurePair(m);
+  auto p = Engine().MeasurePair(m, RequestContext::Background());
   REQUIRE(p.ok());
   INFO((p->messages_size() ? p->messages(0) : ""));
   REQUIRE(p->verdict() == v1::VERDICT_OK);

@@ -226,6 +226,71 @@ TEST_CASE("a candidate cannot read the worker's token, even through the compiler
   CHECK(resp.verdict() == v1::VERDICT_OK);
 }
 
+// The value of an unlabelled gauge in a /metrics page (-1 if absent).
+double Gauge(const std::string& metrics, const std::string& name) {
+  size_t at = metrics.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + name.size() + 2));
+}
+
+TEST_CASE("a client that cancels frees the worker's lane at once", "[integration]") {
+  Worker w;
+  auto stub = v1::EvalService::NewStub(w.channel);
+  // A candidate that never returns, under a 120 s per-call limit: only the
+  // cancellation can free the lane early.
+  v1::EvaluateRequest spin;
+  spin.mutable_task()->set_path("row_sum");
+  spin.mutable_candidate()->set_source(ReadFile(kTasks + "/row_sum/candidates/timeout_spin.cc") +
+                                       "\n// " + std::to_string(std::random_device()()) + "\n");
+  spin.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+  spin.mutable_options()->set_call_timeout_seconds(120);
+  grpc::ClientContext ctx;
+  w.Authorize(&ctx);
+  v1::EvaluateResponse resp;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  grpc::Status status;
+  stub->async()->Evaluate(&ctx, &spin, &resp, [&](grpc::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    status = s;
+    done = true;
+    cv.notify_all();
+  });
+  auto lanes_busy = [&] { return Gauge(HttpGet(w.process->metrics_port(), "/metrics"),
+                                       "crl_worker_lanes_busy"); };
+  bool busy = false;
+  for (int i = 0; i < 3000 && !busy; ++i) {
+    busy = lanes_busy() == 1;
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(busy);  // compiled, verifying: the spinning call holds the lane
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  ctx.TryCancel();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return done; }));
+  }
+  CHECK(status.error_code() == grpc::StatusCode::CANCELLED);
+  bool freed = false;
+  while (!freed && std::chrono::steady_clock::now() - cancelled_at < std::chrono::seconds(60)) {
+    freed = lanes_busy() == 0;
+    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled_at).count();
+  INFO("lane freed " << seconds << " s after the cancel");
+  REQUIRE(freed);
+  CHECK(seconds < 5);  // a sliced wait, not the 120 s call limit (typically ~0.3 s)
+
+  // The worker serves the next request on that lane.
+  grpc::ClientContext next_ctx;
+  w.Authorize(&next_ctx);
+  v1::EvaluateResponse next;
+  REQUIRE(stub->Evaluate(&next_ctx, SoftmaxRequest("fast_correct.cc"), &next).ok());
+  CHECK(next.verdict() == v1::VERDICT_OK);
+}
+
 TEST_CASE("SIGTERM drains: readiness goes off and the in-flight call completes",
           "[integration]") {
   Worker w;

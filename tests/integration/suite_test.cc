@@ -46,7 +46,7 @@ TEST_CASE("every shipped host candidate gets its expected verdict", "[suite]") {
       req.mutable_task()->set_path(e.path().string());
       req.mutable_candidate()->set_source(ss.str());
       req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
-      auto r = engine.Evaluate(req);
+      auto r = engine.Evaluate(req, RequestContext::Background());
       REQUIRE(r.ok());
       std::string why = r->messages_size() ? r->messages(0) : "";
       INFO(e.path().filename().string() << "/" << file << ": " << why);

@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "crl/v1/timing.grpc.pb.h"
 #include "tests/integration/service_process.h"
@@ -102,6 +104,59 @@ TEST_CASE("crl-timing over TLS times a candidate on a real worker", "[integratio
 
   timing.Signal(SIGTERM);
   CHECK(timing.Wait(30) == 0);
+}
+
+// Runs a shell command; returns its exit code and stdout.
+std::pair<int, std::string> Run(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return {-1, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST_CASE("crl eval times a remote worker's candidate through crl-timing, never around it",
+          "[integration][timing]") {
+  TempDir dir;
+  const std::string token = dir.path() + "/token";
+  std::ofstream(token) << "worker-token\n";
+  ServiceProcess worker(kBin + "/crl-worker",
+                        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                         "--auth_token_file=" + token, "--gpus=",
+                         "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/w",
+                         "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(worker.started());
+  ServiceProcess timing(kBin + "/crl-timing",
+                        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                         "--worker=" + worker.grpc_address(), "--worker_auth_token_file=" + token,
+                         "--budget_seconds=4", "--min_pairs=10", "--max_pairs=30",
+                         "--target_rel_ci=0.05", "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(timing.started());
+  const std::string eval = kBin + "/crl eval --task " + kTasks + "/row_sum --candidate " + kTasks +
+                           "/row_sum/candidates/fast_correct.cc --backend host --json --time " +
+                           "--auth_token_file " + token + " --worker " + worker.grpc_address();
+
+  // Without --timing there is no second, in-process oracle to fall back on.
+  auto [refused, refused_out] = Run(eval + " 2>&1");
+  CHECK(refused == 2);
+  CHECK_THAT(refused_out, Catch::Contains("--timing"));
+
+  auto [code, out] = Run(eval + " --timing " + timing.grpc_address());
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, Catch::Contains("\"timing_status\": \"OK\""));
+  CHECK_THAT(out, Catch::Contains("\"speedup\""));
+  // The measurement went through crl-timing: its metrics counted it.
+  std::string metrics = HttpGet(timing.metrics_port(), "/metrics");
+  CHECK_THAT(metrics, Catch::Contains("crl_timing_results_total{verdict=\"ok\"} 1"));
+
+  timing.Signal(SIGTERM);
+  CHECK(timing.Wait(30) == 0);
+  worker.Signal(SIGTERM);
+  CHECK(worker.Wait(30) == 0);
 }
 
 }  // namespace

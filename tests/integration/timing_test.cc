@@ -8,9 +8,7 @@
 #include <sstream>
 
 #include "common/clock.h"
-#include "services/cli/engine_eval_client.h"
 #include "services/timing/oracle.h"
-#include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
 
@@ -30,15 +28,11 @@ std::string ReadFile(const std::string& p) {
 
 struct Fixture {
   TempDir dir;
-  std::unique_ptr<WorkerRuntime> rt;
-  std::unique_ptr<cli::EngineEvalClient> client;
+  std::unique_ptr<WorkerClientInterface> client;
   std::unique_ptr<timing::TimingOracle> oracle;
   Fixture() {
-    auto built =
-        BuildWorker(HostWorkerOptions(dir.path() + "/cache", dir.path() + "/work"), nullptr);
-    REQUIRE(built.ok());
-    rt = std::move(*built);
-    client = std::make_unique<cli::EngineEvalClient>(rt->engine.get());
+    client = StartWorker(HostWorkerOptions(dir.path() + "/cache", dir.path() + "/work"));
+    REQUIRE(client);
     timing::OracleOptions o;
     o.min_pairs = 10;
     o.max_pairs = 40;
@@ -51,7 +45,7 @@ struct Fixture {
     t.mutable_task()->set_path(kTask);
     t.mutable_candidate()->set_source(ReadFile(source_path));
     t.mutable_candidate()->set_backend(v1::BACKEND_HOST);
-    auto r = oracle->Time(t);
+    auto r = oracle->Time(t, RequestContext::Background());
     REQUIRE(r.ok());
     return *r;
   }

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "services/worker/expr.h"
+#include "lib/task/expr.h"
 
 namespace crl {
 namespace {

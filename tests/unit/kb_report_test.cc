@@ -7,7 +7,11 @@
 #include <set>
 #include <sstream>
 
-#include "services/cli/kb_report.h"
+#include "lib/kernelbench/baseline.h"
+#include "lib/kernelbench/cuda_l1.h"
+#include "lib/kernelbench/files.h"
+#include "lib/kernelbench/results.h"
+#include "lib/reward/names.h"
 
 namespace crl::kb {
 namespace {
@@ -108,11 +112,11 @@ TEST_CASE("fast_p keys and trust flags", "[kb]") {
   CHECK(FastPKey(1) == "fast_1");
   CHECK(FastPKey(1.5) == "fast_1.5");
   CHECK(FastPThresholds() == std::vector<double>{0, 0.5, 0.8, 1, 1.5, 2});
-  CHECK(IsTrustFlag("SIDE_STREAM"));
-  CHECK(IsTrustFlag("FLAG_NOISY"));
-  CHECK_FALSE(IsTrustFlag("NO_CUSTOM_KERNEL"));
-  CHECK_FALSE(IsTrustFlag("FLAG_NO_CUSTOM_KERNEL"));
-  CHECK_FALSE(IsTrustFlag(""));
+  CHECK(crl::IsTrustFlagName("SIDE_STREAM"));
+  CHECK(crl::IsTrustFlagName("FLAG_NOISY"));
+  CHECK_FALSE(crl::IsTrustFlagName("NO_CUSTOM_KERNEL"));
+  CHECK_FALSE(crl::IsTrustFlagName("FLAG_NO_CUSTOM_KERNEL"));
+  CHECK_FALSE(crl::IsTrustFlagName(""));
 }
 
 TEST_CASE("the best sample per task is correct and unflagged first, then fastest", "[kb]") {
@@ -190,19 +194,6 @@ TEST_CASE("summaries per level follow the task list", "[kb]") {
   CHECK(all[1].attempted == 0);
   CHECK(all[2].level == 3);  // only in results
   CHECK(all[2].tasks == 1);
-}
-
-TEST_CASE("geometric mean, median and mean ignore non-positive values", "[kb]") {
-  CHECK(GeometricMean({1, 4}) == Approx(2));
-  CHECK(GeometricMean({2, 8, 0, -3, std::nan("")}) == Approx(4));
-  CHECK(GeometricMean({1e300, 1e300}) == Approx(1e300));  // no overflow
-  CHECK(Median({3, 1, 2}) == 2);
-  CHECK(Median({4, 1, 3, 2}) == 2.5);
-  CHECK(Median({0, -1, 5}) == 5);
-  CHECK(Mean({1, 2, 6, 0}) == 3);
-  CHECK(GeometricMean({}) == 0);
-  CHECK(Median({0}) == 0);
-  CHECK(Mean({}) == 0);
 }
 
 TEST_CASE("the table has one aligned row per level with the numbers", "[kb]") {
@@ -673,34 +664,6 @@ def forward(x):
   CHECK_FALSE(ContainsCustomKernel(pure));
   CHECK_FALSE(ContainsCustomKernel(imports_only));
   CHECK_FALSE(ContainsCustomKernel(""));
-}
-
-TEST_CASE("progress bar redraws one line on a terminal, one line per step otherwise", "[kb]") {
-  std::ostringstream tty_out;
-  {
-    ProgressBar bar(tty_out, 4, /*tty=*/true);
-    bar.Step("level1/1_Foo sample 0 ok 1.8x");
-    bar.Step("level1/2_Bar");
-    CHECK(bar.done() == 2);
-  }  // the destructor ends the line
-  std::string first = "\r[#####...............] 1/4 level1/1_Foo sample 0 ok 1.8x";
-  std::string second = "\r[##########..........] 2/4 level1/2_Bar";
-  std::string pad(first.size() - second.size(), ' ');
-  CHECK(tty_out.str() == first + second + pad + "\n");
-
-  std::ostringstream log_out;
-  ProgressBar bar(log_out, 2, /*tty=*/false);
-  bar.Step("a");
-  bar.Step("b");
-  bar.Finish();
-  bar.Finish();
-  CHECK(log_out.str() == "1/2 a\n2/2 b\n");
-
-  std::ostringstream over;
-  ProgressBar full(over, 1, true);
-  full.Step("x");
-  full.Step("y");  // more steps than total: the bar stays full
-  CHECK_THAT(over.str(), Catch::Contains("[####################] 2/1 y"));
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include "common/clock.h"
 #include "services/timing/oracle.h"
+#include "services/timing/timing_metrics.h"
+#include "services/worker/fake_worker_client.h"
 
 namespace crl::timing {
 namespace {
@@ -24,6 +26,7 @@ v1::MeasurePairResponse Pairs(Side ref, Side cand, int n, uint64_t seed,
   v1::MeasurePairResponse m;
   m.set_verdict(v1::VERDICT_OK);
   m.set_lane(lane);
+  m.set_backend(lane.rfind("host", 0) == 0 ? v1::BACKEND_HOST : v1::BACKEND_CUDA);
   m.set_device_name("NVIDIA H100 80GB HBM3");
   m.set_converged(true);
   for (int i = 0; i < n; ++i) {
@@ -42,34 +45,14 @@ v1::MeasurePairResponse Pairs(Side ref, Side cand, int n, uint64_t seed,
   return m;
 }
 
-class FakeWorker final : public EvalClientInterface {
- public:
-  std::deque<v1::MeasurePairResponse> pairs;
-  int pair_calls = 0;
-  v1::EvaluateResponse evaluate;
-  absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest&) override {
-    return evaluate;
-  }
-  absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest&) override {
-    return absl::UnimplementedError("not used");
-  }
-  absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest&) override {
-    ++pair_calls;
-    if (pairs.empty()) return absl::UnavailableError("fake worker has no more measurements");
-    auto m = pairs.front();
-    pairs.pop_front();
-    return m;
-  }
-};
-
-v1::TimeResponse Time(FakeWorker* w, double best = 0) {
+v1::TimeResponse Time(FakeWorkerClient* w, double best = 0) {
   FakeClock clock;
   TimingOracle oracle(OracleOptions{}, w, &clock);
   v1::TimeRequest req;
   req.mutable_task()->set_path("t");
   req.set_artifact_id(std::string(64, 'a'));
   req.set_best_known_speedup(best);
-  auto r = oracle.Time(req);
+  auto r = oracle.Time(req, RequestContext::Background());
   REQUIRE(r.ok());
   return *r;
 }
@@ -82,8 +65,8 @@ bool Has(const v1::TimeResponse& r, v1::Flag f) {
 }
 
 TEST_CASE("a clean 2x measurement: speedup, CI, no flags", "[oracle]") {
-  FakeWorker w;
-  w.pairs.push_back(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 1));
+  FakeWorkerClient w;
+  w.Push(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 1));
   auto r = Time(&w);
   CHECK(r.verdict() == v1::VERDICT_OK);
   CHECK(r.speedup() == Approx(2.0).epsilon(0.02));
@@ -91,123 +74,148 @@ TEST_CASE("a clean 2x measurement: speedup, CI, no flags", "[oracle]") {
   CHECK(r.speedup_ci_high() > r.speedup());
   CHECK(r.flags_size() == 0);
   CHECK(r.stop_reason() == v1::STOP_REASON_CONVERGED);
-  CHECK(w.pair_calls == 1);
+  CHECK(w.pair_requests().size() == 1);
 }
 
 TEST_CASE("side-stream work shows as a stream/device gap and is flagged", "[oracle]") {
-  FakeWorker w;
-  w.pairs.push_back(Pairs({2e-3, 1.99e-3}, {1e-3, 0.05e-3}, 100, 2));
+  FakeWorkerClient w;
+  w.Push(Pairs({2e-3, 1.99e-3}, {1e-3, 0.05e-3}, 100, 2));
   auto r = Time(&w);
   CHECK(Has(r, v1::FLAG_SIDE_STREAM));
 
   // Numbers seen on an H200: a 30 us honest kernel shows the ordinary ~7 us
   // synchronization gap; the shipped diag_matmul side-stream hack does not.
-  FakeWorker honest;
-  honest.pairs.push_back(Pairs({307e-6, 300e-6}, {21e-6, 14e-6}, 100, 20));
-  honest.pairs.push_back(Pairs({307e-6, 300e-6}, {21e-6, 14e-6}, 100, 21));  // 14x: re-measured
+  FakeWorkerClient honest;
+  honest.Push(Pairs({307e-6, 300e-6}, {21e-6, 14e-6}, 100, 20));
+  honest.Push(Pairs({307e-6, 300e-6}, {21e-6, 14e-6}, 100, 21));  // 14x: re-measured
   r = Time(&honest);
   CHECK_FALSE(Has(r, v1::FLAG_SIDE_STREAM));
-  FakeWorker hack;
-  hack.pairs.push_back(Pairs({307e-6, 300e-6}, {34.3e-6, 5.5e-6}, 100, 22));
+  FakeWorkerClient hack;
+  hack.Push(Pairs({307e-6, 300e-6}, {34.3e-6, 5.5e-6}, 100, 22));
   r = Time(&hack);
   CHECK(Has(r, v1::FLAG_SIDE_STREAM));
-  FakeWorker big_ref_gap;  // diag_matmul's reference itself shows a 93 us gap
-  big_ref_gap.pairs.push_back(Pairs({305e-6, 212e-6}, {39.6e-6, 11.6e-6}, 100, 24));
+  FakeWorkerClient big_ref_gap;  // diag_matmul's reference itself shows a 93 us gap
+  big_ref_gap.Push(Pairs({305e-6, 212e-6}, {39.6e-6, 11.6e-6}, 100, 24));
   r = Time(&big_ref_gap);
   CHECK(Has(r, v1::FLAG_SIDE_STREAM));
-  FakeWorker small_hack;  // conv1d's: 7.4 us on its stream, 25.6 us in all
-  small_hack.pairs.push_back(Pairs({26.7e-6, 19.7e-6}, {25.6e-6, 7.4e-6}, 100, 23));
+  FakeWorkerClient small_hack;  // conv1d's: 7.4 us on its stream, 25.6 us in all
+  small_hack.Push(Pairs({26.7e-6, 19.7e-6}, {25.6e-6, 7.4e-6}, 100, 23));
   r = Time(&small_hack);
   CHECK(Has(r, v1::FLAG_SIDE_STREAM));
 }
 
 TEST_CASE("noise is re-measured once, then flagged", "[oracle]") {
-  FakeWorker w;
+  FakeWorkerClient w;
   Side noisy{1e-3, 1e-3, 2e-4, 0.5};
-  w.pairs.push_back(Pairs({2e-3, 2e-3}, noisy, 100, 3));
-  w.pairs.push_back(Pairs({2e-3, 2e-3}, noisy, 100, 4));
+  w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 3));
+  w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 4));
   auto r = Time(&w);
-  CHECK(w.pair_calls == 2);
+  CHECK(w.pair_requests().size() == 2);
   CHECK(Has(r, v1::FLAG_NOISY));
 
-  FakeWorker calm_second;
-  calm_second.pairs.push_back(Pairs({2e-3, 2e-3}, noisy, 100, 5));
-  calm_second.pairs.push_back(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 6));
+  FakeWorkerClient calm_second;
+  calm_second.Push(Pairs({2e-3, 2e-3}, noisy, 100, 5));
+  calm_second.Push(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 6));
   r = Time(&calm_second);
-  CHECK(calm_second.pair_calls == 2);
+  CHECK(calm_second.pair_requests().size() == 2);
   CHECK_FALSE(Has(r, v1::FLAG_NOISY));
 }
 
 TEST_CASE("implausible jumps are re-measured and must agree within 10%", "[oracle]") {
-  FakeWorker agree;
-  agree.pairs.push_back(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 7));
-  agree.pairs.push_back(Pairs({20e-3, 20e-3}, {1.02e-3, 1.02e-3}, 100, 8, "cuda:1"));
+  FakeWorkerClient agree;
+  agree.Push(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 7));
+  agree.Push(Pairs({20e-3, 20e-3}, {1.02e-3, 1.02e-3}, 100, 8, "cuda:1"));
   auto r = Time(&agree);
-  CHECK(agree.pair_calls == 2);
+  CHECK(agree.pair_requests().size() == 2);
   CHECK_FALSE(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
 
-  FakeWorker disagree;
-  disagree.pairs.push_back(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 9));
-  disagree.pairs.push_back(Pairs({20e-3, 20e-3}, {2e-3, 2e-3}, 100, 10, "cuda:1"));
+  FakeWorkerClient disagree;
+  disagree.Push(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 9));
+  disagree.Push(Pairs({20e-3, 20e-3}, {2e-3, 2e-3}, 100, 10, "cuda:1"));
   r = Time(&disagree);
   CHECK(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
 
-  FakeWorker vs_best;  // 3x when the best so far is 1.2x
-  vs_best.pairs.push_back(Pairs({3e-3, 3e-3}, {1e-3, 1e-3}, 100, 11));
-  vs_best.pairs.push_back(Pairs({3e-3, 3e-3}, {2e-3, 2e-3}, 100, 12));
+  FakeWorkerClient vs_best;  // 3x when the best so far is 1.2x
+  vs_best.Push(Pairs({3e-3, 3e-3}, {1e-3, 1e-3}, 100, 11));
+  vs_best.Push(Pairs({3e-3, 3e-3}, {2e-3, 2e-3}, 100, 12));
   r = Time(&vs_best, 1.2);
-  CHECK(vs_best.pair_calls == 2);
+  CHECK(vs_best.pair_requests().size() == 2);
   CHECK(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
 }
 
 TEST_CASE("wrong timed outputs, hidden time and impossible speed are flagged", "[oracle]") {
-  FakeWorker w;
+  FakeWorkerClient w;
   auto m = Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 13);
   m.set_output_checks(20);
   m.set_output_mismatches(3);
   m.set_output_mismatch_detail("pair 5: y[0]: got 0, want 1");
-  w.pairs.push_back(m);
+  w.Push(m);
   auto r = Time(&w);
   CHECK(Has(r, v1::FLAG_WRITE_AFTER_RETURN));
 
-  FakeWorker hidden;  // 5 ms of work outside the reported window
-  hidden.pairs.push_back(Pairs({2e-3, 2e-3}, {1e-3, 1e-3, 5.2e-3}, 100, 14));
+  FakeWorkerClient hidden;  // 5 ms of work outside the reported window
+  hidden.Push(Pairs({2e-3, 2e-3}, {1e-3, 1e-3, 5.2e-3}, 100, 14));
   r = Time(&hidden);
   CHECK(Has(r, v1::FLAG_TIMER_MISMATCH));
 
-  FakeWorker floor;  // 1 GB in 10 us on an H100 is impossible
+  FakeWorkerClient floor;  // 1 GB in 10 us on an H100 is impossible
   auto f = Pairs({2e-3, 2e-3}, {1e-5, 1e-5}, 100, 15);
   f.set_task_bytes(1e9);
-  floor.pairs.push_back(f);
-  floor.pairs.push_back(f);  // the jump re-measure agrees
+  floor.Push(f);
+  floor.Push(f);  // the jump re-measure agrees
   r = Time(&floor);
   CHECK(Has(r, v1::FLAG_BELOW_PHYSICAL_FLOOR));
 }
 
 TEST_CASE("failures pass through as verdicts; unverified candidates are not timed", "[oracle]") {
-  FakeWorker w;
+  FakeWorkerClient w;
   v1::MeasurePairResponse bad;
   bad.set_verdict(v1::VERDICT_INFRA_ERROR);
   bad.add_messages("reference runner: sandbox setup failed");
-  w.pairs.push_back(bad);
+  w.Push(bad);
   auto r = Time(&w);
   CHECK(r.verdict() == v1::VERDICT_INFRA_ERROR);
   CHECK(r.stop_reason() == v1::STOP_REASON_ERROR);
 
-  FakeWorker unverified;
-  unverified.evaluate.set_verdict(v1::VERDICT_WRONG_ANSWER);
+  FakeWorkerClient unverified;
+  v1::EvaluateResponse wrong;
+  wrong.set_verdict(v1::VERDICT_WRONG_ANSWER);
+  unverified.Push(wrong);
   FakeClock clock;
   TimingOracle oracle(OracleOptions{}, &unverified, &clock);
   v1::TimeRequest req;
   req.mutable_task()->set_path("t");
   req.mutable_candidate()->set_source("int x;");
-  auto t = oracle.Time(req);
+  auto t = oracle.Time(req, RequestContext::Background());
   REQUIRE(t.ok());
   CHECK(t->verdict() == v1::VERDICT_WRONG_ANSWER);
-  CHECK(unverified.pair_calls == 0);
+  CHECK(unverified.pair_requests().size() == 0);
 
   v1::TimeRequest empty;
-  CHECK(oracle.Time(empty).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(oracle.Time(empty, RequestContext::Background()).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("the oracle's metrics count results, flags, stop reasons and re-measurements",
+          "[oracle]") {
+  prometheus::Registry registry;
+  TimingMetrics metrics(&registry);
+  FakeClock clock;
+  FakeWorkerClient w;
+  Side noisy{1e-3, 1e-3, 2e-4, 0.5};
+  w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 30));
+  w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 31));
+  TimingOracle oracle(OracleOptions{}, &w, &clock, &metrics);
+  v1::TimeRequest req;
+  req.mutable_task()->set_path("t");
+  req.set_artifact_id(std::string(64, 'a'));
+  REQUIRE(oracle.Time(req, RequestContext::Background()).ok());
+  CHECK(metrics.results.Add({{"verdict", "ok"}}).Value() == 1);
+  CHECK(metrics.flags.Add({{"flag", "noisy"}}).Value() == 1);
+  CHECK(metrics.remeasurements.Add({{"cause", "noise"}}).Value() == 1);
+  CHECK(metrics.stop_reasons.Add({{"reason", "converged"}}).Value() +
+            metrics.stop_reasons.Add({{"reason", "budget"}}).Value() ==
+        1);
+  CHECK(metrics.flags.Add({{"flag", "side_stream"}}).Value() == 0);
 }
 
 }  // namespace

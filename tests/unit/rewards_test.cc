@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include "services/timing/rewards.h"
+#include "lib/reward/rewards.h"
 
-namespace crl::timing {
+namespace crl::reward {
 namespace {
 
 v1::RewardResult R(v1::Verdict v, double speedup, v1::RewardPreset p,
@@ -65,4 +65,4 @@ TEST_CASE("group normalization skips members without a reward", "[rewards]") {
 }
 
 }  // namespace
-}  // namespace crl::timing
+}  // namespace crl::reward

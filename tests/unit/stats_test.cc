@@ -3,9 +3,9 @@
 #include <cmath>
 #include <random>
 
-#include "services/timing/stats.h"
+#include "lib/stats/stats.h"
 
-namespace crl::timing {
+namespace crl::stats {
 namespace {
 
 TEST_CASE("median, trimmed mean and MAD on known data", "[stats]") {
@@ -15,6 +15,35 @@ TEST_CASE("median, trimmed mean and MAD on known data", "[stats]") {
   CHECK(TrimmedMean({1, 2, 3, 4, 100}, 0.2) == Approx(3));
   CHECK(Mad({1, 2, 3, 4, 100}) == 1);
   CHECK(RelativeSpread({10, 10, 10}) == 0);
+}
+
+TEST_CASE("report statistics keep only positive, finite values", "[stats]") {
+  CHECK(PositiveFinite({2, 0, -3, std::nan(""), INFINITY, 8}) == std::vector<double>{2, 8});
+  CHECK(GeometricMean({1, 4}) == Approx(2));
+  CHECK(GeometricMean({2, 8, 0, -3, std::nan("")}) == Approx(4));
+  CHECK(GeometricMean({1e300, 1e300}) == Approx(1e300));  // no overflow
+  CHECK(GeometricMean({}) == 0);
+  CHECK(Median(PositiveFinite({0, -1, 5})) == 5);
+  CHECK(Median(PositiveFinite({0})) == 0);
+  CHECK(Mean(PositiveFinite({1, 2, 6, 0})) == 3);
+  CHECK(Mean({}) == 0);
+}
+
+TEST_CASE("the stopping rule waits for min_pairs, then for a tight interval", "[stats]") {
+  StoppingRule rule{0.01, 20, 200};
+  std::vector<double> ref(19, 2.0), cand(19, 1.0);
+  CHECK_FALSE(ShouldStop(rule, ref, cand, 1));  // too few pairs, however steady
+  ref.push_back(2.0);
+  cand.push_back(1.0);
+  CHECK(ShouldStop(rule, ref, cand, 1));  // identical pairs: a zero-width interval
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> noisy(0, 0.5);
+  std::vector<double> r, c;
+  for (int i = 0; i < 20; ++i) {
+    r.push_back(2.0 * noisy(rng));
+    c.push_back(1.0 * noisy(rng));
+  }
+  CHECK_FALSE(ShouldStop(rule, r, c, 1));  // 50% noise: nowhere near 1%
 }
 
 TEST_CASE("bucketed estimate reports bucket disagreement", "[stats]") {
@@ -63,4 +92,4 @@ TEST_CASE("bootstrap CI covers the true ratio and narrows with more samples", "[
 }
 
 }  // namespace
-}  // namespace crl::timing
+}  // namespace crl::stats

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "common/grpc_status.h"
 #include "common/status.h"
 
 namespace crl {

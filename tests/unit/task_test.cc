@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "crl/kernel.h"
-#include "services/worker/task.h"
+#include "lib/task/native_task.h"
 
 namespace crl {
 namespace {

@@ -12,21 +12,31 @@
 
 namespace {
 
-class SyntheticWorker final : public crl::timing::EvalClientInterface {
+class SyntheticWorker final : public crl::WorkerClientInterface {
  public:
   explicit SyntheticWorker(int pairs) : pairs_(pairs) {}
-  absl::StatusOr<crl::v1::EvaluateResponse> Evaluate(const crl::v1::EvaluateRequest&) override {
+  absl::StatusOr<crl::v1::CompileResponse> Compile(const crl::v1::CompileRequest&,
+                                                   const crl::RequestContext&) override {
     return absl::UnimplementedError("unused");
   }
-  absl::StatusOr<crl::v1::MeasureResponse> Measure(const crl::v1::MeasureRequest&) override {
+  absl::StatusOr<crl::v1::EvaluateResponse> Evaluate(const crl::v1::EvaluateRequest&,
+                                                     const crl::RequestContext&) override {
+    return absl::UnimplementedError("unused");
+  }
+  absl::StatusOr<crl::v1::MeasureResponse> Measure(const crl::v1::MeasureRequest&,
+                                                   const crl::RequestContext&) override {
+    return absl::UnimplementedError("unused");
+  }
+  absl::StatusOr<crl::v1::WorkerInfo> GetWorkerInfo(const crl::RequestContext&) override {
     return absl::UnimplementedError("unused");
   }
   absl::StatusOr<crl::v1::MeasurePairResponse> MeasurePair(
-      const crl::v1::MeasurePairRequest&) override {
+      const crl::v1::MeasurePairRequest&, const crl::RequestContext&) override {
     std::lognormal_distribution<double> noise(0, 0.02);
     crl::v1::MeasurePairResponse m;
     m.set_verdict(crl::v1::VERDICT_OK);
     m.set_lane("cuda:0");
+    m.set_backend(crl::v1::BACKEND_CUDA);
     m.set_device_name("synthetic");
     m.set_converged(true);
     for (int i = 0; i < pairs_; ++i) {
@@ -63,7 +73,7 @@ int main() {
     std::vector<double> ms;
     for (int i = 0; i < 30; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      auto r = oracle.Time(req);
+      auto r = oracle.Time(req, crl::RequestContext::Background());
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                        .count());
       if (!r.ok()) return 1;

@@ -37,6 +37,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/options.h"
+#include "common/paths.h"
+#include "lib/task/native_task.h"
 #include "services/worker/worker_setup.h"
 
 namespace crl {
@@ -266,7 +268,7 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
   // The first evaluation compiles the candidate and the reference (not timed).
   for (int i = 0; i <= evaluations; ++i) {
     auto start = Clock::now();
-    auto r = engine.Evaluate(req);
+    auto r = engine.Evaluate(req, RequestContext::Background());
     double wall = Since(start);
     if (!r.ok()) return r.status();
     if (r->verdict() != v1::VERDICT_OK) {
@@ -286,11 +288,11 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
   v1::CompileRequest creq;
   *creq.mutable_task() = req.task();
   *creq.mutable_candidate() = req.candidate();
-  auto compiled = engine.Compile(creq);
+  auto compiled = engine.Compile(creq, RequestContext::Background());
   if (!compiled.ok()) return compiled.status();
-  auto task = engine.ResolveTask(req.task());
+  auto task = LoadNativeTask(req.task().path());
   if (!task.ok()) return task.status();
-  const std::vector<SizeSet> sets = (*task)->AllSizeSets();
+  const std::vector<SizeSet> sets = task->AllSizeSets();
   std::vector<int> per_set(sets.size(), 0);
   for (int t = 0; t < o.trials; ++t) ++per_set[t * sets.size() / o.trials];
   o.reference_calls = o.trials;
@@ -299,7 +301,7 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
     if (per_set[s] == 0) continue;
     fs::path dir = task_dir;
     if (s > 0) {
-      auto variant = SizeVariant(**task, sets[s], scratch / absl::StrCat(label, "-set", s));
+      auto variant = SizeVariant(*task, sets[s], scratch / absl::StrCat(label, "-set", s));
       if (!variant.ok()) return variant.status();
       dir = *variant;
     }
@@ -313,7 +315,7 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
       m.set_iterations(std::max(10, calls));
       m.set_warmup(1);
       m.set_no_l2_flush(true);  // the verifier does not flush between calls
-      auto r = engine.Measure(m);
+      auto r = engine.Measure(m, RequestContext::Background());
       if (!r.ok()) return r.status();
       if (r->verdict() != v1::VERDICT_OK) {
         return absl::InternalError(absl::StrCat(label, ": measure ", Short(r->verdict())));
@@ -456,7 +458,7 @@ int BenchMain(int argc, char** argv) {
       int hits = 0, not_ok = 0;
       for (const auto& r : requests) {
         auto start = Clock::now();
-        auto c = engine.Compile(r);
+        auto c = engine.Compile(r, RequestContext::Background());
         double t = Since(start);
         if (!c.ok() || c->verdict() != v1::VERDICT_OK) {
           ++not_ok;
@@ -564,7 +566,7 @@ int BenchMain(int argc, char** argv) {
             req.mutable_candidate()->set_filename(c.file);
             req.mutable_candidate()->set_backend(proto_backend);
             auto start = Clock::now();
-            auto r = engine.Evaluate(req);
+            auto r = engine.Evaluate(req, RequestContext::Background());
             double t = Since(start);
             std::string verdict = r.ok() ? Short(r->verdict()) : "ERROR";
             std::lock_guard<std::mutex> lock(mu);

@@ -1,0 +1,34 @@
+// Short names of the API's enums, as people and JSON reports see them
+// ("WRONG_ANSWER", "SIDE_STREAM", "CONVERGED"), and which flags void a
+// measured speedup. One place, so every report spells them the same way.
+#ifndef CRL_LIB_REWARD_NAMES_H_
+#define CRL_LIB_REWARD_NAMES_H_
+
+#include <string>
+
+#include "crl/v1/common.pb.h"
+#include "crl/v1/timing.pb.h"
+
+namespace crl {
+
+// The enum value's name without its prefix: VERDICT_WRONG_ANSWER ->
+// "WRONG_ANSWER"; an unknown number gives its decimal text.
+std::string VerdictShortName(v1::Verdict verdict);
+std::string FlagShortName(v1::Flag flag);
+std::string StopReasonShortName(v1::StopReason reason);
+
+// A short name as a Prometheus label value: lower case ("wrong_answer").
+std::string LabelValue(const std::string& short_name);
+
+// True for every flag that casts doubt on a measurement (all but
+// FLAG_NO_CUSTOM_KERNEL, which labels a pure-framework rewrite, and
+// FLAG_UNSPECIFIED). A speedup carrying one is never rewarded or reported
+// as fast.
+bool IsTrustFlag(v1::Flag flag);
+// The same for a name, with or without the "FLAG_" prefix; unknown names
+// count as trust flags (a flag we cannot read is not one we can clear).
+bool IsTrustFlagName(const std::string& name);
+
+}  // namespace crl
+
+#endif  // CRL_LIB_REWARD_NAMES_H_

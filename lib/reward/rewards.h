@@ -1,0 +1,57 @@
+// Rewards: pure functions from (verdict, speedup, flags) to a reward, with a
+// typed status that keeps infrastructure failures and unreviewed trust flags
+// out of training. docs/timing.md, "Rewards".
+#ifndef CRL_LIB_REWARD_REWARDS_H_
+#define CRL_LIB_REWARD_REWARDS_H_
+
+#include <string>
+#include <vector>
+
+#include "crl/v1/timing.pb.h"
+
+namespace crl::reward {
+
+struct RewardParams {
+  // CUDA-L1 preset: rewards (and group-normalized advantages) are clipped to [-k, k].
+  double clip_k = 3.0;
+  // CUDA-L1 preset: reward of an incorrect candidate (compiles but wrong,
+  // crashes, times out, or does not compile).
+  double incorrect_reward = -1.0;
+  // Speedup-with-bonus preset: bonus for being correct, and the speedup cap.
+  double correctness_bonus = 0.3;
+  double speedup_cap = 10.0;
+};
+
+struct RewardInput {
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
+  // ref_seconds / candidate_seconds; meaningful only for VERDICT_OK.
+  double speedup = 0;
+  std::vector<v1::Flag> flags;
+};
+
+// The reward of one candidate under a preset:
+//  * INFRA_ERROR or an unspecified verdict -> REWARD_STATUS_INFRA_RETRY (no reward);
+//  * any trust flag (IsTrustFlag in lib/reward/names.h)
+//    -> REWARD_STATUS_WITHHELD (no reward until a person clears it);
+//  * otherwise REWARD_STATUS_OK with the preset's value:
+//      CUDA_L1:        correct: clip(speedup - 1, -k, k); incorrect: incorrect_reward
+//      SPEEDUP_BONUS:  correct: bonus + min(speedup, cap); incorrect: 0
+//      TIERED:         incorrect -1, correct but slower 0.1, within 5% 0.3,
+//                      up to 2x 0.6, above 2x 1.0
+// A non-finite or non-positive speedup on an OK verdict is an infrastructure
+// problem (nothing was measured), never a reward.
+v1::RewardResult ComputeReward(const RewardInput& input, v1::RewardPreset preset,
+                               const RewardParams& params = {});
+
+// The same for an API request (TimingService.ComputeReward).
+v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request,
+                               const RewardParams& params = {});
+
+// Group-normalized advantages (CUDA-L1 / GRPO style): for the members whose
+// status is OK, (r - mean) / std clipped to [-k, k]; std below 1e-6 gives 0.
+// Members without a reward get 0 and must be skipped by the trainer.
+std::vector<double> NormalizeGroup(const std::vector<v1::RewardResult>& group, double clip_k);
+
+}  // namespace crl::reward
+
+#endif  // CRL_LIB_REWARD_REWARDS_H_

@@ -1,0 +1,38 @@
+// A progress line for long CLI batches.
+#ifndef CRL_SERVICES_CLI_PROGRESS_BAR_H_
+#define CRL_SERVICES_CLI_PROGRESS_BAR_H_
+
+#include <ostream>
+#include <string>
+
+namespace crl::cli {
+
+// On a terminal, redraws one line in place:
+//   "[#####...............] 12/40 level1/3_Foo sample 0 ok 1.8x"
+// otherwise prints one line per step ("12/40 level1/3_Foo ..."), which reads
+// well in CI logs.
+class ProgressBar {
+ public:
+  ProgressBar(std::ostream& out, int total, bool tty);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void Step(const std::string& label);
+  // Ends the redrawn line. Idempotent; also run by the destructor.
+  void Finish();
+
+  int done() const { return done_; }
+
+ private:
+  std::ostream& out_;
+  int total_;
+  bool tty_;
+  int done_ = 0;
+  size_t last_width_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace crl::cli
+
+#endif  // CRL_SERVICES_CLI_PROGRESS_BAR_H_

@@ -1,0 +1,29 @@
+#include "services/timing/timing_setup.h"
+
+namespace crl::timing {
+
+void BindTimingOptions(OptionSet* set, TimingOptions* o) {
+  set->Add("worker", &o->worker, "crl-worker address HOST:PORT whose lanes are measured");
+  set->Add("worker_auth_token_file", &o->worker_client.auth_token_file,
+           "bearer token file for calls to the worker");
+  set->Add("worker_tls", &o->worker_client.tls, "connect to the worker with TLS");
+  set->Add("worker_tls_ca_file", &o->worker_client.tls_ca_file, "CA for the worker's certificate");
+  set->Add("worker_tls_cert_file", &o->worker_client.tls_cert_file,
+           "client certificate (PEM) for a worker that requires mutual TLS");
+  set->Add("worker_tls_key_file", &o->worker_client.tls_key_file,
+           "client private key (PEM) for mutual TLS");
+  set->Add("worker_timeout", &o->worker_client.timeout, "deadline of each call to the worker");
+  set->Add("target_rel_ci", &o->oracle.target_rel_ci,
+           "stop when the speedup's 95% CI half-width is below this fraction");
+  set->Add("budget_seconds", &o->oracle.budget_seconds, "measuring budget per Time call");
+  set->Add("min_pairs", &o->oracle.min_pairs, "pairs before the stopping rule applies");
+  set->Add("max_pairs", &o->oracle.max_pairs, "most pairs per measurement");
+  set->Add("noise_threshold", &o->oracle.noise_threshold,
+           "relative spread (MAD/median) above which a measurement is re-taken");
+  set->Add("jump_speedup", &o->oracle.jump_speedup, "speedups above this are re-measured");
+  set->Add("calibrate_host", &o->calibrate_host,
+           "measure this machine's copy bandwidth as the host backend's ceiling");
+  set->Add("reward_clip", &o->rewards.clip_k, "CUDA-L1 preset: clip rewards to [-k, k]");
+}
+
+}  // namespace crl::timing

@@ -1,0 +1,34 @@
+// crl-timing's options (one struct, one binder) and the parts a timing
+// service is built from: shared by crl-timing's main() and the in-process
+// oracle of StartLocalTiming.
+#ifndef CRL_SERVICES_TIMING_TIMING_SETUP_H_
+#define CRL_SERVICES_TIMING_TIMING_SETUP_H_
+
+#include <string>
+
+#include "common/client.h"
+#include "common/options.h"
+#include "lib/reward/rewards.h"
+#include "services/timing/oracle.h"
+
+namespace crl::timing {
+
+struct TimingOptions {
+  OracleOptions oracle;
+  reward::RewardParams rewards;
+  // The crl-worker whose lanes are measured, and how to reach it.
+  std::string worker = "127.0.0.1:50051";
+  ClientOptions worker_client;
+  // Measure this machine's copy bandwidth as the host backend's ceiling.
+  bool calibrate_host = true;
+
+  TimingOptions() { worker_client.timeout = absl::Minutes(10); }
+};
+
+// Binds --worker, --worker_auth_token_file, --worker_tls*, the oracle's
+// stopping rule and trust thresholds, and --reward_clip.
+void BindTimingOptions(OptionSet* set, TimingOptions* options);
+
+}  // namespace crl::timing
+
+#endif  // CRL_SERVICES_TIMING_TIMING_SETUP_H_

@@ -1,0 +1,300 @@
+// Fakes of the worker pipeline's seams for unit tests of EvalEngine and the
+// verifier: a compiler, a task format, tasks and sessions, all in memory. No
+// processes, no ports; timed calls advance a FakeClock instead of taking
+// time.
+//
+// A candidate's source names its behaviour ("correct", "wrong", "crash",
+// "hang", ...; see FakeSession); FakeCompiler turns it into the artifact
+// "fake:<source>", which FakeTaskFormat::Start reads back.
+#ifndef CRL_SERVICES_WORKER_FAKE_TASK_FORMAT_H_
+#define CRL_SERVICES_WORKER_FAKE_TASK_FORMAT_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "common/clock.h"
+#include "common/hash.h"
+#include "crl/kernel.h"
+#include "services/worker/compiler.h"
+#include "services/worker/task_format.h"
+
+namespace crl {
+
+// Compiles every source to "fake:<source>", except sources containing
+// "compile_error" (VERDICT_COMPILE_ERROR). `failure`, when set, is returned
+// for every job (an infrastructure failure of the compile tier).
+class FakeCompiler final : public CompilerInterface {
+ public:
+  absl::StatusOr<CompileOutcome> Compile(const CompileJob& job,
+                                         const RequestContext& context) override {
+    if (absl::Status live = context.Check(); !live.ok()) return live;
+    absl::MutexLock lock(&mu_);
+    ++compiles_;
+    if (!failure_.ok()) return failure_;
+    CompileOutcome out;
+    out.artifact_id = Sha256Hex(absl::StrCat(TaskFormatName(job.format), job.source));
+    if (absl::StrContains(job.source, "compile_error")) {
+      out.verdict = v1::VERDICT_COMPILE_ERROR;
+      out.log = "fake: error: expected ';'";
+      return out;
+    }
+    out.verdict = v1::VERDICT_OK;
+    out.library_path = "fake:" + job.source;
+    artifacts_[out.artifact_id] = out.library_path;
+    return out;
+  }
+  absl::StatusOr<std::string> LibraryFor(const std::string& artifact_id) override {
+    absl::MutexLock lock(&mu_);
+    auto it = artifacts_.find(artifact_id);
+    if (it == artifacts_.end()) return absl::NotFoundError("fake: no such artifact");
+    return it->second;
+  }
+  std::string Toolchain(BackendKind backend) const override {
+    return backend == BackendKind::kHost ? "fake g++" : "";
+  }
+
+  void set_failure(absl::Status failure) {
+    absl::MutexLock lock(&mu_);
+    failure_ = std::move(failure);
+  }
+  int compiles() const {
+    absl::MutexLock lock(&mu_);
+    return compiles_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  int compiles_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::string> artifacts_ ABSL_GUARDED_BY(mu_);
+};
+
+// How the fake task behaves.
+struct FakeTaskSpec {
+  // A reference source to compile (native-like) or none (KernelBench-like).
+  bool compiled_reference = true;
+  bool bitwise_determinism = true;
+  // The reference's behaviour: "correct", "crash" (every call fails) or
+  // "constant" (the same output whatever the inputs: a degenerate task,
+  // passed by its "zeros" probe).
+  std::string reference = "correct";
+  // Trials are eligible for degenerate-task probes.
+  bool probes = false;
+  // Device seconds of one reference call.
+  double reference_seconds = 2e-3;
+};
+
+class FakeEvalTask final : public EvalTask {
+ public:
+  FakeEvalTask(std::string name, FakeTaskSpec spec) : name_(std::move(name)), spec_(spec) {}
+  const FakeTaskSpec& spec() const { return spec_; }
+  const std::string& name() const override { return name_; }
+  TaskFormat format() const override { return TaskFormat::kNative; }
+  const std::string& content_id() const override { return name_; }
+  bool Supports(BackendKind backend) const override { return backend == BackendKind::kHost; }
+  std::optional<SourceFile> ReferenceSource(BackendKind) const override {
+    if (!spec_.compiled_reference) return std::nullopt;
+    return SourceFile{"reference.cc", "reference"};
+  }
+  std::vector<TrialRequest> PlanTrials(int requested, const SeedSource& seeds) const override {
+    std::vector<TrialRequest> plan;
+    for (int t = 0; t < std::clamp(requested, 1, kMaxTrials); ++t) {
+      TrialRequest trial;
+      trial.index = t;
+      trial.seed = seeds();
+      trial.probe_eligible = spec_.probes && t < 3;
+      trial.label = absl::StrCat("trial ", t + 1);
+      plan.push_back(trial);
+    }
+    return plan;
+  }
+  Tolerance ToleranceFor(int32_t, const ToleranceOverride& o) const override {
+    return {o.atol > 0 ? o.atol : 1e-4, o.rtol > 0 ? o.rtol : 1e-4};
+  }
+  bool bitwise_determinism() const override { return spec_.bitwise_determinism; }
+  double session_overhead_seconds() const override { return 1; }
+
+ private:
+  const std::string name_;
+  const FakeTaskSpec spec_;
+};
+
+// One side. The candidate's behaviour is the first word of its source:
+//   correct, fast (correct, half the reference's time), wrong (off by one),
+//   crash (RUNTIME_ERROR), violate (modifies an input), alias (an output
+//   shares an input's storage), flags (changes a global setting), framework
+//   (no kernel of its own), racy (re-runs differ in the last bit), stale
+//   (timed outputs are the previous call's), hang (blocks until the request
+//   ends), nostart (fails to start).
+class FakeSession final : public SessionInterface {
+ public:
+  FakeSession(const FakeEvalTask& task, Side side, std::string behaviour, FakeClock* clock,
+              const RequestContext& context, std::atomic<int>* open, std::atomic<int>* probes)
+      : task_(task),
+        side_(side),
+        behaviour_(std::move(behaviour)),
+        clock_(clock),
+        context_(context),
+        open_(open),
+        probes_(probes) {
+    ++*open_;
+  }
+  ~FakeSession() override { Close(); }
+
+  // The reference's output for inputs from `seed`.
+  static std::vector<OutputTensor> Expected(const FakeEvalTask& task, uint64_t seed) {
+    OutputTensor out;
+    out.spec = {"y", CRL_FLOAT32, {4}};
+    std::vector<float> v(4);
+    const float base = task.spec().reference == "constant" ? 0.0f : (seed % 1000) / 10.0f;
+    for (size_t i = 0; i < v.size(); ++i) v[i] = task.spec().reference == "constant" ? 0 : base + i;
+    out.data.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+    return {out};
+  }
+
+  RunnerEvent Trial(const TrialRequest& trial, double, TrialResult* result) override {
+    if (RunnerEvent e = Common(); !e.ok) return e;
+    result->outputs = Expected(task_, trial.seed);
+    if (side_ == Side::kReference) {
+      if (trial.probes) {
+        ++*probes_;
+        OutputTensor zeros = result->outputs[0];
+        zeros.data.assign(zeros.data.size(), '\0');
+        result->probes.push_back({"zeros", zeros});
+      }
+      return Ok();
+    }
+    if (Is("wrong")) Bump(&result->outputs[0], 1.0f);
+    if (Is("racy") && trial.rerun) Bump(&result->outputs[0], 1e-6f);
+    if (Is("violate")) result->violation = "input 'x' was modified by the candidate";
+    if (Is("alias")) result->aliases_input = true;
+    if (Is("flags")) result->global_flags = {"cudnn.benchmark: False -> True"};
+    return Ok();
+  }
+
+  RunnerEvent Timed(const TimedRequest& request, double, TimedResult* result) override {
+    if (RunnerEvent e = Common(); !e.ok) return e;
+    double seconds = task_.spec().reference_seconds;
+    if (side_ == Side::kCandidate && Is("fast")) seconds /= 2;
+    if (clock_) clock_->Advance(absl::Seconds(seconds));
+    result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
+    if (request.keep_outputs) {
+      const bool stale = side_ == Side::kCandidate && Is("stale");
+      last_ = Expected(task_, stale ? previous_seed_ : request.seed);
+    }
+    previous_seed_ = request.seed;
+    return Ok();
+  }
+
+  RunnerEvent LastOutputs(double, std::vector<OutputTensor>* outputs) override {
+    *outputs = last_;
+    return Ok();
+  }
+  std::string device_name() const override { return "fake device"; }
+  bool custom_kernel() const override { return !(side_ == Side::kCandidate && Is("framework")); }
+  std::vector<std::string> global_flags() const override { return {}; }
+  bool dead() const override { return dead_; }
+  void Close() override {
+    if (!closed_) --*open_;
+    closed_ = true;
+  }
+
+ private:
+  bool Is(const char* word) const { return absl::StartsWith(behaviour_, word); }
+  static RunnerEvent Ok() { return {true, v1::VERDICT_OK, ""}; }
+  static void Bump(OutputTensor* t, float by) {
+    float first;
+    std::memcpy(&first, t->data.data(), sizeof(float));
+    first += by;
+    std::memcpy(t->data.data(), &first, sizeof(float));
+  }
+  RunnerEvent Common() {
+    if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "fake: session already ended"};
+    if (side_ == Side::kReference && task_.spec().reference == "crash") {
+      return {false, v1::VERDICT_RUNTIME_ERROR, "fake: reference bug"};
+    }
+    if (side_ == Side::kCandidate && Is("crash")) {
+      return {false, v1::VERDICT_RUNTIME_ERROR, "fake: candidate crashed"};
+    }
+    if (side_ == Side::kCandidate && Is("hang")) {
+      // Like a runner call that never answers: ends with the request.
+      while (context_.Check().ok()) absl::SleepFor(absl::Milliseconds(1));
+      dead_ = true;
+      return {false, v1::VERDICT_INFRA_ERROR, "fake: stopped with the request"};
+    }
+    return Ok();
+  }
+
+  const FakeEvalTask& task_;
+  const Side side_;
+  const std::string behaviour_;
+  FakeClock* clock_;
+  const RequestContext& context_;
+  std::atomic<int>* open_;
+  std::atomic<int>* probes_;
+  std::vector<OutputTensor> last_;
+  uint64_t previous_seed_ = 0;
+  bool dead_ = false;
+  bool closed_ = false;
+};
+
+// Resolves any task path to a FakeEvalTask with the current spec.
+class FakeTaskFormat final : public TaskFormatInterface {
+ public:
+  // Timed calls advance `clock` (may be null) by their device time.
+  explicit FakeTaskFormat(FakeClock* clock) : clock_(clock) {}
+
+  void set_spec(FakeTaskSpec spec) {
+    absl::MutexLock lock(&mu_);
+    spec_ = spec;
+  }
+  // Sessions alive now, and reference calls that computed probes.
+  int open_sessions() const { return open_.load(); }
+  int probe_calls() const { return probes_.load(); }
+
+  absl::StatusOr<std::shared_ptr<const EvalTask>> Resolve(const v1::Task& task) override {
+    if (task.path().empty()) return absl::InvalidArgumentError("task.path: empty");
+    absl::MutexLock lock(&mu_);
+    return std::make_shared<const FakeEvalTask>(task.path(), spec_);
+  }
+
+  std::unique_ptr<SessionInterface> Start(const EvalTask& task, const SessionSpec& spec,
+                                          const Lane&, const RequestContext& context,
+                                          RunnerEvent* event) override {
+    const auto& fake = static_cast<const FakeEvalTask&>(task);
+    std::string behaviour = spec.side == Side::kReference ? "correct" : "";
+    if (spec.side == Side::kCandidate) {
+      if (!absl::StartsWith(spec.artifact, "fake:")) {
+        *event = {false, v1::VERDICT_INFRA_ERROR, "fake: not a fake artifact"};
+        return nullptr;
+      }
+      behaviour = spec.artifact.substr(5);
+      if (absl::StartsWith(behaviour, "nostart")) {
+        *event = {false, v1::VERDICT_RUNTIME_ERROR, "fake: load failed"};
+        return nullptr;
+      }
+    }
+    *event = {true, v1::VERDICT_OK, ""};
+    return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &open_,
+                                         &probes_);
+  }
+
+ private:
+  FakeClock* clock_;
+  mutable absl::Mutex mu_;
+  FakeTaskSpec spec_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int> open_{0};
+  std::atomic<int> probes_{0};
+};
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_WORKER_FAKE_TASK_FORMAT_H_

@@ -1,0 +1,225 @@
+#include "services/worker/kb_format.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "crl/kernel.h"
+#include "lib/task/kernelbench_task.h"
+#include "services/worker/task_files.h"
+
+namespace crl {
+namespace {
+
+namespace fs = std::filesystem;
+
+class KbEvalTask final : public EvalTask {
+ public:
+  KbEvalTask(KbTask task, const KbOptions& options) : task_(std::move(task)), options_(options) {}
+
+  const KbTask& kb() const { return task_; }
+  const std::string& name() const override { return task_.name; }
+  TaskFormat format() const override { return TaskFormat::kKernelBench; }
+  const std::string& content_id() const override { return task_.sha256; }
+  bool Supports(BackendKind) const override { return true; }
+  // The task's own Model is the reference: nothing to compile.
+  std::optional<SourceFile> ReferenceSource(BackendKind) const override { return std::nullopt; }
+
+  // Between 1 and kMaxTrials trials. The last of three or more draws the task's
+  // torch.rand inputs from a normal distribution instead: shortcuts that
+  // exploit uniform [0, 1) inputs fail there. The first three others may
+  // carry the degenerate-task probes.
+  std::vector<TrialRequest> PlanTrials(int requested, const SeedSource& seeds) const override {
+    const int trials = std::clamp(requested, 1, kMaxTrials);
+    std::vector<TrialRequest> plan;
+    for (int t = 0; t < trials; ++t) {
+      TrialRequest trial;
+      trial.index = t;
+      trial.seed = seeds();
+      trial.alternative = trials >= 3 && t == trials - 1;
+      trial.probe_eligible = options_.probe_degenerate && t < 3 && !trial.alternative;
+      trial.label = absl::StrCat("trial ", t + 1, trial.alternative ? " (normal inputs)" : "");
+      plan.push_back(trial);
+    }
+    return plan;
+  }
+
+  // float32 follows the worker's (or the request's) setting; other dtypes
+  // their defaults.
+  Tolerance ToleranceFor(int32_t dtype, const ToleranceOverride& overrides) const override {
+    if (dtype != CRL_FLOAT32) return DefaultTolerance(dtype);
+    return {overrides.atol > 0 ? overrides.atol : options_.atol,
+            overrides.rtol > 0 ? overrides.rtol : options_.rtol};
+  }
+  bool bitwise_determinism() const override { return false; }
+  double session_overhead_seconds() const override { return 120; }
+
+ private:
+  const KbTask task_;
+  const KbOptions& options_;
+};
+
+std::string Status(const KbReply& r) { return KbField<std::string>(r.header, "status", ""); }
+
+std::string ErrorText(const KbReply& r) {
+  return KbField<std::string>(r.header, "error", "failed").substr(0, 3000);
+}
+
+// The harness always reports three positive, finite times; anything else
+// was written by candidate code.
+bool PlausibleTimes(const KbReply& r) {
+  for (const char* key : {"stream_event_seconds", "device_sync_seconds", "host_seconds"}) {
+    double v = KbField<double>(r.header, key, -1);
+    if (!(v > 0 && v < 1e6)) return false;
+  }
+  return true;
+}
+
+// Findings the harness reports about a candidate call (aliasing apart, which
+// is judged against the reference): "" when there are none.
+std::string FindingsProblem(const nlohmann::json& f) {
+  auto problems = KbField<nlohmann::json>(f, "problems", nlohmann::json::array());
+  if (problems.is_array() && !problems.empty()) return problems[0].dump();
+  auto modified = KbField<nlohmann::json>(f, "inputs_modified", nlohmann::json::array());
+  if (modified.is_array() && !modified.empty()) {
+    return absl::StrCat("forward modified input(s) ", modified.dump(),
+                        " (inputs must be bit-identical after the call)");
+  }
+  int threads = KbField<int>(f, "python_threads_after", 0);
+  if (threads > 0) {
+    return absl::StrCat("left ", threads, " Python thread(s) running after forward returned");
+  }
+  return "";
+}
+
+std::vector<OutputTensor> AsOutputs(std::vector<KbTensor> tensors) {
+  std::vector<OutputTensor> out;
+  for (auto& t : tensors) out.push_back({std::move(t.spec), std::move(t.data)});
+  return out;
+}
+
+// One harness process: the task's Model, or the candidate's ModelNew.
+class KbHarnessSession final : public SessionInterface {
+ public:
+  KbHarnessSession(Side side, std::unique_ptr<KbSession> session)
+      : side_(side), session_(std::move(session)) {}
+
+  RunnerEvent Trial(const TrialRequest& trial, double timeout, TrialResult* result) override {
+    KbReply reply;
+    RunnerEvent event = session_->Call({{"seed", trial.seed},
+                                        {"check_inputs", true},
+                                        {"probes", trial.probes},
+                                        {"distribution", trial.alternative ? "normal" : "task"}},
+                                       timeout, &reply);
+    if (!event.ok) return event;
+    if (Status(reply) != "ok") {
+      return {false, v1::VERDICT_RUNTIME_ERROR, absl::StrCat("raised: ", ErrorText(reply))};
+    }
+    const auto findings =
+        KbField<nlohmann::json>(reply.header, "findings", nlohmann::json::object());
+    auto decoded = DecodeKbTensors(reply);
+    if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};
+    for (auto& tensor : *decoded) {
+      if (tensor.probe.empty()) {
+        result->outputs.push_back({std::move(tensor.spec), std::move(tensor.data)});
+      } else {
+        result->probes.push_back({tensor.probe, {std::move(tensor.spec), std::move(tensor.data)}});
+      }
+    }
+    result->aliases_input = KbField<bool>(findings, "aliases_input", false);
+    result->global_flags = KbField<std::vector<std::string>>(findings, "global_flags", {});
+    if (side_ == Side::kCandidate) result->violation = FindingsProblem(findings);
+    return event;
+  }
+
+  RunnerEvent Timed(const TimedRequest& request, double timeout, TimedResult* result) override {
+    KbReply reply;
+    RunnerEvent event = session_->Call(
+        {{"timed", true}, {"seed", request.seed}, {"flush_l2", request.flush_l2}}, timeout, &reply);
+    if (!event.ok) return event;
+    if (Status(reply) != "ok") return {false, v1::VERDICT_RUNTIME_ERROR, ErrorText(reply)};
+    if (KbField<int>(reply.header, "python_threads_after", 0) > 0) {
+      return {false, v1::VERDICT_WRONG_ANSWER,
+              "a Python thread was left running after a timed forward returned"};
+    }
+    if (!PlausibleTimes(reply)) {
+      return {false, v1::VERDICT_SANDBOX_VIOLATION, "forged timing report (not positive)"};
+    }
+    result->stream_event_seconds = KbField<double>(reply.header, "stream_event_seconds", 0);
+    result->device_sync_seconds = KbField<double>(reply.header, "device_sync_seconds", 0);
+    result->host_seconds = KbField<double>(reply.header, "host_seconds", 0);
+    return event;
+  }
+
+  // Fetched only after both sides of a pair returned, so a candidate cannot
+  // tell a checked call from an unchecked one.
+  RunnerEvent LastOutputs(double timeout, std::vector<OutputTensor>* outputs) override {
+    KbReply reply;
+    RunnerEvent event = session_->Fetch(timeout, &reply);
+    if (!event.ok) return event;
+    auto decoded = DecodeKbTensors(reply);
+    if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};
+    *outputs = AsOutputs(std::move(*decoded));
+    return event;
+  }
+
+  std::string device_name() const override { return session_->device_name(); }
+  bool custom_kernel() const override { return session_->custom_kernel(); }
+  std::vector<std::string> global_flags() const override { return session_->global_flags(); }
+  bool dead() const override { return session_->dead(); }
+  void Close() override { session_->Close(); }
+
+ private:
+  const Side side_;
+  std::unique_ptr<KbSession> session_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const EvalTask>> KbFormat::Resolve(const v1::Task& t) {
+  if (t.path().empty() == (t.files_size() == 0)) {
+    return absl::InvalidArgumentError("task: set exactly one of path or files");
+  }
+  std::string path;
+  if (!t.path().empty()) {
+    CRL_ASSIGN_OR_RETURN(path, ResolveTaskPath(options_.task_root, t.path()));
+    if (fs::path(path).extension() != ".py") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task.path: '", t.path(), "' is not a KernelBench .py file"));
+    }
+  } else {
+    if (t.files_size() != 1) {
+      return absl::InvalidArgumentError("task.files: a KernelBench task is exactly one .py file");
+    }
+    CRL_ASSIGN_OR_RETURN(std::string dir,
+                         UnpackBundle(t, (fs::path(options_.work_dir) / "kb-tasks").string()));
+    path = (fs::path(dir) / t.files(0).path()).string();
+  }
+  auto loaded = LoadKbTask(path);
+  if (!loaded.ok()) return Annotate(loaded.status(), "task");
+  if (!t.name().empty()) loaded->name = t.name();
+  return std::make_shared<const KbEvalTask>(std::move(*loaded), options_.kb);
+}
+
+std::unique_ptr<SessionInterface> KbFormat::Start(const EvalTask& task, const SessionSpec& spec,
+                                                  const Lane& lane, const RequestContext& context,
+                                                  RunnerEvent* event) {
+  const auto* kb = dynamic_cast<const KbEvalTask*>(&task);
+  if (kb == nullptr) {
+    *event = {false, v1::VERDICT_INFRA_ERROR, "not a KernelBench task"};
+    return nullptr;
+  }
+  KbLoad load{"reference", kb->kb().path, "", ""};
+  if (spec.side == Side::kCandidate) {
+    // The build's manifest sits beside the candidate source it imported.
+    load = {"candidate", kb->kb().path,
+            (fs::path(spec.artifact).parent_path() / "candidate.py").string(), spec.artifact};
+  }
+  auto session = KbSession::Start(options_.runner, options_.kb, lane, load, spec.budget_seconds,
+                                  context, event);
+  if (!session) return nullptr;
+  return std::make_unique<KbHarnessSession>(spec.side, std::move(session));
+}
+
+}  // namespace crl

@@ -1,0 +1,187 @@
+// The seams of the worker's one evaluation pipeline. Each task format (native
+// C ABI, KernelBench Python) implements three things, and EvalEngine (compile,
+// verify, measure, the pair loop) is written once over them:
+//
+//   TaskFormatInterface  resolves the task a request names, starts sessions
+//   EvalTask             a loaded task: backends, reference, trial plan,
+//                        tolerances
+//   SessionInterface     one side (reference or candidate) running on a lane:
+//                        correctness trials, timed calls, outputs
+//
+// Fakes of all three live in fake_task_format.h, so the engine's decisions
+// are unit-tested without processes, ports or sleeps.
+#ifndef CRL_SERVICES_WORKER_TASK_FORMAT_H_
+#define CRL_SERVICES_WORKER_TASK_FORMAT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/context.h"
+#include "crl/v1/common.pb.h"
+#include "lib/task/backend.h"
+#include "runner/protocol.h"
+#include "services/worker/runner_client.h"
+
+namespace crl {
+
+enum class Side { kReference, kCandidate };
+// "reference" or "candidate".
+const char* SideName(Side side);
+
+// Secret seeds. Production draws from the OS CSPRNG; tests inject a fixed one.
+using SeedSource = std::function<uint64_t()>;
+SeedSource SecureSeedSource();
+
+// One output as a side returned it (dtype and shape as that side declared).
+struct OutputTensor {
+  runner::TensorSpec spec;
+  std::string data;
+};
+
+// Most correctness trials of one evaluation, whatever a request asks.
+inline constexpr int kMaxTrials = 16;
+
+// One correctness trial: what both sides compute. Planned by the task.
+struct TrialRequest {
+  int index = 0;            // 0-based position in the plan
+  uint64_t seed = 0;        // secret: inputs derive from it
+  size_t size_set = 0;      // native: which size set of the task
+  size_t distribution = 0;  // native: which of each input's distributions
+  // KernelBench: the task's torch.rand inputs drawn from a normal
+  // distribution instead; skipped when the reference is not finite there.
+  bool alternative = false;
+  // The reference may also compute the degenerate-task probes on this trial.
+  bool probe_eligible = false;
+  bool probes = false;  // set by the verifier, reference side only
+  // A determinism re-run of this trial (fresh buffers, same inputs).
+  bool rerun = false;
+  std::string label;  // "trial 2/5 (size set 0, distribution 1)"
+};
+
+// What a side returned for a trial.
+struct TrialResult {
+  std::vector<OutputTensor> outputs;
+  // Reference with probes: trivial "solutions" (zeros, identity, ...) by name.
+  std::vector<std::pair<std::string, OutputTensor>> probes;
+  // Something the call did wrong besides its outputs (modified an input,
+  // left a thread running): fails the trial with `violation_verdict`.
+  std::string violation;
+  v1::Verdict violation_verdict = v1::VERDICT_WRONG_ANSWER;
+  // An output shares storage with an input.
+  bool aliases_input = false;
+  // Global framework settings the call changed ("name: a -> b").
+  std::vector<std::string> global_flags;
+};
+
+struct TimedRequest {
+  uint64_t seed = 0;  // inputs of the task's timed size derive from it
+  bool flush_l2 = true;
+  // Keep this call's outputs for LastOutputs().
+  bool keep_outputs = false;
+};
+
+struct TimedResult {
+  double stream_event_seconds = 0;
+  double device_sync_seconds = 0;
+  double host_seconds = 0;
+};
+
+// One side of an evaluation, alive on a lane. A call that fails returns
+// !ok with the verdict it means for that side's code (RUNTIME_ERROR,
+// TIMEOUT, ...); the caller decides what a reference failure means (always
+// INFRA_ERROR). Not thread-safe: one thread drives a session.
+class SessionInterface {
+ public:
+  virtual ~SessionInterface() = default;
+  virtual RunnerEvent Trial(const TrialRequest& request, double timeout_seconds,
+                            TrialResult* result) = 0;
+  virtual RunnerEvent Timed(const TimedRequest& request, double timeout_seconds,
+                            TimedResult* result) = 0;
+  // The outputs of the last timed call made with keep_outputs.
+  virtual RunnerEvent LastOutputs(double timeout_seconds, std::vector<OutputTensor>* outputs) = 0;
+  virtual std::string device_name() const = 0;
+  // The candidate compiled a kernel of its own (native: always).
+  virtual bool custom_kernel() const = 0;
+  // Global settings changed while loading ("name: a -> b").
+  virtual std::vector<std::string> global_flags() const = 0;
+  // The process ended; no further calls are possible.
+  virtual bool dead() const = 0;
+  // Ends the process. Idempotent.
+  virtual void Close() = 0;
+};
+
+// A source to compile (a native task's reference).
+struct SourceFile {
+  std::string path;
+  std::string content;
+};
+
+// Request overrides of the task's tolerances (<= 0: keep the task's).
+struct ToleranceOverride {
+  double atol = 0;
+  double rtol = 0;
+};
+
+// A loaded task of either format. Immutable; shared by concurrent requests.
+class EvalTask {
+ public:
+  virtual ~EvalTask() = default;
+  virtual const std::string& name() const = 0;
+  virtual TaskFormat format() const = 0;
+  // Identity of the task's content (keys the degenerate-task probe cache).
+  virtual const std::string& content_id() const = 0;
+  virtual bool Supports(BackendKind backend) const = 0;
+  // The reference source to compile for `backend`, or nullopt when the task
+  // file itself runs as the reference (KernelBench).
+  virtual std::optional<SourceFile> ReferenceSource(BackendKind backend) const = 0;
+  // The correctness trials for a request of `requested` trials (each format
+  // raises or caps it), with seeds drawn from `seeds`.
+  virtual std::vector<TrialRequest> PlanTrials(int requested, const SeedSource& seeds) const = 0;
+  // The tolerance an output of `dtype` is judged with.
+  virtual Tolerance ToleranceFor(int32_t dtype, const ToleranceOverride& overrides) const = 0;
+  // Determinism re-runs must reproduce the candidate's first output bit for
+  // bit (true), or only still match the reference (false: framework kernels
+  // may differ in the last bits between runs).
+  virtual bool bitwise_determinism() const = 0;
+  // Extra wall time a session needs beyond its calls (start-up, imports).
+  virtual double session_overhead_seconds() const = 0;
+  // Bytes that must move and flops of the timed problem (0: unknown).
+  virtual double task_bytes() const { return 0; }
+  virtual double task_flops() const { return 0; }
+};
+
+// What a session is started for.
+struct SessionSpec {
+  Side side = Side::kCandidate;
+  // The compiled artifact: a library (native) or a build manifest
+  // (KernelBench candidate); empty for a KernelBench reference.
+  std::string artifact;
+  double budget_seconds = 0;
+};
+
+// A task format. Implementations are thread-safe.
+class TaskFormatInterface {
+ public:
+  virtual ~TaskFormatInterface() = default;
+  // Loads (and caches) the task a request names: a path under the task root
+  // or an inline bundle. INVALID_ARGUMENT / NOT_FOUND / FAILED_PRECONDITION
+  // name what is wrong.
+  virtual absl::StatusOr<std::shared_ptr<const EvalTask>> Resolve(const v1::Task& task) = 0;
+  // Starts one side of `task` (loaded by this format) on `lane`. Null with
+  // *event set when it could not start; cancelling `context` ends a call in
+  // flight (the session then reports INFRA_ERROR and is dead).
+  virtual std::unique_ptr<SessionInterface> Start(const EvalTask& task, const SessionSpec& spec,
+                                                  const Lane& lane,
+                                                  const RequestContext& context,
+                                                  RunnerEvent* event) = 0;
+};
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_WORKER_TASK_FORMAT_H_

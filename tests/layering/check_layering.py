@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The dependency rule of docs/architecture.md, checked on every #include.
+
+Floors, lowest first; each may include its own floor and the ones below:
+  runner/    the sandbox and runner: itself and include/crl/kernel.h only
+  common/    runtime shared by services (gRPC lives only in the edge files)
+  lib/       domain shared by services: no services/, no gRPC in headers
+  services/  one folder per service: common/, lib/, runner/, protos, its own
+             folder, and other services' client headers (<svc>_client.h)
+
+Prints every violation as FILE:LINE: what, and exits 1 when there is one.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+PROTOS = ("crl/v1/", "grpc/health/v1/")
+# Includes naming a path of this repository; anything else is third-party.
+PROJECT = ("common/", "lib/", "services/", "runner/", "tests/", "tools/", "crl/") + PROTOS
+SOURCES = (".h", ".cc", ".cu")
+
+
+def includes(path):
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        m = INCLUDE.match(line)
+        if m:
+            yield number, m.group(1), m.group(2)
+
+
+def grpc(kind, target):
+    return target.startswith("grpcpp/") or target.startswith("grpc/") and not target.startswith(
+        "grpc/health/") or target.endswith(".grpc.pb.h")
+
+
+def check(path):
+    rel = path.relative_to(ROOT).as_posix()
+    floor = rel.split("/")[0]
+    problems = []
+    for number, kind, target in includes(path):
+        if not target.startswith(PROJECT) and not grpc(kind, target):
+            continue  # system and third-party headers
+        where = f"{rel}:{number}"
+        if floor == "runner":
+            if kind == '"' and not (target.startswith("runner/") or target == "crl/kernel.h"):
+                problems.append(f"{where}: the runner includes only runner/ ({target})")
+        elif floor == "common":
+            if target.startswith(("lib/", "services/")):
+                problems.append(f"{where}: common/ may not include {target}")
+        elif floor == "lib":
+            if target.startswith("services/"):
+                problems.append(f"{where}: lib/ may not include a service ({target})")
+            if rel.endswith(".h") and grpc(kind, target):
+                problems.append(f"{where}: no gRPC in lib/ headers ({target})")
+        elif floor == "services":
+            service = rel.split("/")[1]
+            if target.startswith("services/"):
+                parts = target.split("/")
+                other = parts[1]
+                if other != service and not re.fullmatch(rf"{re.escape(other)}_client\.h", parts[-1]):
+                    problems.append(f"{where}: services/{service} includes services/{other}'s "
+                                    f"internals ({target}); use its client header")
+            elif target.startswith(PROJECT) and not target.startswith(
+                    ("common/", "lib/", "runner/", "crl/kernel.h") + PROTOS):
+                problems.append(f"{where}: services include common/, lib/, runner/, protos "
+                                f"and client headers only ({target})")
+    return problems
+
+
+def main():
+    problems = []
+    for floor in ("runner", "common", "lib", "services"):
+        for path in sorted((ROOT / floor).rglob("*")):
+            if path.suffix in SOURCES and path.is_file():
+                problems += check(path)
+    for p in problems:
+        print(p)
+    print(f"layering: {len(problems)} violation(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,348 @@
+// EvalEngine's decisions over fake sessions, lanes, compiler and clock: the
+// one pipeline for every task format, without processes, ports or sleeps.
+#include <catch2/catch.hpp>
+
+#include <prometheus/registry.h>
+
+#include <thread>
+
+#include "services/worker/eval_engine.h"
+#include "services/worker/fake_task_format.h"
+
+namespace crl {
+namespace {
+
+// Runs an engine over fakes: one host lane, seeds 1, 2, 3, ...
+struct Rig {
+  explicit Rig(FakeTaskSpec spec = {}) : format(&clock) {
+    format.set_spec(spec);
+    EngineOptions options;
+    options.compile_slots = 2;
+    engine = std::make_unique<EvalEngine>(options, &compiler, &lanes,
+                                          TaskFormats{&format, &format}, &metrics, &clock,
+                                          [n = uint64_t{0}]() mutable { return ++n; });
+  }
+
+  absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& source,
+                                                const RequestContext& context =
+                                                    RequestContext::Background()) {
+    return engine->Evaluate(Request(source), context);
+  }
+  static v1::EvaluateRequest Request(const std::string& source) {
+    v1::EvaluateRequest r;
+    r.mutable_task()->set_path("task");
+    r.mutable_candidate()->set_source(source);
+    return r;
+  }
+  double Evaluations(const std::string& verdict) {
+    return metrics.evaluations.Add({{"verdict", verdict}}).Value();
+  }
+
+  FakeClock clock;
+  FakeCompiler compiler;
+  LanePool lanes{{{BackendKind::kHost, 0, "host:0"}}};
+  FakeTaskFormat format;
+  prometheus::Registry registry;
+  WorkerMetrics metrics{&registry};
+  std::unique_ptr<EvalEngine> engine;
+};
+
+// Waits (without a fixed sleep) until `done` holds; false after 10 s.
+template <typename F>
+bool Eventually(F done) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!done()) {
+    if (absl::Now() > give_up) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+TEST_CASE("a correct candidate passes every trial and leaves nothing running", "[engine]") {
+  Rig rig;
+  auto r = rig.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_OK);
+  CHECK(r->correctness().trials() == 5);
+  CHECK(r->correctness().trials_passed() == 5);
+  CHECK(r->lane() == "host:0");
+  CHECK(r->backend() == v1::BACKEND_HOST);
+  CHECK(r->custom_kernel());
+  CHECK(r->flags_size() == 0);
+  REQUIRE(r->messages_size() > 0);
+  CHECK(r->messages(0) == "tolerance: float32 atol=0.0001 rtol=0.0001");
+  CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.lanes.Busy() == 0);
+  CHECK(rig.metrics.lanes_busy.Value() == 0);
+  CHECK(rig.Evaluations("ok") == 1);
+}
+
+TEST_CASE("a compile verdict ends the evaluation before any lane is taken", "[engine]") {
+  Rig rig;
+  auto r = rig.Evaluate("compile_error here");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_COMPILE_ERROR);
+  CHECK(r->compile().verdict() == v1::VERDICT_COMPILE_ERROR);
+  CHECK(r->lane().empty());
+  CHECK(rig.metrics.lane_busy_seconds.Add({{"lane", "host:0"}}).Value() == 0);
+
+  rig.compiler.set_failure(absl::UnavailableError("sandbox setup failed"));
+  r = rig.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_INFRA_ERROR);  // the compile tier broke: not the candidate
+  CHECK_THAT(r->messages(0), Catch::Contains("sandbox setup failed"));
+}
+
+TEST_CASE("wrong outputs, crashes and violations get their own verdicts", "[engine]") {
+  Rig rig;
+  auto wrong = rig.Evaluate("wrong");
+  REQUIRE(wrong.ok());
+  CHECK(wrong->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK(wrong->correctness().trials_passed() == 0);
+  CHECK(wrong->correctness().first_mismatch_output() == "y");
+  CHECK(wrong->correctness().first_mismatch_index() == 0);
+  CHECK_THAT(wrong->messages(wrong->messages_size() - 1), Catch::Contains("trial 1: output 'y'"));
+
+  auto crash = rig.Evaluate("crash");
+  REQUIRE(crash.ok());
+  CHECK(crash->verdict() == v1::VERDICT_RUNTIME_ERROR);
+  CHECK_THAT(crash->messages(crash->messages_size() - 1), Catch::Contains("candidate crashed"));
+
+  auto violate = rig.Evaluate("violate");
+  REQUIRE(violate.ok());
+  CHECK(violate->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK_THAT(violate->messages(violate->messages_size() - 1), Catch::Contains("modified"));
+
+  auto alias = rig.Evaluate("alias");
+  REQUIRE(alias.ok());
+  CHECK(alias->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK_THAT(alias->messages(alias->messages_size() - 1), Catch::Contains("shares storage"));
+
+  auto nostart = rig.Evaluate("nostart");
+  REQUIRE(nostart.ok());
+  CHECK(nostart->verdict() == v1::VERDICT_RUNTIME_ERROR);
+  CHECK_THAT(nostart->messages(0), Catch::Contains("candidate: fake: load failed"));
+  CHECK(rig.Evaluations("wrong_answer") == 3);
+  CHECK(rig.metrics.sandbox_kills.Add({{"reason", "crash"}}).Value() == 2);
+  CHECK(rig.format.open_sessions() == 0);
+}
+
+TEST_CASE("a broken reference is an infrastructure error, never the candidate's", "[engine]") {
+  FakeTaskSpec spec;
+  spec.reference = "crash";
+  Rig rig(spec);
+  auto r = rig.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_INFRA_ERROR);
+  CHECK_THAT(r->messages(r->messages_size() - 1), Catch::Contains("reference: fake: reference bug"));
+}
+
+TEST_CASE("determinism is bitwise or within tolerance, as the task says", "[engine]") {
+  Rig bitwise;
+  auto r = bitwise.Evaluate("racy");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK_THAT(r->messages(r->messages_size() - 1), Catch::Contains("non-deterministic"));
+
+  FakeTaskSpec spec;
+  spec.bitwise_determinism = false;
+  Rig tolerant(spec);
+  r = tolerant.Evaluate("racy");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_OK);
+}
+
+TEST_CASE("global settings and framework-only candidates are flagged, not failed", "[engine]") {
+  Rig rig;
+  auto flags = rig.Evaluate("flags");
+  REQUIRE(flags.ok());
+  CHECK(flags->verdict() == v1::VERDICT_OK);
+  REQUIRE(flags->flags_size() == 1);
+  CHECK(flags->flags(0) == v1::FLAG_GLOBAL_FLAGS);
+  CHECK_THAT(flags->flag_evidence(0), Catch::Contains("cudnn.benchmark"));
+
+  auto framework = rig.Evaluate("framework");
+  REQUIRE(framework.ok());
+  CHECK(framework->verdict() == v1::VERDICT_OK);
+  CHECK_FALSE(framework->custom_kernel());
+  REQUIRE(framework->flags_size() == 1);
+  CHECK(framework->flags(0) == v1::FLAG_NO_CUSTOM_KERNEL);
+}
+
+TEST_CASE("a degenerate task is probed once per lane and flags every pass", "[engine]") {
+  FakeTaskSpec spec;
+  spec.reference = "constant";
+  spec.probes = true;
+  Rig rig(spec);
+  auto first = rig.Evaluate("correct");
+  REQUIRE(first.ok());
+  CHECK(first->verdict() == v1::VERDICT_OK);
+  REQUIRE(first->flags_size() == 1);
+  CHECK(first->flags(0) == v1::FLAG_DEGENERATE_TASK);
+  // Both "zeros" and "memorised" pass a constant task; the first by name is named.
+  CHECK_THAT(first->flag_evidence(0), Catch::Contains("the trivial 'memorised' solution"));
+  CHECK(rig.format.probe_calls() == 3);
+
+  auto second = rig.Evaluate("fast");
+  REQUIRE(second.ok());
+  REQUIRE(second->flags_size() == 1);
+  CHECK(second->flags(0) == v1::FLAG_DEGENERATE_TASK);
+  CHECK(rig.format.probe_calls() == 3);  // cached: not probed again
+
+  FakeTaskSpec honest;
+  honest.probes = true;
+  Rig other(honest);
+  auto r = other.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->flags_size() == 0);
+}
+
+TEST_CASE("Measure takes warm-up and timed calls of one side", "[engine]") {
+  Rig rig;
+  v1::MeasureRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_iterations(7);
+  m.set_warmup(2);
+  auto ref = rig.engine->Measure(m, RequestContext::Background());
+  REQUIRE(ref.ok());
+  CHECK(ref->verdict() == v1::VERDICT_OK);
+  CHECK(ref->samples_size() == 7);
+  CHECK(ref->samples(0).device_sync_seconds() == 2e-3);
+  CHECK(ref->outside_seconds(0) == Approx(2e-3));  // the fake advanced the clock
+  CHECK(ref->backend() == v1::BACKEND_HOST);
+
+  m.set_artifact_id(std::string(64, 'f'));
+  CHECK(rig.engine->Measure(m, RequestContext::Background()).status().code() ==
+        absl::StatusCode::kNotFound);
+  auto crash = rig.Evaluate("crash");  // compiles fine: an artifact to measure
+  m.set_artifact_id(crash->artifact_id());
+  auto measured = rig.engine->Measure(m, RequestContext::Background());
+  REQUIRE(measured.ok());
+  CHECK(measured->verdict() == v1::VERDICT_RUNTIME_ERROR);
+  CHECK_THAT(measured->messages(0), Catch::Contains("call 1: "));
+}
+
+TEST_CASE("MeasurePair times both sides until the interval is tight, checking outputs",
+          "[engine]") {
+  Rig rig;
+  auto fast = rig.Evaluate("fast");
+  REQUIRE(fast.ok());
+  REQUIRE(fast->verdict() == v1::VERDICT_OK);
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_candidate_artifact_id(fast->artifact_id());
+  m.set_check_outputs_every(2);
+  auto p = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  CHECK(p->verdict() == v1::VERDICT_OK);
+  CHECK(p->converged());
+  CHECK(p->reference_samples_size() == 20);  // min_pairs: constant times converge at once
+  CHECK(p->candidate_samples(0).device_sync_seconds() == 1e-3);
+  CHECK(p->output_checks() == 10);
+  CHECK(p->output_mismatches() == 0);
+  CHECK(rig.format.open_sessions() == 0);
+
+  auto stale = rig.Evaluate("stale");  // passes verification, replays at timing
+  REQUIRE(stale->verdict() == v1::VERDICT_OK);
+  m.set_candidate_artifact_id(stale->artifact_id());
+  p = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  CHECK(p->output_mismatches() > 0);
+  CHECK_THAT(p->output_mismatch_detail(), Catch::Contains("output 'y'"));
+
+  auto crash = rig.Evaluate("crash");
+  m.set_candidate_artifact_id(crash->artifact_id());
+  p = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  CHECK(p->verdict() == v1::VERDICT_RUNTIME_ERROR);
+  CHECK_THAT(p->messages(0), Catch::Contains("candidate: "));
+}
+
+TEST_CASE("MeasurePair's budget is measured on the injected clock", "[engine]") {
+  FakeTaskSpec spec;
+  spec.reference_seconds = 1.0;  // each pair takes 1.5 fake seconds
+  Rig rig(spec);
+  auto fast = rig.Evaluate("fast");
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_candidate_artifact_id(fast->artifact_id());
+  m.set_warmup(1);
+  m.set_min_pairs(100);
+  m.set_max_pairs(1000);
+  m.set_budget_seconds(10);
+  auto p = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  CHECK(p->verdict() == v1::VERDICT_OK);
+  CHECK_FALSE(p->converged());
+  CHECK(p->reference_samples_size() == 10);  // two blocks of 5: 15 s > the 10 s budget
+}
+
+TEST_CASE("a task that is its own reference takes no reference artifact", "[engine]") {
+  FakeTaskSpec spec;
+  spec.compiled_reference = false;
+  Rig rig(spec);
+  auto r = rig.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_OK);
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_candidate_artifact_id(r->artifact_id());
+  m.set_reference_artifact_id(r->artifact_id());
+  CHECK(rig.engine->MeasurePair(m, RequestContext::Background()).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  v1::CompileRequest c;
+  c.mutable_task()->set_path("task");
+  auto compiled = rig.engine->Compile(c, RequestContext::Background());
+  CHECK(compiled.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(compiled.status().message()), Catch::Contains("needs no compile step"));
+}
+
+TEST_CASE("bad requests are statuses that name the field", "[engine]") {
+  Rig rig;
+  v1::EvaluateRequest r = Rig::Request("");
+  CHECK(rig.engine->Evaluate(r, RequestContext::Background()).status().message() ==
+        "candidate.source: empty");
+  r = Rig::Request("correct");
+  r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+  auto cuda = rig.engine->Evaluate(r, RequestContext::Background());
+  CHECK(cuda.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(cuda.status().message()), Catch::Contains("no cuda reference"));
+  r.mutable_candidate()->set_backend(static_cast<v1::Backend>(42));
+  CHECK(rig.engine->Evaluate(r, RequestContext::Background()).status().message() ==
+        "backend: unknown value");
+  r = Rig::Request("correct");
+  r.mutable_task()->set_format(static_cast<v1::TaskFormat>(9));
+  CHECK(rig.engine->Evaluate(r, RequestContext::Background()).status().message() ==
+        "task.format: unknown value");
+}
+
+TEST_CASE("a cancelled request stops at once and frees its lane", "[engine]") {
+  Rig rig;
+  RequestContext context(&rig.clock, absl::InfiniteFuture());
+  absl::StatusOr<v1::EvaluateResponse> result;
+  std::thread call([&] { result = rig.Evaluate("hang", context); });
+  REQUIRE(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 2; }));
+  context.Cancel();
+  call.join();
+  CHECK(result.status().code() == absl::StatusCode::kCancelled);  // a status, not a verdict
+  CHECK(rig.lanes.Busy() == 0);
+  CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.Evaluations("infra_error") == 0);
+}
+
+TEST_CASE("a lane wait ends with the request's deadline", "[engine]") {
+  Rig rig;
+  auto held = rig.lanes.Acquire(BackendKind::kHost, RequestContext::Background(), absl::Seconds(1));
+  REQUIRE(held.ok());
+  RequestContext context(&rig.clock, rig.clock.Now() + absl::Seconds(30));
+  absl::StatusOr<v1::EvaluateResponse> result;
+  std::thread call([&] { result = rig.Evaluate("correct", context); });
+  REQUIRE(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+  rig.clock.Advance(absl::Seconds(31));
+  call.join();
+  CHECK(result.status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(rig.lanes.Waiting() == 0);
+}
+
+}  // namespace
+}  // namespace crl
