@@ -25,6 +25,11 @@ struct Toolchains {
   std::string host_arch;  // CPU model (host builds use -march=native)
 };
 
+// OK when `backend`'s compiler (g++ for host, nvcc for cuda) was found;
+// FAILED_PRECONDITION naming the missing path otherwise.
+absl::Status CompilerFound(const CompilerOptions& options, const Toolchains& toolchains,
+                           BackendKind backend);
+
 // Thread-safe implementations required.
 class BuildRecipe {
  public:

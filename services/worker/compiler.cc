@@ -50,6 +50,15 @@ std::string CommandLine(const std::string& command, bool last) {
   return out;
 }
 
+absl::Status CompilerFound(const CompilerOptions& options, const Toolchains& toolchains,
+                           BackendKind backend) {
+  const bool cuda = backend == BackendKind::kCuda;
+  if (!(cuda ? toolchains.nvcc : toolchains.gxx).empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(BackendName(backend),
+                                                    " backend unavailable: compiler ",
+                                                    cuda ? options.nvcc : options.gxx, " not found"));
+}
+
 v1::CompileResponse ToCompileResponse(const CompileOutcome& outcome) {
   v1::CompileResponse response;
   response.set_verdict(outcome.verdict);

@@ -40,13 +40,7 @@ class KernelBenchRecipe final : public BuildRecipe {
           "KernelBench tasks unavailable: ", options_.python,
           " cannot import torch (or the harness ", options_.kb_harness, " is missing)"));
     }
-    const bool cuda = backend == BackendKind::kCuda;
-    if ((cuda ? toolchains_.nvcc : toolchains_.gxx).empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          BackendName(backend), " backend unavailable: compiler ",
-          cuda ? options_.nvcc : options_.gxx, " not found"));
-    }
-    return absl::OkStatus();
+    return CompilerFound(options_, toolchains_, backend);
   }
 
   std::string ArtifactId(const CompileJob& job) const override {

@@ -19,13 +19,7 @@ class NativeRecipe final : public BuildRecipe {
       : options_(options), toolchains_(toolchains) {}
 
   absl::Status Available(BackendKind backend) override {
-    const bool cuda = backend == BackendKind::kCuda;
-    if ((cuda ? toolchains_.nvcc : toolchains_.gxx).empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          BackendName(backend), " backend unavailable: compiler ",
-          cuda ? options_.nvcc : options_.gxx, " not found"));
-    }
-    return absl::OkStatus();
+    return CompilerFound(options_, toolchains_, backend);
   }
 
   std::string ArtifactId(const CompileJob& job) const override {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/file.h"
 #include "lib/reward/names.h"
 #include "lib/stats/stats.h"
 #include "services/timing/oracle.h"
@@ -32,11 +33,8 @@ std::string SourceDir() {
 const std::string kTasks = SourceDir() + "/tasks/native";
 const std::string kHostile = SourceDir() + "/tests/gpu/hostile";
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string ReadFile(const fs::path& path) {
+  return ReadFileToString(path.string(), "test file").value_or("");
 }
 
 std::string Short(v1::Verdict v) { return VerdictShortName(v); }

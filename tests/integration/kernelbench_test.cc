@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/file.h"
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
@@ -28,10 +29,7 @@ namespace fs = std::filesystem;
 const std::string kRoot = std::string(CRL_SOURCE_DIR) + "/tasks/kernelbench";
 
 std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileToString(path, "test file").value_or("");
 }
 
 std::string Short(v1::Verdict v) { return v1::Verdict_Name(v).substr(8); }

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/file.h"
 #include "crl/v1/eval.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "reflection_list.grpc.pb.h"
@@ -31,10 +32,7 @@ const std::string kBin = CRL_BIN_DIR;
 const std::string kTasks = std::string(CRL_SOURCE_DIR) + "/tasks/native";
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileToString(path, "test file").value_or("");
 }
 
 // The token lives outside /tmp (which the sandbox replaces, hiding it for

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file.h"
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
@@ -39,12 +40,10 @@ TEST_CASE("every shipped host candidate gets its expected verdict", "[suite]") {
       if (fs::path(file).extension() != ".cc") continue;
       std::string want =
           kv.second.IsMap() ? kv.second["verdict"].as<std::string>() : kv.second.Scalar();
-      std::ifstream in(e.path() / "candidates" / file);
-      std::stringstream ss;
-      ss << in.rdbuf();
       v1::EvaluateRequest req;
       req.mutable_task()->set_path(e.path().string());
-      req.mutable_candidate()->set_source(ss.str());
+      req.mutable_candidate()->set_source(
+          ReadFileToString((e.path() / "candidates" / file).string(), "candidate").value_or(""));
       req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
       auto r = engine.Evaluate(req, RequestContext::Background());
       REQUIRE(r.ok());

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/file.h"
 #include "crl/v1/timing.grpc.pb.h"
 #include "tests/integration/service_process.h"
 
@@ -22,10 +23,19 @@ const std::string kBin = CRL_BIN_DIR;
 const std::string kTasks = std::string(CRL_SOURCE_DIR) + "/tasks/native";
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileToString(path, "test file").value_or("");
+}
+
+// A token-protected host worker with its caches under `dir`.
+std::vector<std::string> WorkerArgs(const TempDir& dir, const std::string& token,
+                                    std::vector<std::string> extra) {
+  std::vector<std::string> args = {
+      "--listen=127.0.0.1:0",         "--metrics_listen=127.0.0.1:0",
+      "--auth_token_file=" + token,   "--gpus=",
+      "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/w",
+      "--drain_delay=0s",             "--log_level=warning"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
 }
 
 TEST_CASE("crl-timing over TLS times a candidate on a real worker", "[integration][timing]") {
@@ -38,11 +48,7 @@ TEST_CASE("crl-timing over TLS times a candidate on a real worker", "[integratio
                         key + " -out " + cert + " >/dev/null 2>&1";
   REQUIRE(std::system(openssl.c_str()) == 0);
 
-  ServiceProcess worker(kBin + "/crl-worker",
-                        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                         "--auth_token_file=" + token, "--task_root=" + kTasks, "--gpus=",
-                         "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/w",
-                         "--drain_delay=0s", "--log_level=warning"});
+  ServiceProcess worker(kBin + "/crl-worker", WorkerArgs(dir, token, {"--task_root=" + kTasks}));
   REQUIRE(worker.started());
   ServiceProcess timing(kBin + "/crl-timing",
                         {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
@@ -123,11 +129,7 @@ TEST_CASE("crl eval times a remote worker's candidate through crl-timing, never 
   TempDir dir;
   const std::string token = dir.path() + "/token";
   std::ofstream(token) << "worker-token\n";
-  ServiceProcess worker(kBin + "/crl-worker",
-                        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                         "--auth_token_file=" + token, "--gpus=",
-                         "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/w",
-                         "--drain_delay=0s", "--log_level=warning"});
+  ServiceProcess worker(kBin + "/crl-worker", WorkerArgs(dir, token, {}));
   REQUIRE(worker.started());
   ServiceProcess timing(kBin + "/crl-timing",
                         {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file.h"
 #include "common/clock.h"
 #include "services/timing/oracle.h"
 #include "tests/integration/service_process.h"
@@ -19,11 +20,8 @@ namespace fs = std::filesystem;
 const std::string kTask = std::string(CRL_SOURCE_DIR) + "/tasks/native/row_sum";
 const std::string kHacks = std::string(CRL_SOURCE_DIR) + "/tests/integration/timing_hacks";
 
-std::string ReadFile(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string ReadFile(const std::string& path) {
+  return ReadFileToString(path, "test file").value_or("");
 }
 
 struct Fixture {

@@ -36,6 +36,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file.h"
 #include "common/options.h"
 #include "common/paths.h"
 #include "lib/task/native_task.h"
@@ -97,10 +98,7 @@ void PrintStats(const std::string& label, const Stats& s) {
 // ---- files and tasks -------------------------------------------------------
 
 std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileToString(path.string(), "file").value_or("");
 }
 
 bool WriteFile(const fs::path& path, const std::string& text) {
