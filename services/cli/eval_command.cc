@@ -12,56 +12,12 @@
 #include "lib/reward/names.h"
 #include "services/cli/commands.h"
 #include "services/cli/endpoints.h"
+#include "services/cli/task_message.h"
 
 namespace crl::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The task as an inline bundle (task.yaml and top-level sources), for a
-// worker that does not share our file system.
-absl::StatusOr<v1::Task> BundleTask(const std::string& dir) {
-  v1::Task task;
-  task.set_format(v1::TASK_FORMAT_NATIVE);
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file()) continue;
-    CRL_ASSIGN_OR_RETURN(std::string content, ReadFileToString(entry.path().string(), "task file"));
-    v1::File* f = task.add_files();
-    f->set_path(entry.path().filename().string());
-    f->set_content(std::move(content));
-  }
-  if (ec) return absl::NotFoundError(absl::StrCat("task directory ", dir, ": ", ec.message()));
-  return task;
-}
-
-bool IsKernelBenchFile(const std::string& path) {
-  return fs::path(path).extension() == ".py";
-}
-
-// The task of a request: a path for an in-process worker (same file
-// system), an inline bundle for a remote one.
-absl::StatusOr<v1::Task> TaskFor(const std::string& path, bool inline_files) {
-  if (!IsKernelBenchFile(path)) {
-    if (inline_files) return BundleTask(path);
-    v1::Task task;
-    task.set_format(v1::TASK_FORMAT_NATIVE);
-    task.set_path(fs::absolute(path).string());
-    return task;
-  }
-  v1::Task task;
-  task.set_format(v1::TASK_FORMAT_KERNELBENCH);
-  task.set_name(fs::path(path).stem().string());
-  if (!inline_files) {
-    task.set_path(fs::absolute(path).string());
-    return task;
-  }
-  CRL_ASSIGN_OR_RETURN(std::string content, ReadFileToString(path, "task file"));
-  v1::File* f = task.add_files();
-  f->set_path(fs::path(path).filename().string());
-  f->set_content(std::move(content));
-  return task;
-}
 
 nlohmann::json EvaluateResponseJson(const v1::EvaluateResponse& r) {
   nlohmann::json j;

@@ -34,6 +34,8 @@ constexpr const char* kUsage =
     "  bench             KernelBench-format batch evaluation (fast_p table, results JSON;\n"
     "                    --cuda-l1 FILE.jsonl for CUDA-L1's released kernels)\n"
     "  baseline          reference times of KernelBench-format tasks (baseline JSON)\n"
+    "  prompt build      the contrastive prompt for a task and earlier variants\n"
+    "  prompt parse      split a completion into analysis, design and code (or a reject)\n"
     "\n"
     "`crl COMMAND --help` describes a command's options.\n";
 
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
   if (command == "demo") return crl::cli::DemoCommand(argc - 1, argv + 1);
   if (command == "bench") return crl::cli::BenchCommand(argc - 1, argv + 1);
   if (command == "baseline") return crl::cli::BaselineCommand(argc - 1, argv + 1);
+  if (command == "prompt") return crl::cli::PromptCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
