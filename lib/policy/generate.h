@@ -1,0 +1,47 @@
+// Sampling from a CausalLm with a KV cache: prompts of different lengths in
+// one batch (left-padded), temperature / top-p / top-k, a seed per prompt,
+// stop tokens, and each sampled token's log-probability under the model
+// (raw logits, temperature 1: what a trainer recomputes).
+#ifndef CRL_LIB_POLICY_GENERATE_H_
+#define CRL_LIB_POLICY_GENERATE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/policy/model.h"
+
+namespace crl::policy {
+
+struct SamplingParams {
+  // 0: greedy.
+  double temperature = 1.0;
+  // Nucleus: the smallest set of tokens whose probability reaches top_p (1: all).
+  double top_p = 1.0;
+  // Only the k most likely tokens (0: all).
+  int top_k = 0;
+  int max_new_tokens = 256;
+  // Prompt i samples with seed + i: the same request gives the same tokens,
+  // whatever else is in the batch.
+  uint64_t seed = 0;
+  // Generation of a prompt ends after any of these (the token is kept).
+  std::vector<int> stop_ids;
+};
+
+struct Generation {
+  std::vector<int> tokens;      // the new tokens (a stop token included)
+  std::vector<float> logprobs;  // log p(token | everything before), one per token
+  std::string finish_reason;    // "stop" or "length"
+};
+
+// One generation per prompt. INVALID_ARGUMENT for an empty prompt, a token id
+// out of the vocabulary or a prompt longer than the model's positions;
+// INTERNAL when LibTorch fails (the message says why).
+absl::StatusOr<std::vector<Generation>> Generate(CausalLm& model,
+                                                 const std::vector<std::vector<int>>& prompts,
+                                                 const SamplingParams& params);
+
+}  // namespace crl::policy
+
+#endif  // CRL_LIB_POLICY_GENERATE_H_

@@ -1,0 +1,137 @@
+#include "lib/policy/lora.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/status.h"
+#include "lib/policy/safetensors.h"
+
+namespace crl::policy {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kPrefix[] = "base_model.model.";
+
+std::string Suffix(const std::string& name) { return name.substr(name.rfind('.') + 1); }
+
+}  // namespace
+
+absl::Status AttachLora(CausalLm* model, const LoraConfig& config) {
+  if (config.rank < 1) return absl::InvalidArgumentError("lora.rank: must be at least 1");
+  static const std::set<std::string> kKnown = {"q_proj", "k_proj", "v_proj", "o_proj",
+                                               "gate_proj", "up_proj", "down_proj"};
+  for (const auto& t : config.targets) {
+    if (!kKnown.count(t)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "lora.targets: '", t, "' is not a projection (q_proj k_proj v_proj o_proj gate_proj "
+          "up_proj down_proj)"));
+    }
+  }
+  const std::set<std::string> targets(config.targets.begin(), config.targets.end());
+  for (auto& [name, proj] : model->Projections()) {
+    if (targets.count(Suffix(name))) proj->AttachLora(config.rank, config.alpha, config.dropout);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> LoraParameters(const CausalLm& model) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& [name, p] : model.NamedParameters()) {
+    if (absl::StrContains(name, ".lora_A.") || absl::StrContains(name, ".lora_B.")) {
+      out.emplace_back(kPrefix + name, p);
+    }
+  }
+  return out;
+}
+
+absl::Status SaveLoraAdapter(const CausalLm& model, const LoraConfig& config,
+                             const std::string& dir, const std::string& base_model) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::vector<torch::Tensor> keep;
+  std::vector<NamedTensor> tensors;
+  for (const auto& [name, p] : LoraParameters(model)) {
+    torch::Tensor t = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    keep.push_back(t);
+    TensorView v;
+    v.dtype = DType::kF32;
+    v.shape = t.sizes().vec();
+    v.bytes = std::string_view(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    tensors.push_back({name, std::move(v)});
+  }
+  if (tensors.empty()) return absl::FailedPreconditionError("the model has no LoRA attached");
+  json j = {{"peft_type", "LORA"},
+            {"task_type", "CAUSAL_LM"},
+            {"base_model_name_or_path", base_model},
+            {"r", config.rank},
+            {"lora_alpha", config.alpha},
+            {"lora_dropout", config.dropout},
+            {"target_modules", config.targets},
+            {"bias", "none"},
+            {"fan_in_fan_out", false},
+            {"inference_mode", true},
+            {"modules_to_save", nullptr}};
+  CRL_RETURN_IF_ERROR(WriteSafetensors((fs::path(dir) / "adapter_model.safetensors").string(), tensors));
+  return WriteFileAtomically((fs::path(dir) / "adapter_config.json").string(), j.dump(2) + "\n");
+}
+
+absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLm* model, const std::string& dir) {
+  const std::string config_path = (fs::path(dir) / "adapter_config.json").string();
+  CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(config_path, "adapter config"));
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object() || j.value("peft_type", "") != "LORA") {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": not a PEFT LoRA adapter"));
+  }
+  LoraConfig c;
+  try {
+    c.rank = j.at("r").get<int>();
+    c.alpha = j.value("lora_alpha", static_cast<double>(c.rank));
+    c.dropout = j.value("lora_dropout", 0.0);
+    c.targets = j.at("target_modules").get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", e.what()));
+  }
+  CRL_RETURN_IF_ERROR(AttachLora(model, c));
+  CRL_ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(
+                                      (fs::path(dir) / "adapter_model.safetensors").string()));
+  std::set<std::string> loaded;
+  torch::NoGradGuard no_grad;
+  for (auto& [name, p] : LoraParameters(*model)) {
+    const TensorView* v = file->Find(name);
+    if (!v) return absl::InvalidArgumentError(absl::StrCat(dir, ": factor '", name, "' is missing"));
+    if (v->dtype != DType::kF32 && v->dtype != DType::kBF16 && v->dtype != DType::kF16) {
+      return absl::InvalidArgumentError(absl::StrCat(dir, ": factor '", name, "' is not a float"));
+    }
+    const auto from = v->dtype == DType::kF32 ? torch::kFloat32
+                      : v->dtype == DType::kBF16 ? torch::kBFloat16
+                                                 : torch::kFloat16;
+    torch::Tensor t = torch::from_blob(const_cast<char*>(v->bytes.data()), v->shape,
+                                       torch::TensorOptions().dtype(from));
+    if (t.sizes() != p.sizes()) {
+      return absl::InvalidArgumentError(absl::StrCat(dir, ": factor '", name, "' has shape ",
+                                                     c10::str(t.sizes()), ", the model needs ",
+                                                     c10::str(p.sizes())));
+    }
+    p.copy_(t.to(p.device(), p.scalar_type()));
+    loaded.insert(name);
+  }
+  for (const auto& [name, view] : file->tensors()) {
+    if (!loaded.count(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, ": factor '", name, "' matches no projection of the model"));
+    }
+  }
+  return c;
+}
+
+void MergeLora(CausalLm* model) {
+  for (auto& [name, proj] : model->Projections()) proj->MergeLora();
+}
+
+}  // namespace crl::policy

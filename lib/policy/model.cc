@@ -1,0 +1,488 @@
+#include "lib/policy/model.h"
+
+#include <torch/version.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/status.h"
+#include "lib/policy/safetensors.h"
+
+namespace crl::policy {
+namespace {
+
+namespace fs = std::filesystem;
+using torch::indexing::Slice;
+
+class RmsNormImpl : public torch::nn::Module {
+ public:
+  RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
+    weight = register_parameter("weight", torch::ones({dim}));
+  }
+  // Hugging Face's order: normalise in float32, cast back, then scale.
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor h = x.to(torch::kFloat32);
+    h = h * torch::rsqrt(h.pow(2).mean(-1, /*keepdim=*/true) + eps_);
+    return weight * h.to(x.scalar_type());
+  }
+  torch::Tensor weight;
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(RmsNorm);
+
+// cos/sin [B, T, head_dim] for positions [B, T], computed in float32.
+std::pair<torch::Tensor, torch::Tensor> Rope(const torch::Tensor& inv_freq,
+                                             const torch::Tensor& positions,
+                                             torch::ScalarType dtype) {
+  torch::Tensor freqs = positions.to(torch::kFloat32).unsqueeze(-1) * inv_freq;  // [B, T, D/2]
+  torch::Tensor emb = torch::cat({freqs, freqs}, -1);
+  return {emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+torch::Tensor RotateHalf(const torch::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.index({"...", Slice(half, torch::indexing::None)}),
+                     x.index({"...", Slice(0, half)})},
+                    -1);
+}
+
+// inv_freq of the config, with its rope scaling.
+torch::Tensor InverseFrequencies(const ModelConfig& c) {
+  const int64_t half = c.head_dim / 2;
+  std::vector<float> inv(half);
+  const RopeScaling& s = c.rope_scaling;
+  for (int64_t i = 0; i < half; ++i) {
+    double f = 1.0 / std::pow(c.rope_theta, (2.0 * i) / c.head_dim);
+    if (s.type == "linear") {
+      f /= s.factor;
+    } else if (s.type == "llama3") {
+      const double low_wavelen = s.original_max_position_embeddings / s.low_freq_factor;
+      const double high_wavelen = s.original_max_position_embeddings / s.high_freq_factor;
+      const double wavelen = 2 * M_PI / f;
+      if (wavelen > low_wavelen) {
+        f /= s.factor;
+      } else if (wavelen >= high_wavelen) {
+        const double smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) /
+                              (s.high_freq_factor - s.low_freq_factor);
+        f = (1 - smooth) * f / s.factor + smooth * f;
+      }
+    }
+    inv[i] = static_cast<float>(f);
+  }
+  return torch::tensor(inv);
+}
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  explicit AttentionImpl(const ModelConfig& c) : c_(c) {
+    const int64_t q = int64_t{c.num_attention_heads} * c.head_dim;
+    const int64_t kv = int64_t{c.num_key_value_heads} * c.head_dim;
+    q_proj = register_module("q_proj", Projection(c.hidden_size, q, c.attention_bias));
+    k_proj = register_module("k_proj", Projection(c.hidden_size, kv, c.attention_bias));
+    v_proj = register_module("v_proj", Projection(c.hidden_size, kv, c.attention_bias));
+    o_proj = register_module("o_proj", Projection(q, c.hidden_size, false));
+    if (c.qk_norm) {
+      q_norm = register_module("q_norm", RmsNorm(c.head_dim, c.rms_norm_eps));
+      k_norm = register_module("k_norm", RmsNorm(c.head_dim, c.rms_norm_eps));
+    }
+  }
+
+  // x [B, T, hidden]; cos/sin [B, T, D]; mask [B, 1, T, S] additive (or
+  // undefined: causal without padding); k/v of earlier tokens in *cache.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const torch::Tensor& mask, KvCache* cache, int layer) {
+    const int64_t B = x.size(0), T = x.size(1), D = c_.head_dim;
+    const int64_t H = c_.num_attention_heads, KV = c_.num_key_value_heads;
+    torch::Tensor q = q_proj(x).view({B, T, H, D});
+    torch::Tensor k = k_proj(x).view({B, T, KV, D});
+    torch::Tensor v = v_proj(x).view({B, T, KV, D}).transpose(1, 2);
+    if (c_.qk_norm) {
+      q = q_norm(q);
+      k = k_norm(k);
+    }
+    q = q.transpose(1, 2);  // [B, H, T, D]
+    k = k.transpose(1, 2);
+    const torch::Tensor c = cos.unsqueeze(1), s = sin.unsqueeze(1);
+    q = q * c + RotateHalf(q) * s;
+    k = k * c + RotateHalf(k) * s;
+    if (cache) {
+      torch::Tensor& ck = cache->keys[layer];
+      torch::Tensor& cv = cache->values[layer];
+      const int64_t past = cache->length;
+      if (cache->capacity > 0) {
+        if (!ck.defined()) {
+          ck = torch::zeros({B, KV, cache->capacity, D}, k.options());
+          cv = torch::zeros({B, KV, cache->capacity, D}, v.options());
+        }
+        ck.narrow(2, past, T).copy_(k);
+        cv.narrow(2, past, T).copy_(v);
+        k = ck.narrow(2, 0, past + T);
+        v = cv.narrow(2, 0, past + T);
+      } else {
+        if (ck.defined()) {
+          k = torch::cat({ck, k}, 2);
+          v = torch::cat({cv, v}, 2);
+        }
+        ck = k;
+        cv = v;
+      }
+    }
+    if (H != KV) {
+      k = k.repeat_interleave(H / KV, 1);
+      v = v.repeat_interleave(H / KV, 1);
+    }
+    torch::Tensor out;
+#if TORCH_VERSION_MAJOR >= 2
+    if (mask.defined()) {
+      out = at::scaled_dot_product_attention(q, k, v, mask);
+    } else {
+      out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+    }
+#else
+    torch::Tensor scores = torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(-2, -1)) /
+                           std::sqrt(static_cast<double>(D));
+    if (mask.defined()) {
+      scores = scores + mask.to(torch::kFloat32);
+    } else {
+      const int64_t S = k.size(2);
+      scores = scores.masked_fill(
+          torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+              .triu(S - T + 1),
+          -std::numeric_limits<float>::infinity());
+    }
+    out = torch::matmul(torch::softmax(scores, -1), v.to(torch::kFloat32)).to(x.scalar_type());
+#endif
+    return o_proj(out.transpose(1, 2).reshape({B, T, H * D}));
+  }
+
+  Projection q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  RmsNorm q_norm{nullptr}, k_norm{nullptr};
+
+ private:
+  ModelConfig c_;
+};
+TORCH_MODULE(Attention);
+
+class MlpImpl : public torch::nn::Module {
+ public:
+  explicit MlpImpl(const ModelConfig& c) {
+    gate_proj = register_module("gate_proj", Projection(c.hidden_size, c.intermediate_size, false));
+    up_proj = register_module("up_proj", Projection(c.hidden_size, c.intermediate_size, false));
+    down_proj = register_module("down_proj", Projection(c.intermediate_size, c.hidden_size, false));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
+  }
+  Projection gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+class LayerImpl : public torch::nn::Module {
+ public:
+  explicit LayerImpl(const ModelConfig& c) {
+    self_attn = register_module("self_attn", Attention(c));
+    mlp = register_module("mlp", Mlp(c));
+    input_layernorm = register_module("input_layernorm", RmsNorm(c.hidden_size, c.rms_norm_eps));
+    post_attention_layernorm =
+        register_module("post_attention_layernorm", RmsNorm(c.hidden_size, c.rms_norm_eps));
+  }
+  Attention self_attn{nullptr};
+  Mlp mlp{nullptr};
+  RmsNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
+};
+TORCH_MODULE(Layer);
+
+class DecoderImpl : public torch::nn::Module {
+ public:
+  explicit DecoderImpl(const ModelConfig& c) {
+    embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.hidden_size));
+    layers = register_module("layers", torch::nn::ModuleList());
+    for (int i = 0; i < c.num_hidden_layers; ++i) layers->push_back(Layer(c));
+    norm = register_module("norm", RmsNorm(c.hidden_size, c.rms_norm_eps));
+  }
+  torch::nn::Embedding embed_tokens{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+  RmsNorm norm{nullptr};
+};
+TORCH_MODULE(Decoder);
+
+bool IsLoraName(const std::string& name) {
+  return absl::StrContains(name, ".lora_A.") || absl::StrContains(name, ".lora_B.");
+}
+
+absl::StatusOr<torch::ScalarType> TorchType(DType d, const std::string& name) {
+  switch (d) {
+    case DType::kF32: return torch::kFloat32;
+    case DType::kBF16: return torch::kBFloat16;
+    case DType::kF16: return torch::kFloat16;
+    case DType::kF64: return torch::kFloat64;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", name, "' has dtype ", DTypeName(d), ", not a float type"));
+  }
+}
+
+}  // namespace
+
+// ---- Projection --------------------------------------------------------------
+
+ProjectionImpl::ProjectionImpl(int64_t in, int64_t out, bool with_bias) {
+  weight = register_parameter("weight", torch::empty({out, in}));
+  if (with_bias) bias = register_parameter("bias", torch::zeros({out}));
+}
+
+torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
+  torch::Tensor y = torch::nn::functional::linear(x, weight, bias);
+  if (lora_a_) {
+    torch::Tensor h = x;
+    if (lora_dropout > 0 && is_training()) h = torch::dropout(h, lora_dropout, true);
+    y = y + lora_b_(lora_a_(h.to(lora_a_->weight.scalar_type()))).to(y.scalar_type()) * lora_scale;
+  }
+  return y;
+}
+
+void ProjectionImpl::AttachLora(int rank, double alpha, double dropout) {
+  const int64_t in = weight.size(1), out = weight.size(0);
+  auto opts = torch::nn::LinearOptions(in, rank).bias(false);
+  lora_a_ = register_module("lora_A", torch::nn::Linear(opts));
+  lora_b_ = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(rank, out).bias(false)));
+  torch::NoGradGuard no_grad;
+  torch::nn::init::kaiming_uniform_(lora_a_->weight, std::sqrt(5.0));
+  lora_b_->weight.zero_();
+  lora_a_->to(weight.device(), weight.scalar_type());
+  lora_b_->to(weight.device(), weight.scalar_type());
+  lora_scale = alpha / rank;
+  lora_dropout = dropout;
+}
+
+void ProjectionImpl::MergeLora() {
+  if (!lora_a_) return;
+  torch::NoGradGuard no_grad;
+  torch::Tensor delta = torch::matmul(lora_b_->weight.to(torch::kFloat32),
+                                      lora_a_->weight.to(torch::kFloat32)) * lora_scale;
+  weight.add_(delta.to(weight.scalar_type()));
+  unregister_module("lora_A");
+  unregister_module("lora_B");
+  lora_a_ = nullptr;
+  lora_b_ = nullptr;
+}
+
+// ---- The model ---------------------------------------------------------------
+
+class CausalLmImpl : public torch::nn::Module {
+ public:
+  explicit CausalLmImpl(const ModelConfig& c) : config(c) {
+    model = register_module("model", Decoder(c));
+    if (!c.tie_word_embeddings) {
+      lm_head = register_module("lm_head", Projection(c.hidden_size, c.vocab_size, false));
+    }
+    inv_freq = InverseFrequencies(c);  // not a checkpoint tensor: kept out of the buffers
+  }
+
+  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& attention_mask,
+                        KvCache* cache) {
+    const int64_t B = ids.size(0), T = ids.size(1);
+    const int64_t past = cache ? cache->length : 0;
+    if (cache && cache->capacity > 0 && past + T > cache->capacity) {
+      throw std::length_error("KV cache capacity exceeded");
+    }
+    const int64_t S = past + T;
+    const auto dtype = model->embed_tokens->weight.scalar_type();
+    const auto dev = ids.device();
+    torch::Tensor positions, mask;
+    const bool padded = attention_mask.defined();
+    if (padded) {
+      // Positions count real tokens only (left padding keeps them aligned).
+      torch::Tensor m = attention_mask.to(torch::kLong);
+      positions = (m.cumsum(1) - 1).clamp_min(0).index({Slice(), Slice(past, S)});
+    } else {
+      positions = torch::arange(past, S, torch::TensorOptions().dtype(torch::kLong).device(dev))
+                      .unsqueeze(0)
+                      .expand({B, T});
+    }
+    if (padded || past > 0 || config.sliding_window > 0) {
+      // [B, 1, T, S]: key j visible to query t when j <= past + t, within
+      // the window, and not padding.
+      auto opts = torch::TensorOptions().dtype(torch::kLong).device(dev);
+      torch::Tensor qi = torch::arange(past, S, opts).unsqueeze(1);
+      torch::Tensor kj = torch::arange(0, S, opts).unsqueeze(0);
+      torch::Tensor visible = kj <= qi;
+      if (config.sliding_window > 0) visible = visible & (kj > qi - config.sliding_window);
+      torch::Tensor allowed = visible.unsqueeze(0).unsqueeze(0).expand({B, 1, T, S});
+      if (padded) allowed = allowed & attention_mask.to(torch::kBool).view({B, 1, 1, S});
+      // Every query sees at least itself, so padding rows stay finite (a
+      // fully masked row would be NaN, and 0 * NaN reaches real rows).
+      allowed = allowed | (kj == qi).unsqueeze(0).unsqueeze(0);
+      mask = torch::zeros({B, 1, T, S}, torch::TensorOptions().dtype(dtype).device(dev))
+                 .masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+    }
+    auto [cos, sin] = Rope(inv_freq, positions, dtype);
+    torch::Tensor h = model->embed_tokens(ids);
+    if (cache && cache->keys.empty()) {
+      cache->keys.resize(config.num_hidden_layers);
+      cache->values.resize(config.num_hidden_layers);
+    }
+    for (int i = 0; i < config.num_hidden_layers; ++i) {
+      auto layer = model->layers->ptr<LayerImpl>(i);
+      torch::Tensor a = layer->self_attn->forward(layer->input_layernorm(h), cos, sin, mask, cache, i);
+      h = h + a;
+      h = h + layer->mlp(layer->post_attention_layernorm(h));
+    }
+    if (cache) cache->length = S;
+    h = model->norm(h);
+    torch::Tensor logits = lm_head ? lm_head(h)
+                                   : torch::nn::functional::linear(h, model->embed_tokens->weight);
+    return logits.to(torch::kFloat32);
+  }
+
+  ModelConfig config;
+  Decoder model{nullptr};
+  Projection lm_head{nullptr};
+  torch::Tensor inv_freq;
+};
+
+CausalLm::CausalLm(std::shared_ptr<CausalLmImpl> impl) : impl_(std::move(impl)) {}
+CausalLm::~CausalLm() = default;
+
+const ModelConfig& CausalLm::config() const { return impl_->config; }
+torch::nn::Module& CausalLm::module() { return *impl_; }
+torch::Device CausalLm::device() const { return impl_->model->embed_tokens->weight.device(); }
+torch::ScalarType CausalLm::dtype() const {
+  return impl_->model->embed_tokens->weight.scalar_type();
+}
+
+torch::Tensor CausalLm::Forward(const torch::Tensor& ids, const torch::Tensor& attention_mask,
+                                KvCache* cache) {
+  return impl_->forward(ids, attention_mask, cache);
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> CausalLm::NamedParameters() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : impl_->named_parameters(/*recurse=*/true)) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+std::vector<std::pair<std::string, Projection>> CausalLm::Projections() const {
+  std::vector<std::pair<std::string, Projection>> out;
+  for (int i = 0; i < impl_->config.num_hidden_layers; ++i) {
+    auto layer = impl_->model->layers->ptr<LayerImpl>(i);
+    const std::string at = absl::StrCat("model.layers.", i, ".");
+    out.emplace_back(at + "self_attn.q_proj", layer->self_attn->q_proj);
+    out.emplace_back(at + "self_attn.k_proj", layer->self_attn->k_proj);
+    out.emplace_back(at + "self_attn.v_proj", layer->self_attn->v_proj);
+    out.emplace_back(at + "self_attn.o_proj", layer->self_attn->o_proj);
+    out.emplace_back(at + "mlp.gate_proj", layer->mlp->gate_proj);
+    out.emplace_back(at + "mlp.up_proj", layer->mlp->up_proj);
+    out.emplace_back(at + "mlp.down_proj", layer->mlp->down_proj);
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Init(const ModelConfig& config, uint64_t seed,
+                                                         torch::Device device,
+                                                         torch::ScalarType dtype) {
+  torch::manual_seed(seed);
+  auto impl = std::make_shared<CausalLmImpl>(config);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : impl->named_parameters()) {
+      if (absl::EndsWith(p.key(), "norm.weight")) {
+        p.value().fill_(1.0);
+      } else if (absl::EndsWith(p.key(), ".bias")) {
+        p.value().zero_();
+      } else {
+        p.value().normal_(0.0, 0.02);
+      }
+    }
+  }
+  impl->to(device, dtype);
+  impl->inv_freq = impl->inv_freq.to(device);
+  return std::unique_ptr<CausalLm>(new CausalLm(std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
+                                                         torch::Device device,
+                                                         torch::ScalarType dtype) {
+  CRL_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig((fs::path(dir) / "config.json").string()));
+  CRL_ASSIGN_OR_RETURN(auto store, WeightStore::Open(dir));
+  auto impl = std::make_shared<CausalLmImpl>(config);
+  std::set<std::string> used;
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : impl->named_parameters()) {
+      const TensorView* v = store->Find(p.key());
+      if (!v) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(dir, ": tensor '", p.key(), "' is missing from the weights"));
+      }
+      CRL_ASSIGN_OR_RETURN(torch::ScalarType from, TorchType(v->dtype, p.key()));
+      torch::Tensor t = torch::from_blob(const_cast<char*>(v->bytes.data()), v->shape,
+                                         torch::TensorOptions().dtype(from));
+      if (t.sizes() != p.value().sizes()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            dir, ": tensor '", p.key(), "' has shape ", c10::str(t.sizes()), ", the config says ",
+            c10::str(p.value().sizes())));
+      }
+      p.value().copy_(t.to(torch::kFloat32));
+      used.insert(p.key());
+    }
+  }
+  for (const std::string& name : store->Names()) {
+    if (used.count(name)) continue;
+    // A tied checkpoint may still carry lm_head; old ones carry RoPE buffers.
+    if (name == "lm_head.weight" && config.tie_word_embeddings) continue;
+    if (absl::EndsWith(name, "rotary_emb.inv_freq")) continue;
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, ": tensor '", name, "' is not part of a ", FamilyName(config.family),
+                     " model with this config"));
+  }
+  impl->to(device, dtype);
+  impl->inv_freq = impl->inv_freq.to(device);
+  return std::unique_ptr<CausalLm>(new CausalLm(std::move(impl)));
+}
+
+absl::Status CausalLm::Save(const std::string& dir) const {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  torch::ScalarType out_type = torch::kBFloat16;
+  ParseScalarType(impl_->config.torch_dtype, &out_type);
+  std::vector<torch::Tensor> keep;  // the bytes the views below point into
+  std::vector<NamedTensor> tensors;
+  for (const auto& [name, p] : NamedParameters()) {
+    if (IsLoraName(name)) continue;
+    torch::Tensor t = p.detach().to(torch::kCPU, out_type).contiguous();
+    keep.push_back(t);
+    TensorView v;
+    v.dtype = out_type == torch::kFloat32 ? DType::kF32
+              : out_type == torch::kFloat16 ? DType::kF16
+                                            : DType::kBF16;
+    v.shape = t.sizes().vec();
+    v.bytes = std::string_view(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    tensors.push_back({name, std::move(v)});
+  }
+  CRL_RETURN_IF_ERROR(WriteFileAtomically((fs::path(dir) / "config.json").string(),
+                                          ModelConfigJson(impl_->config)));
+  return WriteWeights(dir, tensors);
+}
+
+torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids) {
+  using torch::indexing::None;
+  torch::Tensor lp = torch::log_softmax(logits.index({Slice(), Slice(None, -1)}).to(torch::kFloat32), -1);
+  return lp.gather(-1, ids.index({Slice(), Slice(1, None)}).unsqueeze(-1)).squeeze(-1);
+}
+
+bool ParseScalarType(const std::string& name, torch::ScalarType* dtype) {
+  if (name == "float32") *dtype = torch::kFloat32;
+  else if (name == "bfloat16") *dtype = torch::kBFloat16;
+  else if (name == "float16") *dtype = torch::kFloat16;
+  else return false;
+  return true;
+}
+
+}  // namespace crl::policy

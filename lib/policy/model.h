@@ -1,0 +1,110 @@
+// The policy: a decoder-only transformer of the Llama family in LibTorch,
+// configured from a Hugging Face config.json (config.h) and loaded from and
+// saved to safetensors in Hugging Face's names, so checkpoints move between
+// crl, vLLM and the Python ecosystem unchanged. RMSNorm, RoPE (with linear
+// and Llama 3 scaling), grouped-query attention, SwiGLU, tied or untied
+// embeddings; Qwen2's q/k/v biases, Qwen3's q/k norms, Mistral's sliding
+// window. fp32 and bf16; scaled-dot-product attention on LibTorch 2, a plain
+// path on 1.13 (Debian's). LoRA (lora.h) wraps the projections in place.
+//
+// Parameter names are Hugging Face's: model.embed_tokens.weight,
+// model.layers.N.self_attn.q_proj.weight, ..., model.norm.weight,
+// lm_head.weight (absent when tied).
+#ifndef CRL_LIB_POLICY_MODEL_H_
+#define CRL_LIB_POLICY_MODEL_H_
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/policy/config.h"
+
+namespace crl::policy {
+
+// A linear projection that LoRA can be attached to. Weight [out, in]; LoRA
+// adds scale * B(A(dropout(x))) with A [rank, in], B [out, rank] registered
+// as lora_A / lora_B (PEFT's names).
+class ProjectionImpl : public torch::nn::Module {
+ public:
+  ProjectionImpl(int64_t in, int64_t out, bool bias);
+  torch::Tensor forward(const torch::Tensor& x);
+  // Attaches fresh LoRA factors (A Kaiming-uniform, B zero: the output is
+  // unchanged until trained).
+  void AttachLora(int rank, double alpha, double dropout);
+  bool has_lora() const { return !lora_a_.is_empty(); }
+  // weight += scale * B @ A, then drops the factors.
+  void MergeLora();
+
+  torch::Tensor weight, bias;
+  torch::nn::Linear lora_a_{nullptr}, lora_b_{nullptr};
+  double lora_scale = 0;
+  double lora_dropout = 0;
+};
+TORCH_MODULE(Projection);
+
+// Keys and values of every layer for the tokens seen so far. With a
+// capacity, each layer's [B, kv_heads, capacity, head_dim] buffers are
+// allocated once and filled in place (generation); without, they grow by
+// concatenation.
+struct KvCache {
+  std::vector<torch::Tensor> keys;
+  std::vector<torch::Tensor> values;
+  int64_t length = 0;    // tokens cached
+  int64_t capacity = 0;  // 0: grow as needed
+};
+
+class CausalLmImpl;
+
+class CausalLm {
+ public:
+  // Random initialisation (normal(0, 0.02) projections and embeddings, unit
+  // norms), reproducible for a seed.
+  static absl::StatusOr<std::unique_ptr<CausalLm>> Init(const ModelConfig& config, uint64_t seed,
+                                                        torch::Device device,
+                                                        torch::ScalarType dtype);
+  // Loads `dir`/config.json and its safetensors. A tensor the model lacks,
+  // or one it needs that the files lack, is an error naming the tensor.
+  static absl::StatusOr<std::unique_ptr<CausalLm>> Load(const std::string& dir,
+                                                        torch::Device device,
+                                                        torch::ScalarType dtype);
+  ~CausalLm();
+
+  // Writes config.json and model.safetensors (in the config's torch_dtype),
+  // base weights only (LoRA factors: SaveLoraAdapter).
+  absl::Status Save(const std::string& dir) const;
+
+  // Logits [B, T, vocab] (float32) of `ids` [B, T]. `attention_mask` [B, S]
+  // (S = cached + T; 1 = real token, 0 = padding) may be undefined (all
+  // real); positions follow from it. With `cache`, keys and values are
+  // appended to it and earlier ones attended to.
+  torch::Tensor Forward(const torch::Tensor& ids, const torch::Tensor& attention_mask = {},
+                        KvCache* cache = nullptr);
+
+  const ModelConfig& config() const;
+  torch::nn::Module& module();
+  torch::Device device() const;
+  torch::ScalarType dtype() const;
+  // Parameters by Hugging Face name (LoRA factors included when attached).
+  std::vector<std::pair<std::string, torch::Tensor>> NamedParameters() const;
+
+  // The projections LoRA may target: q_proj, k_proj, v_proj, o_proj,
+  // gate_proj, up_proj, down_proj; by full name.
+  std::vector<std::pair<std::string, Projection>> Projections() const;
+
+ private:
+  explicit CausalLm(std::shared_ptr<CausalLmImpl> impl);
+  std::shared_ptr<CausalLmImpl> impl_;
+};
+
+// log p(ids[t] | ids[<t]) for t >= 1: [B, T-1] float32 from logits [B, T, V].
+torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids);
+
+// "float32" / "bfloat16" / "float16" as a dtype; false if unknown.
+bool ParseScalarType(const std::string& name, torch::ScalarType* dtype);
+
+}  // namespace crl::policy
+
+#endif  // CRL_LIB_POLICY_MODEL_H_
