@@ -130,6 +130,8 @@ absl::Status OptionSet::Parse(int argc, char** argv, std::vector<std::string>* p
   // Flags win over the config file wherever it appears, so collect first.
   std::vector<std::pair<std::string, std::string>> flags;
   std::string config;
+  // A program that binds its own "config" option gives up the YAML file.
+  const bool yaml = !options_.count("config");
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") {
@@ -166,11 +168,11 @@ absl::Status OptionSet::Parse(int argc, char** argv, std::vector<std::string>* p
         continue;
       }
     }
-    if (name != "config" && it == options_.end()) {
+    if ((name != "config" || !yaml) && it == options_.end()) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
     }
     if (!has_value) {
-      if (name != "config" && it->second.is_bool) {
+      if ((name != "config" || !yaml) && it->second.is_bool) {
         value = "true";
       } else if (i + 1 < argc) {
         value = argv[++i];
@@ -178,7 +180,7 @@ absl::Status OptionSet::Parse(int argc, char** argv, std::vector<std::string>* p
         return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
       }
     }
-    if (name == "config") {
+    if (name == "config" && yaml) {
       config = value;
     } else {
       flags.emplace_back(name, value);
@@ -260,10 +262,16 @@ int OptionSet::ParseForMain(int argc, char** argv) {
 }
 
 std::string OptionSet::Usage() const {
-  std::string out = absl::StrCat("usage: ", program_, " [--config FILE.yaml] [--option=value ...]\n");
+  const bool yaml = !options_.count("config");
+  std::string out = absl::StrCat("usage: ", program_, yaml ? " [--config FILE.yaml]" : "",
+                                 " [--option=value ...]\n");
   if (!summary_.empty()) absl::StrAppend(&out, summary_, "\n");
-  absl::StrAppend(&out, "\noptions (YAML keys have the same names; flags win):\n");
-  absl::StrAppend(&out, "  --config FILE  YAML file of options, applied before the flags\n");
+  if (yaml) {
+    absl::StrAppend(&out, "\noptions (YAML keys have the same names; flags win):\n");
+    absl::StrAppend(&out, "  --config FILE  YAML file of options, applied before the flags\n");
+  } else {
+    absl::StrAppend(&out, "\noptions:\n");
+  }
   for (const auto& [name, opt] : options_) {
     absl::StrAppend(&out, "  --", name, " (default ", opt.default_text, ")\n      ", opt.help,
                     "\n");

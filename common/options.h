@@ -10,7 +10,9 @@
 //   CRL_RETURN_IF_ERROR(set.Parse(argc, argv, &positional));
 //
 // `--config FILE` loads a YAML mapping of the same names before the other
-// flags apply. Errors name the key and, for YAML, the file and line.
+// flags apply. Errors name the key and, for YAML, the file and line. A
+// program that binds an option named "config" itself (crl policy init
+// --config FILE.json) gives the YAML file up.
 #ifndef CRL_COMMON_OPTIONS_H_
 #define CRL_COMMON_OPTIONS_H_
 

@@ -248,6 +248,7 @@ void ServiceHost::Shutdown() {
   if (server_) {
     SetReady(false);
     absl::SleepFor(options_.drain_delay);
+    if (drain_hook_) drain_hook_();
     auto deadline = std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(options_.shutdown_timeout);
     server_->Shutdown(deadline);

@@ -122,9 +122,13 @@ class ServiceHost {
 
   // Waits for SIGTERM/SIGINT, then Shutdown(). Returns the process exit code.
   int RunUntilSignal();
-  // The drain sequence: readiness off, drain delay, bounded server shutdown,
-  // executors stopped, metrics stopped last. Idempotent.
+  // The drain sequence: readiness off, drain delay, the drain hook, bounded
+  // server shutdown, executors stopped, metrics stopped last. Idempotent.
   void Shutdown();
+  // Runs during Shutdown() before the server stops taking calls: a service
+  // with long waits or open streams ends them here (the trainer finishes
+  // its step, checkpoints and closes its version streams).
+  void SetDrainHook(std::function<void()> hook) { drain_hook_ = std::move(hook); }
 
  private:
   const std::string component_;
@@ -140,6 +144,7 @@ class ServiceHost {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   bool shut_down_ = false;
+  std::function<void()> drain_hook_;
 };
 
 }  // namespace crl

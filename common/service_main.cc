@@ -17,9 +17,16 @@ ServiceMain::ServiceMain(ServiceDefinition definition)
              "requests that may wait for a thread before RESOURCE_EXHAUSTED");
 }
 
+int ServiceMain::Parse(int argc, char** argv) {
+  parsed_ = true;
+  return flags_.ParseForMain(argc, argv);
+}
+
 int ServiceMain::Run(int argc, char** argv,
                      const std::function<absl::Status(ServiceSetup&)>& build) {
-  if (int exit_code = flags_.ParseForMain(argc, argv); exit_code >= 0) return exit_code;
+  if (!parsed_) {
+    if (int exit_code = Parse(argc, argv); exit_code >= 0) return exit_code;
+  }
   const std::string& component = definition_.component;
   auto fail = [&](const char* step, const absl::Status& status) {
     CRL_LOG(ERROR) << component << ": " << step << ": " << status;

@@ -55,6 +55,9 @@ class ServiceSetup {
   // Runs after the server started and before readiness turns on (a
   // self-test, a cache warm-up). An error stops the service with exit 1.
   void SetWarmUp(std::function<absl::Status()> warm_up) { warm_up_ = std::move(warm_up); }
+  // Runs on SIGTERM after readiness is off, before the server stops
+  // (ServiceHost::SetDrainHook).
+  void SetDrain(std::function<void()> drain) { host_->SetDrainHook(std::move(drain)); }
 
  private:
   friend class ServiceMain;
@@ -81,12 +84,17 @@ class ServiceMain {
   // starts the runtime, calls `build`, serves until SIGTERM/SIGINT and
   // drains. Returns the process exit code: 1 when start-up failed.
   int Run(int argc, char** argv, const std::function<absl::Status(ServiceSetup&)>& build);
+  // Parses argv only (Run skips parsing afterwards): for a main that may do
+  // something other than serve (crl-trainer's offline mode). Returns the
+  // exit code for --help or a usage error, -1 to go on.
+  int Parse(int argc, char** argv);
 
  private:
   const ServiceDefinition definition_;
   ServerOptions server_options_;
   ExecutorOptions executor_options_;
   OptionSet flags_;
+  bool parsed_ = false;
 };
 
 }  // namespace crl

@@ -120,9 +120,16 @@ absl::StatusOr<std::string> TrainBpe(const std::vector<std::string>& documents,
       continue;
     }
     if (now < options.min_frequency) break;
-    const int merged = static_cast<int>(tokens.size());
-    tokens.push_back(tokens[top.pair.first] + tokens[top.pair.second]);
-    ids[tokens.back()] = merged;
+    // Two merges may spell the same token ("ab"+"c", "a"+"bc"): one id.
+    const std::string text = tokens[top.pair.first] + tokens[top.pair.second];
+    int merged;
+    if (auto known = ids.find(text); known != ids.end()) {
+      merged = known->second;
+    } else {
+      merged = static_cast<int>(tokens.size());
+      tokens.push_back(text);
+      ids[text] = merged;
+    }
     merges.emplace_back(tokens[top.pair.first], tokens[top.pair.second]);
     std::set<int> affected = std::move(where[top.pair]);
     where.erase(top.pair);

@@ -14,7 +14,8 @@
 namespace crl::policy {
 
 struct BpeTrainOptions {
-  // Vocabulary size including the 256 byte symbols and the special tokens.
+  // Vocabulary size including the 256 byte symbols and the special tokens
+  // (smaller when the corpus runs out of pairs seen min_frequency times).
   int vocab_size = 4096;
   // Pairs seen fewer times than this are never merged.
   int min_frequency = 2;

@@ -9,6 +9,7 @@
 #include "common/file.h"
 #include "common/status.h"
 #include "lib/policy/safetensors.h"
+#include "lib/policy/tensor_io.h"
 
 namespace crl::policy {
 namespace {
@@ -54,18 +55,11 @@ absl::Status SaveLoraAdapter(const CausalLm& model, const LoraConfig& config,
                              const std::string& dir, const std::string& base_model) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  std::vector<torch::Tensor> keep;
-  std::vector<NamedTensor> tensors;
+  TensorWriter writer;
   for (const auto& [name, p] : LoraParameters(model)) {
-    torch::Tensor t = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-    keep.push_back(t);
-    TensorView v;
-    v.dtype = DType::kF32;
-    v.shape = t.sizes().vec();
-    v.bytes = std::string_view(static_cast<const char*>(t.data_ptr()), t.nbytes());
-    tensors.push_back({name, std::move(v)});
+    CRL_RETURN_IF_ERROR(writer.Add(name, p, torch::kFloat32));
   }
-  if (tensors.empty()) return absl::FailedPreconditionError("the model has no LoRA attached");
+  if (writer.empty()) return absl::FailedPreconditionError("the model has no LoRA attached");
   json j = {{"peft_type", "LORA"},
             {"task_type", "CAUSAL_LM"},
             {"base_model_name_or_path", base_model},
@@ -77,7 +71,7 @@ absl::Status SaveLoraAdapter(const CausalLm& model, const LoraConfig& config,
             {"fan_in_fan_out", false},
             {"inference_mode", true},
             {"modules_to_save", nullptr}};
-  CRL_RETURN_IF_ERROR(WriteSafetensors((fs::path(dir) / "adapter_model.safetensors").string(), tensors));
+  CRL_RETURN_IF_ERROR(writer.WriteFile((fs::path(dir) / "adapter_model.safetensors").string()));
   return WriteFileAtomically((fs::path(dir) / "adapter_config.json").string(), j.dump(2) + "\n");
 }
 
@@ -108,11 +102,7 @@ absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLm* model, const std::string& d
     if (v->dtype != DType::kF32 && v->dtype != DType::kBF16 && v->dtype != DType::kF16) {
       return absl::InvalidArgumentError(absl::StrCat(dir, ": factor '", name, "' is not a float"));
     }
-    const auto from = v->dtype == DType::kF32 ? torch::kFloat32
-                      : v->dtype == DType::kBF16 ? torch::kBFloat16
-                                                 : torch::kFloat16;
-    torch::Tensor t = torch::from_blob(const_cast<char*>(v->bytes.data()), v->shape,
-                                       torch::TensorOptions().dtype(from));
+    CRL_ASSIGN_OR_RETURN(torch::Tensor t, ToTorch(*v, name));
     if (t.sizes() != p.sizes()) {
       return absl::InvalidArgumentError(absl::StrCat(dir, ": factor '", name, "' has shape ",
                                                      c10::str(t.sizes()), ", the model needs ",
@@ -132,6 +122,14 @@ absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLm* model, const std::string& d
 
 void MergeLora(CausalLm* model) {
   for (auto& [name, proj] : model->Projections()) proj->MergeLora();
+}
+
+ScopedLoraBypass::ScopedLoraBypass(CausalLm* model) : model_(model) {
+  for (auto& [name, proj] : model_->Projections()) proj->lora_enabled = false;
+}
+
+ScopedLoraBypass::~ScopedLoraBypass() {
+  for (auto& [name, proj] : model_->Projections()) proj->lora_enabled = true;
 }
 
 }  // namespace crl::policy

@@ -38,6 +38,19 @@ absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLm* model, const std::string& d
 // weight += alpha / rank * B @ A in every projection, factors dropped.
 void MergeLora(CausalLm* model);
 
+// The base model for the scope: every attached adapter is bypassed (the
+// reference policy of a LoRA run costs no second copy of the weights).
+class ScopedLoraBypass {
+ public:
+  explicit ScopedLoraBypass(CausalLm* model);
+  ~ScopedLoraBypass();
+  ScopedLoraBypass(const ScopedLoraBypass&) = delete;
+  ScopedLoraBypass& operator=(const ScopedLoraBypass&) = delete;
+
+ private:
+  CausalLm* model_;
+};
+
 }  // namespace crl::policy
 
 #endif  // CRL_LIB_POLICY_LORA_H_

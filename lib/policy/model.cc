@@ -1,5 +1,6 @@
 #include "lib/policy/model.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
 #include <cmath>
@@ -11,9 +12,24 @@
 #include "common/file.h"
 #include "common/status.h"
 #include "lib/policy/safetensors.h"
+#include "lib/policy/tensor_io.h"
 
 namespace crl::policy {
 namespace {
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool CudaAutocast() { return at::autocast::is_autocast_enabled(at::kCUDA); }
+void SetCudaAutocast(bool on) {
+  at::autocast::set_autocast_enabled(at::kCUDA, on);
+  if (on) at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+}
+#else
+bool CudaAutocast() { return at::autocast::is_enabled(); }
+void SetCudaAutocast(bool on) {
+  at::autocast::set_enabled(on);
+  if (on) at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+}
+#endif
 
 namespace fs = std::filesystem;
 using torch::indexing::Slice;
@@ -93,10 +109,10 @@ class AttentionImpl : public torch::nn::Module {
     }
   }
 
-  // x [B, T, hidden]; cos/sin [B, T, D]; mask [B, 1, T, S] additive (or
-  // undefined: causal without padding); k/v of earlier tokens in *cache.
+  // x [B, T, hidden]; cos/sin [B, T, D]; allowed [B, 1, T, S] bool (or
+  // undefined: plain causal); k/v of earlier tokens in *cache.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const torch::Tensor& mask, KvCache* cache, int layer) {
+                        const torch::Tensor& allowed, KvCache* cache, int layer) {
     const int64_t B = x.size(0), T = x.size(1), D = c_.head_dim;
     const int64_t H = c_.num_attention_heads, KV = c_.num_key_value_heads;
     torch::Tensor q = q_proj(x).view({B, T, H, D});
@@ -108,7 +124,11 @@ class AttentionImpl : public torch::nn::Module {
     }
     q = q.transpose(1, 2);  // [B, H, T, D]
     k = k.transpose(1, 2);
-    const torch::Tensor c = cos.unsqueeze(1), s = sin.unsqueeze(1);
+    // In q's dtype: under autocast q is bfloat16 while cos/sin are float32.
+    const torch::Tensor c = cos.unsqueeze(1).to(q.scalar_type());
+    const torch::Tensor s = sin.unsqueeze(1).to(q.scalar_type());
+    k = k.to(q.scalar_type());
+    v = v.to(q.scalar_type());
     q = q * c + RotateHalf(q) * s;
     k = k * c + RotateHalf(k) * s;
     if (cache) {
@@ -139,16 +159,16 @@ class AttentionImpl : public torch::nn::Module {
     }
     torch::Tensor out;
 #if TORCH_VERSION_MAJOR >= 2
-    if (mask.defined()) {
-      out = at::scaled_dot_product_attention(q, k, v, mask);
+    if (allowed.defined()) {
+      out = at::scaled_dot_product_attention(q, k, v, allowed);
     } else {
       out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
     }
 #else
     torch::Tensor scores = torch::matmul(q.to(torch::kFloat32), k.to(torch::kFloat32).transpose(-2, -1)) /
                            std::sqrt(static_cast<double>(D));
-    if (mask.defined()) {
-      scores = scores + mask.to(torch::kFloat32);
+    if (allowed.defined()) {
+      scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
     } else {
       const int64_t S = k.size(2);
       scores = scores.masked_fill(
@@ -192,11 +212,46 @@ class LayerImpl : public torch::nn::Module {
     post_attention_layernorm =
         register_module("post_attention_layernorm", RmsNorm(c.hidden_size, c.rms_norm_eps));
   }
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const torch::Tensor& allowed, KvCache* cache, int index) {
+    torch::Tensor h = x + self_attn->forward(input_layernorm(x), cos, sin, allowed, cache, index);
+    return h + mlp(post_attention_layernorm(h));
+  }
   Attention self_attn{nullptr};
   Mlp mlp{nullptr};
   RmsNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
 };
 TORCH_MODULE(Layer);
+
+// Activation checkpointing of one layer: the forward pass keeps only the
+// layer's input; the backward pass runs the layer again with gradients on
+// (under the autocast state of the forward) and back-propagates through it,
+// which accumulates the layer's parameter gradients and returns the input's.
+struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
+  static torch::Tensor Mask(const torch::Tensor& t) { return t.numel() == 0 ? torch::Tensor() : t; }
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin,
+                               const torch::Tensor& allowed, int64_t layer) {
+    ctx->save_for_backward({x, cos, sin, allowed});
+    ctx->saved_data["layer"] = layer;
+    ctx->saved_data["autocast"] = AutocastGuard::Enabled();
+    return reinterpret_cast<LayerImpl*>(layer)->forward(x, cos, sin, Mask(allowed), nullptr, 0);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto* layer = reinterpret_cast<LayerImpl*>(ctx->saved_data["layer"].toInt());
+    torch::Tensor x = saved[0].detach().requires_grad_(true);
+    torch::Tensor out;
+    {
+      torch::AutoGradMode grad_on(true);
+      AutocastGuard autocast(ctx->saved_data["autocast"].toBool(), x.device());
+      out = layer->forward(x, saved[1], saved[2], Mask(saved[3]), nullptr, 0);
+    }
+    torch::autograd::backward({out}, {grads[0]});
+    return {x.grad(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
 
 class DecoderImpl : public torch::nn::Module {
  public:
@@ -216,19 +271,26 @@ bool IsLoraName(const std::string& name) {
   return absl::StrContains(name, ".lora_A.") || absl::StrContains(name, ".lora_B.");
 }
 
-absl::StatusOr<torch::ScalarType> TorchType(DType d, const std::string& name) {
-  switch (d) {
-    case DType::kF32: return torch::kFloat32;
-    case DType::kBF16: return torch::kBFloat16;
-    case DType::kF16: return torch::kFloat16;
-    case DType::kF64: return torch::kFloat64;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", name, "' has dtype ", DTypeName(d), ", not a float type"));
-  }
+}  // namespace
+
+// ---- Autocast ----------------------------------------------------------------
+
+AutocastGuard::AutocastGuard(bool enable, torch::Device device) {
+  if (!enable || !device.is_cuda()) return;
+  active_ = true;
+  previous_ = CudaAutocast();
+  SetCudaAutocast(true);
+  at::autocast::increment_nesting();
 }
 
-}  // namespace
+AutocastGuard::~AutocastGuard() {
+  if (!active_) return;
+  // As torch.autocast's exit: the cast cache lives while any scope is open.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  SetCudaAutocast(previous_);
+}
+
+bool AutocastGuard::Enabled() { return CudaAutocast(); }
 
 // ---- Projection --------------------------------------------------------------
 
@@ -239,7 +301,7 @@ ProjectionImpl::ProjectionImpl(int64_t in, int64_t out, bool with_bias) {
 
 torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
   torch::Tensor y = torch::nn::functional::linear(x, weight, bias);
-  if (lora_a_) {
+  if (lora_a_ && lora_enabled) {
     torch::Tensor h = x;
     if (lora_dropout > 0 && is_training()) h = torch::dropout(h, lora_dropout, true);
     y = y + lora_b_(lora_a_(h.to(lora_a_->weight.scalar_type()))).to(y.scalar_type()) * lora_scale;
@@ -285,42 +347,54 @@ class CausalLmImpl : public torch::nn::Module {
     inv_freq = InverseFrequencies(c);  // not a checkpoint tensor: kept out of the buffers
   }
 
-  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& attention_mask,
-                        KvCache* cache) {
+  // See CausalLm::Hidden.
+  torch::Tensor hidden(const torch::Tensor& ids, const ForwardOptions& o) {
     const int64_t B = ids.size(0), T = ids.size(1);
+    KvCache* cache = o.cache;
     const int64_t past = cache ? cache->length : 0;
     if (cache && cache->capacity > 0 && past + T > cache->capacity) {
       throw std::length_error("KV cache capacity exceeded");
     }
+    const bool padded = o.attention_mask.defined(), packed = o.segment_ids.defined();
+    if (packed && (padded || cache)) {
+      throw std::invalid_argument("segment_ids go without an attention mask or a cache");
+    }
     const int64_t S = past + T;
     const auto dtype = model->embed_tokens->weight.scalar_type();
     const auto dev = ids.device();
-    torch::Tensor positions, mask;
-    const bool padded = attention_mask.defined();
+    auto longs = torch::TensorOptions().dtype(torch::kLong).device(dev);
+    torch::Tensor positions, allowed;
     if (padded) {
       // Positions count real tokens only (left padding keeps them aligned).
-      torch::Tensor m = attention_mask.to(torch::kLong);
+      torch::Tensor m = o.attention_mask.to(torch::kLong);
       positions = (m.cumsum(1) - 1).clamp_min(0).index({Slice(), Slice(past, S)});
+    } else if (packed) {
+      // Each segment starts again at 0: position = t - (start of t's segment).
+      torch::Tensor idx = torch::arange(T, longs).unsqueeze(0).expand({B, T});
+      torch::Tensor seg = o.segment_ids.to(torch::kLong);
+      torch::Tensor starts = torch::ones({B, T}, longs.dtype(torch::kBool));
+      if (T > 1) starts.narrow(1, 1, T - 1).copy_(seg.narrow(1, 1, T - 1) != seg.narrow(1, 0, T - 1));
+      positions = idx - std::get<0>(torch::cummax(torch::where(starts, idx, torch::zeros_like(idx)), 1));
     } else {
-      positions = torch::arange(past, S, torch::TensorOptions().dtype(torch::kLong).device(dev))
-                      .unsqueeze(0)
-                      .expand({B, T});
+      positions = torch::arange(past, S, longs).unsqueeze(0).expand({B, T});
     }
-    if (padded || past > 0 || config.sliding_window > 0) {
+    if (padded || packed || past > 0 || config.sliding_window > 0) {
       // [B, 1, T, S]: key j visible to query t when j <= past + t, within
-      // the window, and not padding.
-      auto opts = torch::TensorOptions().dtype(torch::kLong).device(dev);
-      torch::Tensor qi = torch::arange(past, S, opts).unsqueeze(1);
-      torch::Tensor kj = torch::arange(0, S, opts).unsqueeze(0);
+      // the window, not padding, and in the same segment.
+      torch::Tensor qi = torch::arange(past, S, longs).unsqueeze(1);
+      torch::Tensor kj = torch::arange(0, S, longs).unsqueeze(0);
       torch::Tensor visible = kj <= qi;
       if (config.sliding_window > 0) visible = visible & (kj > qi - config.sliding_window);
-      torch::Tensor allowed = visible.unsqueeze(0).unsqueeze(0).expand({B, 1, T, S});
-      if (padded) allowed = allowed & attention_mask.to(torch::kBool).view({B, 1, 1, S});
+      allowed = visible.unsqueeze(0).unsqueeze(0).expand({B, 1, T, S});
+      if (padded) allowed = allowed & o.attention_mask.to(torch::kBool).view({B, 1, 1, S});
+      if (packed) {
+        torch::Tensor seg = o.segment_ids.to(torch::kLong);
+        allowed = allowed & (seg.unsqueeze(2) == seg.unsqueeze(1)).unsqueeze(1) &
+                  (seg != 0).view({B, 1, 1, S});
+      }
       // Every query sees at least itself, so padding rows stay finite (a
       // fully masked row would be NaN, and 0 * NaN reaches real rows).
       allowed = allowed | (kj == qi).unsqueeze(0).unsqueeze(0);
-      mask = torch::zeros({B, 1, T, S}, torch::TensorOptions().dtype(dtype).device(dev))
-                 .masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
     }
     auto [cos, sin] = Rope(inv_freq, positions, dtype);
     torch::Tensor h = model->embed_tokens(ids);
@@ -328,17 +402,31 @@ class CausalLmImpl : public torch::nn::Module {
       cache->keys.resize(config.num_hidden_layers);
       cache->values.resize(config.num_hidden_layers);
     }
+    const bool recompute = o.checkpoint_layers && torch::GradMode::is_enabled() && !cache;
     for (int i = 0; i < config.num_hidden_layers; ++i) {
       auto layer = model->layers->ptr<LayerImpl>(i);
-      torch::Tensor a = layer->self_attn->forward(layer->input_layernorm(h), cos, sin, mask, cache, i);
-      h = h + a;
-      h = h + layer->mlp(layer->post_attention_layernorm(h));
+      if (recompute) {
+        // LibTorch 1.13's custom functions take no undefined tensors: an
+        // empty one stands for "no mask".
+        h = LayerCheckpoint::apply(h, cos, sin,
+                                   allowed.defined() ? allowed : torch::empty({0}, torch::kBool),
+                                   reinterpret_cast<int64_t>(layer.get()));
+      } else {
+        h = layer->forward(h, cos, sin, allowed, cache, i);
+      }
     }
     if (cache) cache->length = S;
-    h = model->norm(h);
-    torch::Tensor logits = lm_head ? lm_head(h)
-                                   : torch::nn::functional::linear(h, model->embed_tokens->weight);
-    return logits.to(torch::kFloat32);
+    return model->norm(h);
+  }
+
+  torch::Tensor output_embedding() const {
+    return lm_head ? lm_head->weight : model->embed_tokens->weight;
+  }
+
+  torch::Tensor logits(const torch::Tensor& hidden) {
+    torch::Tensor out = lm_head ? lm_head(hidden)
+                                : torch::nn::functional::linear(hidden, model->embed_tokens->weight);
+    return out.to(torch::kFloat32);
   }
 
   ModelConfig config;
@@ -359,8 +447,17 @@ torch::ScalarType CausalLm::dtype() const {
 
 torch::Tensor CausalLm::Forward(const torch::Tensor& ids, const torch::Tensor& attention_mask,
                                 KvCache* cache) {
-  return impl_->forward(ids, attention_mask, cache);
+  ForwardOptions o;
+  o.attention_mask = attention_mask;
+  o.cache = cache;
+  return impl_->logits(impl_->hidden(ids, o));
 }
+
+torch::Tensor CausalLm::Hidden(const torch::Tensor& ids, const ForwardOptions& options) {
+  return impl_->hidden(ids, options);
+}
+
+torch::Tensor CausalLm::OutputEmbedding() const { return impl_->output_embedding(); }
 
 std::vector<std::pair<std::string, torch::Tensor>> CausalLm::NamedParameters() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
@@ -422,6 +519,10 @@ absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
             absl::StrCat(dir, ": tensor '", p.key(), "' is missing from the weights"));
       }
       CRL_ASSIGN_OR_RETURN(torch::ScalarType from, TorchType(v->dtype, p.key()));
+      if (!c10::isFloatingType(from)) {
+        return absl::InvalidArgumentError(absl::StrCat(dir, ": tensor '", p.key(), "' has dtype ",
+                                                       DTypeName(v->dtype), ", not a float type"));
+      }
       torch::Tensor t = torch::from_blob(const_cast<char*>(v->bytes.data()), v->shape,
                                          torch::TensorOptions().dtype(from));
       if (t.sizes() != p.value().sizes()) {
@@ -452,23 +553,13 @@ absl::Status CausalLm::Save(const std::string& dir) const {
   fs::create_directories(dir, ec);
   torch::ScalarType out_type = torch::kBFloat16;
   ParseScalarType(impl_->config.torch_dtype, &out_type);
-  std::vector<torch::Tensor> keep;  // the bytes the views below point into
-  std::vector<NamedTensor> tensors;
+  TensorWriter writer;
   for (const auto& [name, p] : NamedParameters()) {
-    if (IsLoraName(name)) continue;
-    torch::Tensor t = p.detach().to(torch::kCPU, out_type).contiguous();
-    keep.push_back(t);
-    TensorView v;
-    v.dtype = out_type == torch::kFloat32 ? DType::kF32
-              : out_type == torch::kFloat16 ? DType::kF16
-                                            : DType::kBF16;
-    v.shape = t.sizes().vec();
-    v.bytes = std::string_view(static_cast<const char*>(t.data_ptr()), t.nbytes());
-    tensors.push_back({name, std::move(v)});
+    if (!IsLoraName(name)) CRL_RETURN_IF_ERROR(writer.Add(name, p, out_type));
   }
   CRL_RETURN_IF_ERROR(WriteFileAtomically((fs::path(dir) / "config.json").string(),
                                           ModelConfigJson(impl_->config)));
-  return WriteWeights(dir, tensors);
+  return writer.WriteDir(dir);
 }
 
 torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids) {

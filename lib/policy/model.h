@@ -42,6 +42,8 @@ class ProjectionImpl : public torch::nn::Module {
   torch::nn::Linear lora_a_{nullptr}, lora_b_{nullptr};
   double lora_scale = 0;
   double lora_dropout = 0;
+  // False: the base projection alone (the reference policy of LoRA training).
+  bool lora_enabled = true;
 };
 TORCH_MODULE(Projection);
 
@@ -54,6 +56,24 @@ struct KvCache {
   std::vector<torch::Tensor> values;
   int64_t length = 0;    // tokens cached
   int64_t capacity = 0;  // 0: grow as needed
+};
+
+// What a forward pass sees beyond the token ids.
+struct ForwardOptions {
+  // [B, S] (S = cached + T): 1 for a real token, 0 for padding; positions
+  // count real tokens only. Undefined: every token is real. Right padding
+  // needs no mask (causal attention never looks right).
+  torch::Tensor attention_mask;
+  // [B, T] int64, for packed rows: a token attends only to earlier tokens of
+  // its own segment, and positions restart at each segment. 0 is padding.
+  // Not with a cache or an attention mask.
+  torch::Tensor segment_ids;
+  // Keys and values of earlier tokens; this call's are appended.
+  KvCache* cache = nullptr;
+  // Activation checkpointing: keep only each layer's input and recompute
+  // the layer in the backward pass (memory for time). Training only; not
+  // with LoRA dropout (its random mask would differ when recomputed).
+  bool checkpoint_layers = false;
 };
 
 class CausalLmImpl;
@@ -83,6 +103,15 @@ class CausalLm {
   torch::Tensor Forward(const torch::Tensor& ids, const torch::Tensor& attention_mask = {},
                         KvCache* cache = nullptr);
 
+  // The final (normed) hidden states [B, T, hidden]: what Forward applies
+  // the output embedding to. The trainer's entry, which applies it in chunks
+  // (TokenLogprobsFromHidden in objective code) instead of materialising
+  // [B, T, vocab] logits.
+  torch::Tensor Hidden(const torch::Tensor& ids, const ForwardOptions& options);
+  // The output embedding [vocab, hidden]: lm_head, or the input embedding
+  // when tied.
+  torch::Tensor OutputEmbedding() const;
+
   const ModelConfig& config() const;
   torch::nn::Module& module();
   torch::Device device() const;
@@ -97,6 +126,23 @@ class CausalLm {
  private:
   explicit CausalLm(std::shared_ptr<CausalLmImpl> impl);
   std::shared_ptr<CausalLmImpl> impl_;
+};
+
+// bf16 autocast on CUDA for the scope (matmuls in bfloat16 over float32
+// master weights, as torch.autocast does); nothing on CPU or when `enable`
+// is false. Thread-local, as autocast is.
+class AutocastGuard {
+ public:
+  AutocastGuard(bool enable, torch::Device device);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+  // Whether CUDA autocast is on in this thread.
+  static bool Enabled();
+
+ private:
+  bool active_ = false;
+  bool previous_ = false;
 };
 
 // log p(ids[t] | ids[<t]) for t >= 1: [B, T-1] float32 from logits [B, T, V].

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -327,6 +328,20 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(const std::string
 absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromFile(const std::string& path) {
   CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "tokenizer"));
   return FromJson(text, path);
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& model_or_file) {
+  std::error_code ec;
+  const std::string path = std::filesystem::is_directory(model_or_file, ec)
+                               ? (std::filesystem::path(model_or_file) / "tokenizer.json").string()
+                               : model_or_file;
+  return Tokenizer::FromFile(path);
+}
+
+absl::StatusOr<ChatFormat> LoadChatFormat(const std::string& model_dir) {
+  const std::string path = (std::filesystem::path(model_dir) / "tokenizer_config.json").string();
+  CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "tokenizer config"));
+  return DetectChatFormat(text, path);
 }
 
 std::vector<int> Tokenizer::Encode(const std::string& raw, bool parse_special) const {

@@ -64,6 +64,10 @@ class Tokenizer {
 // stands for it in byte-level vocabularies.
 const std::string& ByteLevelChar(unsigned char b);
 
+// The tokenizer of a model directory (DIR/tokenizer.json) or of a
+// tokenizer.json path.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& model_or_file);
+
 // ---- Chat formats -------------------------------------------------------
 
 // ChatML (Qwen):    <|im_start|>role\ncontent<|im_end|>\n ... <|im_start|>assistant\n
@@ -78,6 +82,9 @@ const char* ChatFormatName(ChatFormat format);
 // INVALID_ARGUMENT saying which templates are supported otherwise.
 absl::StatusOr<ChatFormat> DetectChatFormat(const std::string& tokenizer_config_json,
                                             const std::string& source);
+
+// The chat format of a model directory's tokenizer_config.json.
+absl::StatusOr<ChatFormat> LoadChatFormat(const std::string& model_dir);
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant"

@@ -14,6 +14,7 @@ int DemoCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int BaselineCommand(int argc, char** argv);
 int PromptCommand(int argc, char** argv);
+int PolicyCommand(int argc, char** argv);
 
 // Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
 int UsageError(const OptionSet& flags, const absl::Status& status);

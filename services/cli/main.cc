@@ -36,6 +36,7 @@ constexpr const char* kUsage =
     "  baseline          reference times of KernelBench-format tasks (baseline JSON)\n"
     "  prompt build      the contrastive prompt for a task and earlier variants\n"
     "  prompt parse      split a completion into analysis, design and code (or a reject)\n"
+    "  policy            the model library: init, tokenizer-train, tokenize, logprobs, generate\n"
     "\n"
     "`crl COMMAND --help` describes a command's options.\n";
 
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   if (command == "bench") return crl::cli::BenchCommand(argc - 1, argv + 1);
   if (command == "baseline") return crl::cli::BaselineCommand(argc - 1, argv + 1);
   if (command == "prompt") return crl::cli::PromptCommand(argc - 1, argv + 1);
+  if (command == "policy") return crl::cli::PolicyCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -2,7 +2,7 @@
 // model equations (tests/policy/reference_model.py, Debian's python3-torch),
 // on small random weights of every supported family; KV cache, padding, LoRA,
 // weights errors and generation checked within crl.
-#include <catch2/catch.hpp>
+#include "tests/policy/torch_catch.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -6,8 +6,9 @@ code shared with crl and no Hugging Face library.
     reference_model.py MODEL_DIR INPUT.json OUTPUT.json
 
 INPUT.json: {"ids": [[...], ...], "mask": [[1, 0, ...]] (optional),
-             "lora": ADAPTER_DIR (optional), "grpo": {...} (optional)}
-OUTPUT.json: {"logits": [B][T][V]} and, with "grpo", {"loss": x, "grads": {name: [...]}}.
+             "lora": ADAPTER_DIR (optional), "grpo": {...} (optional: see grpo_loss)}
+OUTPUT.json: {"logits": [B][T][V]}, or with "grpo" {"loss": x, "grads": {name: [...]}}
+(gradients of the LoRA factors when an adapter is given, else of every weight).
 """
 import json
 import math
@@ -127,29 +128,54 @@ def forward(cfg, w, ids, mask, lora=None):
     return x @ head.T
 
 
-def grpo_loss(cfg, w, spec):
-    """One GRPO objective, from the equations (PPO clip, group advantages)."""
-    ids = torch.tensor(spec["ids"])
-    mask = torch.ones_like(ids)
-    logits = forward(cfg, w, ids, mask)
-    logp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]
-    comp = torch.tensor(spec["completion_mask"], dtype=torch.float64)[:, 1:]
-    old = torch.tensor(spec["old_logprobs"], dtype=torch.float64)[:, 1:]
-    rewards = torch.tensor(spec["rewards"], dtype=torch.float64)
-    adv = rewards - rewards.mean()
-    if spec.get("scale_by_std", True):
-        adv = adv / (rewards.std(unbiased=False) + 1e-6)
-    adv = adv.clamp(-spec["advantage_clip"], spec["advantage_clip"])
-    ratio = torch.exp(logp - old)
+def load_lora(adapter_dir):
+    acfg = json.load(open(f"{adapter_dir}/adapter_config.json"))
+    lw = read_safetensors(f"{adapter_dir}/adapter_model.safetensors")
+    return {"scale": acfg["lora_alpha"] / acfg["r"],
+            "w": {k[len("base_model.model."):]: v for k, v in lw.items()}}
+
+
+def completion_logprobs(cfg, w, prompt, completion, lora):
+    ids = torch.tensor([prompt + completion])
+    logits = forward(cfg, w, ids, torch.ones_like(ids), lora)[0]
+    logp = torch.log_softmax(logits, -1)
+    P = len(prompt)
+    return torch.stack([logp[P - 1 + j, t] for j, t in enumerate(completion)])
+
+
+def grpo_loss(cfg, w, spec, lora):
+    """The policy-gradient objective from its equations: group advantages
+    (sample std, as TRL / veRL), PPO clip with separate bounds, k3 KL to the
+    base model (LoRA bypassed), token- or sequence-mean."""
+    seqs = spec["sequences"]
+    adv = {}
+    for g in sorted({s["group"] for s in seqs}):
+        idx = [i for i, s in enumerate(seqs) if s["group"] == g]
+        r = torch.tensor([seqs[i]["reward"] for i in idx], dtype=torch.float64)
+        a = r - r.mean()
+        if spec["normalize_std"]:
+            a = a / (r.std(unbiased=True) + 1e-6)
+        if spec["advantage_clip"] > 0:
+            a = a.clamp(-spec["advantage_clip"], spec["advantage_clip"])
+        for k, i in enumerate(idx):
+            adv[i] = a[k]
     lo, hi = spec["clip_low"], spec["clip_high"]
-    obj = torch.minimum(ratio * adv[:, None], ratio.clamp(1 - lo, 1 + hi) * adv[:, None])
-    per_token = -obj
-    if spec.get("kl_coef", 0) > 0:
-        ref = torch.tensor(spec["ref_logprobs"], dtype=torch.float64)[:, 1:]
-        per_token = per_token + spec["kl_coef"] * (torch.exp(ref - logp) - (ref - logp) - 1)
-    if spec.get("loss_mode", "token_mean") == "token_mean":
-        return (per_token * comp).sum() / comp.sum()
-    return ((per_token * comp).sum(1) / comp.sum(1)).mean()
+    total_tokens = sum(len(s["completion"]) for s in seqs)
+    loss = 0
+    for i, s in enumerate(seqs):
+        logp = completion_logprobs(cfg, w, s["prompt"], s["completion"], lora)
+        old = torch.tensor(s["old"], dtype=torch.float64)
+        ratio = torch.exp(logp - old)
+        per_token = -torch.minimum(ratio * adv[i], ratio.clamp(1 - lo, 1 + hi) * adv[i])
+        if spec["kl_coef"] > 0:
+            with torch.no_grad():
+                ref = completion_logprobs(cfg, w, s["prompt"], s["completion"], None)
+            per_token = per_token + spec["kl_coef"] * (torch.exp(ref - logp) - (ref - logp) - 1)
+        if spec["aggregation"] == "token-mean":
+            loss = loss + per_token.sum() / total_tokens
+        else:
+            loss = loss + per_token.mean() / len(seqs)
+    return loss
 
 
 def main():
@@ -157,23 +183,21 @@ def main():
     cfg = json.load(open(f"{model_dir}/config.json"))
     w = read_safetensors(f"{model_dir}/model.safetensors")
     spec = json.load(open(inp))
+    lora = load_lora(spec["lora"]) if spec.get("lora") else None
     out = {}
     if "grpo" in spec:
-        params = {k: v.clone().requires_grad_(True) for k, v in w.items()}
-        loss = grpo_loss(cfg, params, spec["grpo"])
+        # Gradients of the trainable tensors: the LoRA factors, or the weights.
+        trainable = lora["w"] if lora else w
+        for k in trainable:
+            trainable[k] = trainable[k].clone().requires_grad_(True)
+        loss = grpo_loss(cfg, w, spec["grpo"], lora)
         loss.backward()
         out["loss"] = loss.item()
-        out["grads"] = {k: p.grad.flatten().tolist() for k, p in params.items()
-                        if k in spec["grpo"].get("grads", [])}
+        out["grads"] = {k: p.grad.flatten().tolist() for k, p in trainable.items()
+                        if p.grad is not None}
     else:
         ids = torch.tensor(spec["ids"])
         mask = torch.tensor(spec["mask"]) if "mask" in spec else torch.ones_like(ids)
-        lora = None
-        if spec.get("lora"):
-            acfg = json.load(open(f"{spec['lora']}/adapter_config.json"))
-            lw = read_safetensors(f"{spec['lora']}/adapter_model.safetensors")
-            lora = {"scale": acfg["lora_alpha"] / acfg["r"],
-                    "w": {k[len("base_model.model."):]: v for k, v in lw.items()}}
         with torch.no_grad():
             out["logits"] = forward(cfg, w, ids, mask, lora).tolist()
     json.dump(out, open(outp, "w"))

@@ -124,5 +124,15 @@ TEST_CASE("a missing config file is a clear error", "[options]") {
   CHECK(std::string(s.message()).find("/nonexistent/x.yaml") != std::string::npos);
 }
 
+TEST_CASE("a program's own config option is a plain option, not a YAML file", "[options]") {
+  Opts o;
+  OptionSet set = Bind(&o);
+  std::string config;
+  set.Add("config", &config, "a model config.json");
+  REQUIRE(ParseArgs(&set, {"--config", "/nonexistent/config.json"}).ok());
+  CHECK(config == "/nonexistent/config.json");
+  CHECK(set.Usage().find("FILE.yaml") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace crl

@@ -1,0 +1,477 @@
+#include "services/trainer/trainer.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/status.h"
+#include "lib/policy/loader.h"
+#include "lib/policy/logprobs.h"
+#include "lib/policy/safetensors.h"
+#include "lib/policy/tensor_io.h"
+#include "services/trainer/checkpoint_dirs.h"
+
+namespace crl::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kCheckpointFormat = 1;
+
+// LibTorch reports failures by throwing; the trainer answers with a Status.
+template <typename F>
+auto Torch(const char* what, F&& f) -> absl::StatusOr<decltype(f())> {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(what, ": ", e.what()));
+  }
+}
+
+// The generator of `device` (CPU or one CUDA device).
+at::Generator DefaultGenerator(torch::Device device) {
+  return at::globalContext().defaultGenerator(device);
+}
+
+std::string CheckpointsDir(const std::string& out) { return (fs::path(out) / "checkpoints").string(); }
+std::string PolicyDir(const std::string& out) { return (fs::path(out) / "policy").string(); }
+
+}  // namespace
+
+double LearningRate(const OptimizerOptions& o, int64_t step) {
+  if (o.warmup_steps > 0 && step < o.warmup_steps) {
+    return o.lr * static_cast<double>(step + 1) / o.warmup_steps;
+  }
+  if (o.total_steps <= o.warmup_steps) return o.lr;
+  const double progress =
+      std::min(1.0, static_cast<double>(step - o.warmup_steps) / (o.total_steps - o.warmup_steps));
+  return o.lr * (o.min_lr_ratio + (1 - o.min_lr_ratio) * 0.5 * (1 + std::cos(M_PI * progress)));
+}
+
+const char* ObjectiveName(Objective o) {
+  return o == Objective::kSupervised ? "supervised" : "policy-gradient";
+}
+
+Trainer::Trainer(TrainerOptions options, ClockInterface* clock, DistributedInterface* dist)
+    : options_(std::move(options)), clock_(clock), dist_(dist ? dist : &single_) {}
+
+Trainer::~Trainer() = default;
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& options,
+                                                         ClockInterface* clock,
+                                                         DistributedInterface* dist) {
+  if (options.model_dir.empty()) return absl::InvalidArgumentError("model_dir: required");
+  if (options.out_dir.empty()) return absl::InvalidArgumentError("out_dir: required");
+  if (options.updates_per_batch < 1) {
+    return absl::InvalidArgumentError("updates_per_batch: must be at least 1");
+  }
+  if (options.lora && options.lora_config.dropout > 0 && options.activation_checkpointing) {
+    return absl::InvalidArgumentError(
+        "activation_checkpointing: not with lora.dropout > 0 (a recomputed layer would draw "
+        "another dropout mask)");
+  }
+  if (options.policy_loss.clip_low < 0 || options.policy_loss.clip_low >= 1 ||
+      options.policy_loss.clip_high < 0) {
+    return absl::InvalidArgumentError("clip_low / clip_high: need 0 <= clip_low < 1, clip_high >= 0");
+  }
+  std::unique_ptr<Trainer> t(new Trainer(options, clock, dist));
+  CRL_RETURN_IF_ERROR(t->Init());
+  return t;
+}
+
+absl::Status Trainer::Init() {
+  const std::string dtype = options_.precision == "bfloat16" ? "bfloat16" : "float32";
+  if (options_.precision != "auto" && options_.precision != "float32" &&
+      options_.precision != "bfloat16") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("precision: '", options_.precision, "' is not auto, float32 or bfloat16"));
+  }
+  CRL_ASSIGN_OR_RETURN(placement_, policy::ResolvePlacement(options_.device, dtype));
+  autocast_ = options_.precision == "auto" && placement_.device.is_cuda();
+  CRL_ASSIGN_OR_RETURN(model_, policy::LoadPolicy(options_.model_dir, "", placement_));
+  CRL_ASSIGN_OR_RETURN(tokenizer_, policy::LoadTokenizer(options_.model_dir));
+  if (tokenizer_->vocab_size() > model_->config().vocab_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options_.model_dir, ": the tokenizer has ", tokenizer_->vocab_size(),
+        " ids, the model's vocab_size is ", model_->config().vocab_size));
+  }
+  chat_format_ = policy::LoadChatFormat(options_.model_dir);
+  // Seeds differ per rank (LoRA dropout masks), and are restored on resume.
+  DefaultGenerator(torch::kCPU).set_current_seed(options_.seed + dist_->rank());
+  if (placement_.device.is_cuda()) {
+    DefaultGenerator(placement_.device).set_current_seed(options_.seed + dist_->rank());
+  }
+  if (options_.lora) {
+    torch::manual_seed(options_.seed);  // the same initial factors on every rank
+    CRL_RETURN_IF_ERROR(policy::AttachLora(model_.get(), options_.lora_config));
+    DefaultGenerator(torch::kCPU).set_current_seed(options_.seed + dist_->rank());
+  } else if (options_.policy_loss.kl_coef > 0) {
+    CRL_ASSIGN_OR_RETURN(reference_, policy::LoadPolicy(options_.model_dir, "", placement_));
+    for (auto& [name, p] : reference_->NamedParameters()) p.requires_grad_(false);
+    reference_->module().eval();
+  }
+  // Trainable: LoRA factors, or every parameter.
+  for (auto& [name, p] : model_->NamedParameters()) {
+    const bool lora = name.find(".lora_") != std::string::npos;
+    p.requires_grad_(options_.lora ? lora : true);
+  }
+  for (const auto& [name, p] : Trainable()) {
+    exp_avg_.push_back(torch::zeros_like(p));
+    exp_avg_sq_.push_back(torch::zeros_like(p));
+  }
+  model_->module().train();
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Trainer::Trainable() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (auto& [name, p] : model_->NamedParameters()) {
+    if (p.requires_grad()) out.emplace_back(name, p);
+  }
+  return out;
+}
+
+torch::Tensor Trainer::SelectedHidden(const MicroBatch& mb, bool with_segments) {
+  policy::ForwardOptions fo;
+  if (with_segments) fo.segment_ids = mb.segment_ids.to(placement_.device);
+  fo.checkpoint_layers = options_.activation_checkpointing;
+  torch::Tensor h = model_->Hidden(mb.ids.to(placement_.device), fo);
+  return h.reshape({-1, h.size(-1)}).index_select(0, mb.positions.to(placement_.device));
+}
+
+void Trainer::FillLogprobs(std::vector<MicroBatch>& mbs, bool reference) {
+  torch::NoGradGuard no_grad;
+  policy::AutocastGuard autocast(autocast_, placement_.device);
+  for (MicroBatch& mb : mbs) {
+    policy::CausalLm* m = reference && reference_ ? reference_.get() : model_.get();
+    std::unique_ptr<policy::ScopedLoraBypass> bypass;
+    if (reference && !reference_) bypass = std::make_unique<policy::ScopedLoraBypass>(model_.get());
+    policy::ForwardOptions fo;
+    if (mb.segment_ids.defined()) fo.segment_ids = mb.segment_ids.to(placement_.device);
+    torch::Tensor h = m->Hidden(mb.ids.to(placement_.device), fo);
+    torch::Tensor rows = h.reshape({-1, h.size(-1)}).index_select(0, mb.positions.to(placement_.device));
+    torch::Tensor lp = policy::ChunkedTokenLogprobs(rows, m->OutputEmbedding(),
+                                                    mb.targets.to(placement_.device),
+                                                    options_.logprob_chunk_rows)
+                           .logprobs.to(torch::kCPU);
+    (reference ? mb.ref_logprobs : mb.old_logprobs) = lp;
+  }
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> Trainer::Logprobs(
+    const std::vector<TrainSequence>& batch) {
+  std::vector<int> all(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) all[i] = static_cast<int>(i);
+  LayoutOptions layout{options_.micro_batch_tokens, options_.max_seq_len, false, options_.aggregation};
+  std::vector<MicroBatch> mbs = LayOut(batch, all, layout);
+  for (auto& mb : mbs) mb.old_logprobs = torch::Tensor();
+  CRL_RETURN_IF_ERROR(Torch("logprobs", [&] {
+                        const bool was_training = model_->module().is_training();
+                        model_->module().eval();
+                        FillLogprobs(mbs, /*reference=*/false);
+                        model_->module().train(was_training);
+                        return 0;
+                      }).status());
+  std::vector<std::vector<float>> out(batch.size());
+  for (const MicroBatch& mb : mbs) {
+    for (size_t k = 0; k < mb.sequences.size(); ++k) {
+      const auto [b, e] = mb.spans[k];
+      torch::Tensor span = mb.old_logprobs.narrow(0, b, e - b).contiguous();
+      out[mb.sequences[k]].assign(span.data_ptr<float>(), span.data_ptr<float>() + (e - b));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<StepStats> Trainer::Train(const std::vector<TrainSequence>& batch,
+                                         Objective objective) {
+  if (batch.empty()) return absl::InvalidArgumentError("batch: empty");
+  auto r = Torch("training step", [&] { return TrainLocked(batch, objective); });
+  if (!r.ok()) return r.status();
+  return *r;
+}
+
+std::vector<MicroBatch> Trainer::Prepare(const std::vector<TrainSequence>& batch, Objective objective) {
+  const bool pg = objective == Objective::kPolicyGradient;
+  LayoutOptions layout;
+  layout.micro_batch_tokens = options_.micro_batch_tokens;
+  layout.max_seq_len = options_.max_seq_len;
+  layout.pack = !pg && options_.pack_supervised;
+  layout.aggregation = pg ? options_.aggregation : Aggregation::kTokenMean;
+  std::vector<MicroBatch> mbs =
+      LayOut(batch, Shard(batch.size(), dist_->rank(), dist_->world_size()), layout);
+  if (pg) {
+    bool missing_old = options_.recompute_old_logprobs;
+    for (const auto& mb : mbs) missing_old = missing_old || !mb.old_logprobs.defined();
+    if (missing_old) FillLogprobs(mbs, /*reference=*/false);
+    if (options_.policy_loss.kl_coef > 0) FillLogprobs(mbs, /*reference=*/true);
+  }
+  return mbs;
+}
+
+absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective objective) {
+  const bool pg = objective == Objective::kPolicyGradient;
+  const auto params = Trainable();
+  for (auto& [name, p] : params) {
+    if (p.grad().defined()) p.mutable_grad().zero_();
+  }
+  const auto dev = placement_.device;
+  // loss, entropy, kl, clipped, ratio, trained tokens, tokens
+  torch::Tensor sums = torch::zeros({7}, torch::kFloat64);
+  for (MicroBatch& mb : mbs) {
+    policy::AutocastGuard autocast(autocast_, dev);
+    torch::Tensor rows = SelectedHidden(mb, mb.segment_ids.defined());
+    policy::ChunkedLogprobs lp = policy::ChunkedTokenLogprobs(
+        rows, model_->OutputEmbedding(), mb.targets.to(dev), options_.logprob_chunk_rows);
+    torch::Tensor weights = mb.weights.to(dev);
+    torch::Tensor loss, kl = torch::zeros({}), clipped = torch::zeros({}), ratio = torch::zeros({});
+    if (pg) {
+      PolicyLossTerms t = ClippedPolicyLoss(
+          lp.logprobs, mb.old_logprobs.to(dev),
+          mb.ref_logprobs.defined() ? mb.ref_logprobs.to(dev) : torch::Tensor(),
+          mb.advantages.to(dev), weights, options_.policy_loss);
+      loss = t.loss;
+      kl = t.kl_sum;
+      clipped = t.clipped_sum;
+      ratio = t.ratio_sum;
+    } else {
+      loss = -(lp.logprobs * weights).sum();
+    }
+    loss.backward();
+    auto f64 = [](const torch::Tensor& t) { return t.detach().to(torch::kCPU, torch::kFloat64); };
+    sums += torch::stack({f64(loss), f64(lp.entropy.sum()), f64(kl), f64(clipped), f64(ratio),
+                          torch::tensor(static_cast<double>(mb.targets.size(0)), torch::kFloat64),
+                          torch::tensor(static_cast<double>(mb.tokens), torch::kFloat64)});
+  }
+  // Gradients (zeros where a rank had nothing) and the statistics, summed
+  // over ranks in one exchange.
+  std::vector<torch::Tensor> exchange;
+  for (auto& [name, p] : params) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    exchange.push_back(p.grad());
+  }
+  exchange.push_back(sums);
+  CRL_RETURN_IF_ERROR(dist_->AllReduceSum(exchange));
+  std::vector<torch::Tensor> squares;
+  for (auto& [name, p] : params) squares.push_back(p.grad().to(torch::kFloat32).pow(2).sum());
+  StepStats stats;
+  stats.objective = objective;
+  stats.step = step_;
+  const double tokens = std::max(1.0, sums[5].item<double>());
+  stats.loss = sums[0].item<double>();
+  stats.entropy = sums[1].item<double>() / tokens;
+  stats.kl = sums[2].item<double>() / tokens;
+  stats.clip_fraction = sums[3].item<double>() / tokens;
+  stats.ratio_mean = sums[4].item<double>() / tokens;
+  stats.trained_tokens = static_cast<int64_t>(sums[5].item<double>());
+  stats.tokens = static_cast<int64_t>(sums[6].item<double>());
+  stats.grad_norm = squares.empty() ? 0.0 : std::sqrt(torch::stack(squares).sum().item<double>());
+  return stats;
+}
+
+absl::StatusOr<StepStats> Trainer::Gradients(const std::vector<TrainSequence>& batch,
+                                             Objective objective) {
+  if (batch.empty()) return absl::InvalidArgumentError("batch: empty");
+  auto r = Torch("gradients", [&]() -> absl::StatusOr<StepStats> {
+    std::vector<MicroBatch> mbs = Prepare(batch, objective);
+    return Pass(mbs, objective);
+  });
+  if (!r.ok()) return r.status();
+  return *r;
+}
+
+absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>& batch,
+                                               Objective objective) {
+  const absl::Time start = clock_->MonotonicNow();
+  const bool pg = objective == Objective::kPolicyGradient;
+  std::vector<MicroBatch> mbs = Prepare(batch, objective);
+  StepStats stats;
+  const int updates = pg ? options_.updates_per_batch : 1;
+  int64_t tokens = 0;
+  for (int u = 0; u < updates; ++u) {
+    CRL_ASSIGN_OR_RETURN(StepStats pass, Pass(mbs, objective));
+    tokens += pass.tokens;
+    if (options_.optimizer.grad_clip > 0 && pass.grad_norm > options_.optimizer.grad_clip) {
+      torch::NoGradGuard no_grad;
+      const double scale = options_.optimizer.grad_clip / (pass.grad_norm + 1e-6);
+      for (auto& [name, p] : Trainable()) p.mutable_grad().mul_(scale);
+    }
+    pass.lr = LearningRate(options_.optimizer, step_);
+    OptimizerStep(pass.lr);
+    ++step_;
+    if (u == 0) stats = pass;  // the first pass's statistics (ratio 1 when on-policy)
+  }
+  stats.step = step_;
+  stats.tokens = tokens;
+  stats.sequences = static_cast<int64_t>(batch.size());
+  for (const auto& s : batch) stats.ids.push_back(s.id);
+  if (pg) {
+    double sum = 0, ss = 0;
+    for (const auto& s : batch) sum += s.reward;
+    stats.reward_mean = sum / batch.size();
+    for (const auto& s : batch) ss += (s.reward - stats.reward_mean) * (s.reward - stats.reward_mean);
+    stats.reward_std = std::sqrt(ss / batch.size());
+  }
+  stats.seconds = absl::ToDoubleSeconds(clock_->MonotonicNow() - start);
+  return stats;
+}
+
+// AdamW exactly as torch.optim.AdamW (decoupled weight decay, bias
+// correction), on every trainable parameter.
+void Trainer::OptimizerStep(double lr) {
+  torch::NoGradGuard no_grad;
+  const OptimizerOptions& o = options_.optimizer;
+  const double t = static_cast<double>(step_ + 1);
+  const double bias1 = 1 - std::pow(o.beta1, t), bias2 = 1 - std::pow(o.beta2, t);
+  const auto params = Trainable();
+  for (size_t i = 0; i < params.size(); ++i) {
+    torch::Tensor p = params[i].second;
+    const torch::Tensor& g = p.grad();
+    if (o.weight_decay > 0) p.mul_(1 - lr * o.weight_decay);
+    exp_avg_[i].mul_(o.beta1).add_(g, 1 - o.beta1);
+    exp_avg_sq_[i].mul_(o.beta2).addcmul_(g, g, 1 - o.beta2);
+    torch::Tensor denom = (exp_avg_sq_[i].sqrt() / std::sqrt(bias2)).add_(o.eps);
+    p.addcdiv_(exp_avg_[i], denom, -lr / bias1);
+  }
+}
+
+absl::Status Trainer::SaveCheckpoint(const json& extra) {
+  const std::string parent = CheckpointsDir(options_.out_dir);
+  const std::string staging = StagingDirectory(parent, "step-", step_);
+  std::error_code ec;
+  if (dist_->rank() == 0) {
+    fs::remove_all(staging, ec);
+    fs::create_directories(staging, ec);
+  }
+  std::vector<torch::Tensor> barrier = {torch::zeros({1})};
+  CRL_RETURN_IF_ERROR(dist_->AllReduceSum(barrier));  // the staging directory exists
+  // Every rank: its RNG (dropout masks differ per rank).
+  policy::TensorWriter rng;
+  CRL_RETURN_IF_ERROR(rng.Add("cpu", DefaultGenerator(torch::kCPU).get_state()));
+  if (placement_.device.is_cuda()) {
+    CRL_RETURN_IF_ERROR(rng.Add("cuda", DefaultGenerator(placement_.device).get_state()));
+  }
+  CRL_RETURN_IF_ERROR(rng.WriteFile(
+      (fs::path(staging) / absl::StrCat("rng-rank", dist_->rank(), ".safetensors")).string()));
+  if (dist_->rank() == 0) {
+    policy::TensorWriter weights, optim;
+    const auto params = Trainable();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::string& name = params[i].first;
+      CRL_RETURN_IF_ERROR(weights.Add(name, params[i].second, torch::kFloat32));
+      CRL_RETURN_IF_ERROR(optim.Add(name + ".exp_avg", exp_avg_[i], torch::kFloat32));
+      CRL_RETURN_IF_ERROR(optim.Add(name + ".exp_avg_sq", exp_avg_sq_[i], torch::kFloat32));
+    }
+    CRL_RETURN_IF_ERROR(weights.WriteFile((fs::path(staging) / "trainable.safetensors").string()));
+    CRL_RETURN_IF_ERROR(optim.WriteFile((fs::path(staging) / "optimizer.safetensors").string()));
+    json state = {{"format", kCheckpointFormat},
+                  {"step", step_},
+                  {"world_size", dist_->world_size()},
+                  {"model_dir", options_.model_dir},
+                  {"lora", options_.lora},
+                  {"extra", extra}};
+    CRL_RETURN_IF_ERROR(WriteFileAtomically((fs::path(staging) / "trainer_state.json").string(),
+                                            state.dump(2) + "\n"));
+  }
+  CRL_RETURN_IF_ERROR(dist_->AllReduceSum(barrier));  // every rank's files are written
+  if (dist_->rank() == 0) {
+    CRL_RETURN_IF_ERROR(CommitDirectory(parent, "step-", step_, options_.keep_checkpoints).status());
+  }
+  return dist_->AllReduceSum(barrier);
+}
+
+absl::StatusOr<json> Trainer::Resume(const std::string& dir) {
+  std::string path = dir;
+  if (path.empty()) {
+    CRL_ASSIGN_OR_RETURN(path, LatestDirectory(CheckpointsDir(options_.out_dir)));
+  }
+  CRL_ASSIGN_OR_RETURN(std::string text,
+                       ReadFileToString((fs::path(path) / "trainer_state.json").string(), "trainer state"));
+  json state = json::parse(text, nullptr, false);
+  if (!state.is_object() || state.value("format", 0) != kCheckpointFormat) {
+    return absl::DataLossError(absl::StrCat(path, "/trainer_state.json: not a crl trainer checkpoint"));
+  }
+  if (state.value("lora", false) != options_.lora) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": the checkpoint was trained ", state.value("lora", false) ? "with" : "without",
+        " LoRA; this trainer is configured ", options_.lora ? "with" : "without"));
+  }
+  if (state.value("world_size", 1) != dist_->world_size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": written by ", state.value("world_size", 1), " ranks, resumed by ",
+        dist_->world_size(), " (the RNG streams would differ)"));
+  }
+  CRL_ASSIGN_OR_RETURN(auto weights, policy::SafetensorsFile::Open(
+                                         (fs::path(path) / "trainable.safetensors").string()));
+  CRL_ASSIGN_OR_RETURN(auto optim, policy::SafetensorsFile::Open(
+                                       (fs::path(path) / "optimizer.safetensors").string()));
+  CRL_ASSIGN_OR_RETURN(auto rng, policy::SafetensorsFile::Open(
+                                     (fs::path(path) / absl::StrCat("rng-rank", dist_->rank(), ".safetensors")).string()));
+  const auto params = Trainable();
+  if (weights->tensors().size() != params.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": the checkpoint holds ", weights->tensors().size(), " trained tensors, this model trains ",
+        params.size(), " (a different model or LoRA configuration)"));
+  }
+  auto load = [&](const policy::SafetensorsFile& file, const std::string& name,
+                  torch::Tensor& into) -> absl::Status {
+    const policy::TensorView* v = file.Find(name);
+    if (!v) return absl::FailedPreconditionError(absl::StrCat(file.path(), ": no tensor '", name, "'"));
+    CRL_ASSIGN_OR_RETURN(torch::Tensor t, policy::ToTorch(*v, name));
+    if (t.sizes() != into.sizes()) {
+      return absl::FailedPreconditionError(absl::StrCat(file.path(), ": '", name, "' has shape ",
+                                                        c10::str(t.sizes()), ", the model's is ",
+                                                        c10::str(into.sizes())));
+    }
+    into.copy_(t);
+    return absl::OkStatus();
+  };
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < params.size(); ++i) {
+      torch::Tensor p = params[i].second;
+      CRL_RETURN_IF_ERROR(load(*weights, params[i].first, p));
+      CRL_RETURN_IF_ERROR(load(*optim, params[i].first + ".exp_avg", exp_avg_[i]));
+      CRL_RETURN_IF_ERROR(load(*optim, params[i].first + ".exp_avg_sq", exp_avg_sq_[i]));
+    }
+  }
+  for (const auto& [device, key] : {std::pair<torch::Device, const char*>{torch::kCPU, "cpu"},
+                                    {placement_.device, "cuda"}}) {
+    if (std::string(key) == "cuda" && !placement_.device.is_cuda()) continue;
+    const policy::TensorView* v = rng->Find(key);
+    if (!v) return absl::DataLossError(absl::StrCat(rng->path(), ": no '", key, "' generator state"));
+    CRL_ASSIGN_OR_RETURN(torch::Tensor st, policy::ToTorch(*v, key));
+    DefaultGenerator(device).set_state(st);
+  }
+  step_ = state.value("step", int64_t{0});
+  return state.value("extra", json::object());
+}
+
+absl::StatusOr<PublishedPolicy> Trainer::Publish() {
+  PublishedPolicy out;
+  out.version = step_;
+  out.adapter = options_.lora;
+  out.base_model = options_.model_dir;
+  const std::string parent = PolicyDir(options_.out_dir);
+  out.path = (fs::path(parent) / absl::StrCat("v", step_)).string();
+  if (dist_->rank() != 0) return out;
+  const std::string staging = StagingDirectory(parent, "v", step_);
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (options_.lora) {
+    CRL_RETURN_IF_ERROR(policy::SaveLoraAdapter(*model_, options_.lora_config, staging, options_.model_dir));
+  } else {
+    CRL_RETURN_IF_ERROR(model_->Save(staging));
+    for (const char* name : {"tokenizer.json", "tokenizer_config.json", "generation_config.json"}) {
+      const fs::path from = fs::path(options_.model_dir) / name;
+      if (fs::exists(from, ec)) fs::copy_file(from, fs::path(staging) / name, ec);
+    }
+  }
+  CRL_ASSIGN_OR_RETURN(out.path, CommitDirectory(parent, "v", step_, options_.keep_published));
+  return out;
+}
+
+}  // namespace crl::trainer

@@ -1,0 +1,75 @@
+#include "services/trainer/trainer_client.h"
+
+#include <atomic>
+#include <thread>
+
+#include "common/status.h"
+
+namespace crl {
+
+absl::StatusOr<std::unique_ptr<GrpcTrainerClient>> GrpcTrainerClient::Create(
+    const std::string& target, const ClientOptions& options) {
+  CRL_ASSIGN_OR_RETURN(RpcClient client, RpcClient::Create(target, options));
+  return std::unique_ptr<GrpcTrainerClient>(new GrpcTrainerClient(std::move(client)));
+}
+
+absl::StatusOr<v1::SubmitGroupResponse> GrpcTrainerClient::SubmitGroup(
+    const v1::SubmitGroupRequest& request, const RequestContext& context) {
+  return client_.Call<v1::SubmitGroupResponse>(context, request, [this](auto... args) {
+    stub_->async()->SubmitGroup(args...);
+  });
+}
+
+absl::StatusOr<v1::SubmitExamplesResponse> GrpcTrainerClient::SubmitExamples(
+    const v1::SubmitExamplesRequest& request, const RequestContext& context) {
+  return client_.Call<v1::SubmitExamplesResponse>(context, request, [this](auto... args) {
+    stub_->async()->SubmitExamples(args...);
+  });
+}
+
+absl::StatusOr<v1::PolicyVersion> GrpcTrainerClient::GetPolicyVersion(const RequestContext& context) {
+  return client_.Call<v1::PolicyVersion>(context, v1::GetPolicyVersionRequest(), [this](auto... args) {
+    stub_->async()->GetPolicyVersion(args...);
+  });
+}
+
+absl::StatusOr<v1::CheckpointResponse> GrpcTrainerClient::Checkpoint(const RequestContext& context) {
+  return client_.Call<v1::CheckpointResponse>(context, v1::CheckpointRequest(), [this](auto... args) {
+    stub_->async()->Checkpoint(args...);
+  });
+}
+
+absl::StatusOr<v1::FlushResponse> GrpcTrainerClient::Flush(const RequestContext& context) {
+  return client_.Call<v1::FlushResponse>(context, v1::FlushRequest(), [this](auto... args) {
+    stub_->async()->Flush(args...);
+  });
+}
+
+absl::Status GrpcTrainerClient::WatchPolicyVersions(
+    const RequestContext& context, const std::function<void(const v1::PolicyVersion&)>& on_version) {
+  CRL_RETURN_IF_ERROR(context.Check());
+  grpc::ClientContext call;
+  // A stream lives as long as the request does (a month when that is forever).
+  const absl::Duration left = context.Remaining();
+  client_.Prepare(&call, left == absl::InfiniteDuration() ? absl::Hours(24 * 30) : left);
+  auto reader = stub_->WatchPolicyVersions(&call, v1::WatchPolicyVersionsRequest());
+  std::atomic<bool> finished{false};
+  std::thread canceller([&] {
+    while (!finished.load()) {
+      if (context.IsCancelled()) {
+        call.TryCancel();
+        return;
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  });
+  v1::PolicyVersion v;
+  while (reader->Read(&v)) on_version(v);
+  grpc::Status s = reader->Finish();
+  finished.store(true);
+  canceller.join();
+  if (context.IsCancelled()) return absl::CancelledError("watch cancelled");
+  return FromGrpcStatus(s);
+}
+
+}  // namespace crl
