@@ -13,9 +13,14 @@ PACKAGES=(
   # KernelBench-format tasks: the harness runs Debian's CPU PyTorch, and
   # load_inline builds against its headers (torch/extension.h, pybind11).
   python3-torch libtorch-dev pybind11-dev python3-dev
+  # An optimised BLAS behind Debian's torch (its default is the reference
+  # BLAS: 20x slower matrix products for the policy on CPU).
+  libopenblas0-pthread
   # The policy library: tokenizer pre-tokenizer regexes (PCRE2) and NFC
   # normalisation (ICU).
   libpcre2-dev libicu-dev
+  # Data-parallel training on CPU: LibTorch's c10d Gloo backend needs its headers.
+  libgloo-dev
   # Outside clients the tests run (tests/js: published tokenizer files and an
   # independent tokenizer, the official OpenAI client) come from npm.
   nodejs

@@ -91,13 +91,6 @@ absl::Status Trainer::Init() {
   CRL_ASSIGN_OR_RETURN(placement_, policy::ResolvePlacement(options_.device, dtype));
   autocast_ = options_.precision == "auto" && placement_.device.is_cuda();
   CRL_ASSIGN_OR_RETURN(model_, policy::LoadPolicy(options_.model_dir, "", placement_));
-  CRL_ASSIGN_OR_RETURN(tokenizer_, policy::LoadTokenizer(options_.model_dir));
-  if (tokenizer_->vocab_size() > model_->config().vocab_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        options_.model_dir, ": the tokenizer has ", tokenizer_->vocab_size(),
-        " ids, the model's vocab_size is ", model_->config().vocab_size));
-  }
-  chat_format_ = policy::LoadChatFormat(options_.model_dir);
   // Seeds differ per rank (LoRA dropout masks), and are restored on resume.
   DefaultGenerator(torch::kCPU).set_current_seed(options_.seed + dist_->rank());
   if (placement_.device.is_cuda()) {

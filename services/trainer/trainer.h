@@ -28,7 +28,6 @@
 #include "lib/policy/loader.h"
 #include "lib/policy/lora.h"
 #include "lib/policy/model.h"
-#include "lib/policy/tokenizer.h"
 #include "services/trainer/batch.h"
 #include "services/trainer/distributed.h"
 #include "services/trainer/objective.h"
@@ -116,7 +115,7 @@ struct PublishedPolicy {
 
 class Trainer {
  public:
-  // Loads the model (and attaches LoRA), the tokenizer, and a reference
+  // Loads the model (and attaches LoRA), and a reference
   // policy when kl_coef > 0 (the base model with adapters bypassed for LoRA,
   // a frozen copy for full fine-tune). `clock` and `dist` must outlive it;
   // `dist` may be null (a single process).
@@ -154,12 +153,9 @@ class Trainer {
   absl::StatusOr<PublishedPolicy> Publish();
 
   int64_t step() const { return step_; }
-  const policy::Tokenizer& tokenizer() const { return *tokenizer_; }
   const policy::ModelConfig& config() const { return model_->config(); }
   const TrainerOptions& options() const { return options_; }
   int rank() const { return dist_->rank(); }
-  // The chat format of the model's tokenizer_config.json, if it has one.
-  const absl::StatusOr<policy::ChatFormat>& chat_format() const { return chat_format_; }
   policy::CausalLm& model() { return *model_; }
   // The parameters being trained (LoRA factors, or all), by name.
   std::vector<std::pair<std::string, torch::Tensor>> Trainable() const;
@@ -188,8 +184,6 @@ class Trainer {
   bool autocast_ = false;
   std::unique_ptr<policy::CausalLm> model_;
   std::unique_ptr<policy::CausalLm> reference_;  // full fine-tune with kl_coef > 0
-  std::unique_ptr<policy::Tokenizer> tokenizer_;
-  absl::StatusOr<policy::ChatFormat> chat_format_ = absl::NotFoundError("no tokenizer_config.json");
   // AdamW state of each trainable parameter, in Trainable() order.
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
   int64_t step_ = 0;

@@ -89,12 +89,19 @@ absl::StatusOr<std::unique_ptr<TrainerParts>> BuildTrainerParts(const TrainerSer
   CRL_ASSIGN_OR_RETURN(parts->dist, ConnectDistributed(o.dist));
   CRL_ASSIGN_OR_RETURN(parts->trainer, Trainer::Create(t, clock, parts->dist.get()));
   parts->runner = std::make_unique<StepRunner>(parts->trainer.get(), parts->dist.get());
+  CRL_ASSIGN_OR_RETURN(parts->tokenizer, policy::LoadTokenizer(t.model_dir));
+  const int vocab = parts->trainer->config().vocab_size;
+  if (parts->tokenizer->vocab_size() > vocab) {
+    return absl::InvalidArgumentError(absl::StrCat(t.model_dir, ": the tokenizer has ",
+                                                   parts->tokenizer->vocab_size(),
+                                                   " ids, the model's vocab_size is ", vocab));
+  }
   IntakeOptions intake;
   intake.advantages = o.advantages;
   intake.max_seq_len = t.max_seq_len;
-  intake.vocab_size = parts->trainer->config().vocab_size;
-  parts->intake = std::make_unique<Intake>(&parts->trainer->tokenizer(),
-                                           parts->trainer->chat_format(), intake);
+  intake.vocab_size = vocab;
+  parts->intake = std::make_unique<Intake>(parts->tokenizer.get(),
+                                           policy::LoadChatFormat(t.model_dir), intake);
   return parts;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/options.h"
+#include "lib/policy/tokenizer.h"
 #include "services/trainer/distributed.h"
 #include "services/trainer/intake.h"
 #include "services/trainer/step_runner.h"
@@ -35,6 +36,8 @@ void BindTrainerOptions(OptionSet* set, TrainerServiceOptions* options);
 
 struct TrainerParts {
   std::unique_ptr<DistributedInterface> dist;
+  // The model directory's tokenizer.json (what text submissions become).
+  std::unique_ptr<policy::Tokenizer> tokenizer;
   std::unique_ptr<Trainer> trainer;
   std::unique_ptr<StepRunner> runner;
   std::unique_ptr<Intake> intake;

@@ -96,6 +96,7 @@ bool TrainingLoop::Seen(const std::string& id) const { return seen_.count(id) > 
 
 void TrainingLoop::Remember(const std::string& id) {
   if (!seen_.insert(id).second) return;
+  queue_changed_ = true;  // what a checkpoint holds changed
   seen_order_.push_back(id);
   while (static_cast<int>(seen_order_.size()) > options_.remembered_ids) {
     seen_.erase(seen_order_.front());
@@ -331,7 +332,12 @@ void TrainingLoop::Run() {
       if (work == Work::kNone) continue;
     }
     if (work == Work::kStop) {
-      if (steps_since_checkpoint_ > 0) {
+      bool changed;
+      {
+        absl::MutexLock lock(&mu_);
+        changed = queue_changed_;
+      }
+      if (steps_since_checkpoint_ > 0 || changed) {
         if (absl::Status s = CheckpointNow(); !s.ok()) CRL_LOG(ERROR) << "crl-trainer: final checkpoint: " << s;
       }
       if (absl::Status s = runner_->Stop(); !s.ok()) CRL_LOG(ERROR) << "crl-trainer: stopping ranks: " << s;
@@ -424,6 +430,7 @@ absl::Status TrainingLoop::CheckpointNow() {
   {
     absl::MutexLock lock(&mu_);
     extra = {{"loop", QueueState()}};
+    queue_changed_ = false;
   }
   CRL_RETURN_IF_ERROR(runner_->Checkpoint(extra));
   steps_since_checkpoint_ = 0;

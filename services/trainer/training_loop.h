@@ -134,6 +134,8 @@ class TrainingLoop {
   absl::Status last_checkpoint_ ABSL_GUARDED_BY(mu_);
   std::string last_checkpoint_uri_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Submissions since the last checkpoint (the drain checkpoints them).
+  bool queue_changed_ ABSL_GUARDED_BY(mu_) = false;
   // The trainer's step, mirrored for the submitting threads.
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
   v1::PolicyVersion current_ ABSL_GUARDED_BY(mu_);

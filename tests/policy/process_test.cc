@@ -1,0 +1,223 @@
+// The policy tools as processes: `crl policy` against the Python reference,
+// crl-trainer killed with SIGKILL mid-run and resumed (the result equals an
+// uninterrupted run bit for bit), and two crl-trainer ranks over LibTorch's
+// c10d Gloo backend equal to one process training the same global batch.
+#include "tests/policy/torch_catch.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "lib/policy/safetensors.h"
+#include "tests/policy/policy_test_util.h"
+
+extern char** environ;
+
+namespace crl::policy {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBin = CRL_BIN_DIR;
+const std::string kSource = CRL_SOURCE_DIR;
+
+// Runs a shell command; its output goes to `log` (shown when a check fails).
+int Sh(const std::string& cmd, const std::string& log) {
+  return std::system((cmd + " >" + log + " 2>&1").c_str());
+}
+
+std::string Read(const std::string& path) { return ReadFileToString(path, "file").value_or(""); }
+
+// A small model made with the CLI: a tokenizer trained on tasks/, a random
+// qwen2 model of a config.json.
+std::string MakeModel(const TempDir& dir) {
+  const std::string log = dir.path() + "/make.log";
+  const std::string m = dir.path() + "/model";
+  REQUIRE(WriteStringToFile(dir.path() + "/config.json", R"({
+    "model_type": "qwen2", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "max_position_embeddings": 512, "tie_word_embeddings": true, "torch_dtype": "float32"})")
+              .ok());
+  INFO(Read(log));
+  REQUIRE(Sh(kBin + "/crl policy tokenizer-train --corpus " + kSource + "/tasks --vocab 512 --out " +
+                 dir.path() + "/tok/tokenizer.json",
+             log) == 0);
+  REQUIRE(Sh(kBin + "/crl policy init --config " + dir.path() + "/config.json --out " + m +
+                 " --seed 3 --tokenizer " + dir.path() + "/tok/tokenizer.json",
+             log) == 0);
+  return m;
+}
+
+// Supervised examples as crl-trainer --offline reads them.
+std::string WriteExamples(const TempDir& dir, int n) {
+  const std::string path = dir.path() + "/examples.jsonl";
+  std::ofstream out(path);
+  std::mt19937 rng(5);
+  for (int i = 0; i < n; ++i) {
+    const int a = rng() % 100, b = rng() % 100;
+    out << json({{"prompt", absl::StrCat("add ", a, " and ", b)},
+                 {"completion", absl::StrCat("return ", a + b, "  # computed")},
+                 {"example_id", absl::StrCat("ex", i)}})
+               .dump()
+        << "\n";
+  }
+  return path;
+}
+
+// Groups with rewards as crl-trainer --offline reads them.
+std::string WriteGroups(const TempDir& dir, int n) {
+  const std::string path = dir.path() + "/groups.jsonl";
+  std::ofstream out(path);
+  std::mt19937 rng(8);
+  const std::vector<std::string> answers = {"return x", "x * 2", "torch.relu(x)", "y = x + 1"};
+  for (int i = 0; i < n; ++i) {
+    json comps = json::array();
+    for (int j = 0; j < 4; ++j) {
+      comps.push_back({{"completion", answers[rng() % 4]},
+                       {"reward", {{"status", "REWARD_STATUS_OK"}, {"reward", (rng() % 100) / 50.0}}}});
+    }
+    out << json({{"group_id", absl::StrCat("g", i)}, {"prompt", absl::StrCat("kernel ", i)},
+                 {"completions", comps}})
+               .dump()
+        << "\n";
+  }
+  return path;
+}
+
+std::vector<float> Floats(const std::string& file, const std::string& tensor) {
+  auto f = SafetensorsFile::Open(file);
+  REQUIRE(f.ok());
+  const TensorView* v = (*f)->Find(tensor);
+  REQUIRE(v != nullptr);
+  REQUIRE(v->dtype == DType::kF32);
+  const float* p = reinterpret_cast<const float*>(v->bytes.data());
+  return std::vector<float>(p, p + v->numel());
+}
+
+TEST_CASE("crl policy logprobs and tokenize agree with the reference and the tokenizer", "[policy][process]") {
+  TempDir dir;
+  const std::string m = MakeModel(dir);
+  const std::string log = dir.path() + "/cli.log";
+  REQUIRE(Sh(kBin + "/crl policy tokenize --model " + m + " --text 'def f(x): return x' --json", log) == 0);
+  json ids = json::parse(Read(log))["ids"];
+  REQUIRE(ids.size() >= 3);
+  std::string list;
+  for (const auto& id : ids) absl::StrAppend(&list, list.empty() ? "" : ",", id.get<int>());
+  REQUIRE(Sh(kBin + "/crl policy logprobs --model " + m + " --ids " + list + " --json", log) == 0);
+  std::vector<double> lp = json::parse(Read(log))["logprobs"].get<std::vector<double>>();
+  REQUIRE(lp.size() == ids.size() - 1);
+  auto ref = RunReference(m, {{"ids", {ids}}});
+  REQUIRE(ref.ok());
+  const auto& logits = (*ref)["logits"][0];
+  for (size_t t = 0; t + 1 < ids.size(); ++t) {
+    std::vector<double> row = logits[t].get<std::vector<double>>();
+    double mx = *std::max_element(row.begin(), row.end()), z = 0;
+    for (double v : row) z += std::exp(v - mx);
+    CHECK(lp[t] == Approx(row[ids[t + 1].get<int>()] - mx - std::log(z)).margin(1e-5));
+  }
+  // Bad input: a clear error and exit code 2.
+  CHECK(Sh(kBin + "/crl policy logprobs --model " + m + " --ids 1,99999", log) >> 8 == 2);
+  CHECK_THAT(Read(log), Catch::Contains("outside the vocabulary"));
+  CHECK(Sh(kBin + "/crl policy generate --model " + m + " --prompt hi --chat --max_new_tokens 5 --json", log) == 0);
+  CHECK(json::parse(Read(log))["ids"].size() <= 5);
+}
+
+TEST_CASE("crl-trainer killed with SIGKILL resumes to the same weights, bit for bit", "[trainer][process]") {
+  TempDir dir;
+  const std::string m = MakeModel(dir);
+  const std::string data = WriteExamples(dir, 48);
+  auto args = [&](const std::string& out) {
+    return std::vector<std::string>{kBin + "/crl-trainer", "--model", m, "--out_dir", out,
+                                    "--offline", data, "--examples_per_step", "4", "--epochs", "2",
+                                    "--lr", "1e-3", "--checkpoint_every", "1", "--warmup_steps", "3",
+                                    "--total_steps", "24", "--log_level", "warning"};
+  };
+  const std::string log = dir.path() + "/train.log";
+  std::string cmd;
+  for (const auto& a : args(dir.path() + "/straight")) absl::StrAppend(&cmd, a, " ");
+  REQUIRE(Sh(cmd, log) == 0);
+  const std::string straight = dir.path() + "/straight/policy/v24/model.safetensors";
+  REQUIRE(fs::exists(straight));
+
+  // The same run, killed once a few checkpoints exist, then run again.
+  const std::string out = dir.path() + "/killed";
+  std::vector<std::string> a = args(out);
+  std::vector<char*> argv;
+  for (auto& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(out + "/checkpoints/step-5") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFSIGNALED(status));  // killed mid-run, not finished
+  CHECK_FALSE(fs::exists(out + "/policy/v24"));
+  cmd.clear();
+  for (const auto& s : a) absl::StrAppend(&cmd, s, " ");
+  INFO(Read(log));
+  REQUIRE(Sh(cmd, log) == 0);
+  CHECK_THAT(Read(log), Catch::Contains("resumed at step"));
+  CHECK(Read(out + "/policy/v24/model.safetensors") == Read(straight));
+}
+
+TEST_CASE("two Gloo ranks equal one process on the same global batch", "[trainer][process]") {
+  TempDir dir;
+  const std::string m = MakeModel(dir);
+  const std::string data = WriteGroups(dir, 12);
+  const std::string common = absl::StrCat(kBin, "/crl-trainer --model ", m, " --offline ", data,
+                                          " --groups_per_step 4 --lr 1e-3 --log_level warning"
+                                          " --checkpoint_every 0 --lora --lora_rank 4"
+                                          " --lora_targets q_proj,v_proj,down_proj");
+  const std::string log = dir.path() + "/dp.log";
+  INFO(Read(log));
+  REQUIRE(Sh(common + " --out_dir " + dir.path() + "/one", log) == 0);
+  const std::string store = dir.path() + "/store";
+  const std::string two = dir.path() + "/two";
+  REQUIRE(Sh("bash -c '" + common + " --out_dir " + two + " --world_size 2 --rank 1 --dist_store " +
+                 store + " & r1=$!; " + common + " --out_dir " + two +
+                 " --world_size 2 --rank 0 --dist_store " + store + "; r0=$?; wait $r1 && exit $r0'",
+             log) == 0);
+  const std::string a = dir.path() + "/one/policy/v3/adapter_model.safetensors";
+  const std::string b = two + "/policy/v3/adapter_model.safetensors";
+  REQUIRE(fs::exists(a));
+  REQUIRE(fs::exists(b));
+  auto file = SafetensorsFile::Open(a);
+  REQUIRE(file.ok());
+  int compared = 0;
+  for (const auto& [name, view] : (*file)->tensors()) {
+    std::vector<float> x = Floats(a, name), y = Floats(b, name);
+    REQUIRE(x.size() == y.size());
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(double(x[i]) - y[i]));
+    INFO(name << ": max |one - two| = " << worst);
+    CHECK(worst < 1e-5);
+    ++compared;
+  }
+  CHECK(compared == 12);  // A and B of 3 targets in 2 layers
+  // A second rank is a real participant: its RNG file is in the checkpoint.
+  CHECK(fs::exists(two + "/checkpoints/step-3/rng-rank1.safetensors"));
+}
+
+}  // namespace
+}  // namespace crl::policy

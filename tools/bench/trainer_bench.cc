@@ -1,0 +1,225 @@
+// crl-bench-trainer: one policy-gradient (GRPO) step of crl's trainer on a
+// random model of a given shape, and no-gradient log-probabilities of the
+// same batch: tokens per second, step seconds, peak GPU memory and model
+// FLOPs utilisation (docs/benchmarks.md). tools/bench/policy_torch_bench.py
+// runs the same step in eager PyTorch and with torch.compile.
+//
+//   crl-bench-trainer --preset qwen2.5-0.5b --mode full --sequences 8 --prompt_len 512 --completion_len 512
+//   crl-bench-trainer --preset embedded --device cpu
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/options.h"
+#include "common/paths.h"
+#include "lib/policy/config.h"
+#include "lib/policy/model.h"
+#include "services/trainer/trainer.h"
+
+#ifdef CRL_BENCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using crl::policy::ModelConfig;
+
+// Published shapes (Qwen2.5's config.json values) and the embedded policy's.
+absl::StatusOr<ModelConfig> Preset(const std::string& name) {
+  if (name == "embedded") {
+    return crl::policy::LoadModelConfig(crl::FindShippedDir("models/embedded") + "/config.json");
+  }
+  ModelConfig c;
+  c.family = crl::policy::Family::kQwen2;
+  c.vocab_size = 151936;
+  c.rope_theta = 1e6;
+  c.max_position_embeddings = 32768;
+  c.tie_word_embeddings = true;
+  c.attention_bias = true;
+  c.torch_dtype = "float32";
+  if (name == "qwen2.5-0.5b") {
+    c.hidden_size = 896;
+    c.intermediate_size = 4864;
+    c.num_hidden_layers = 24;
+    c.num_attention_heads = 14;
+    c.num_key_value_heads = 2;
+  } else if (name == "qwen2.5-1.5b") {
+    c.hidden_size = 1536;
+    c.intermediate_size = 8960;
+    c.num_hidden_layers = 28;
+    c.num_attention_heads = 12;
+    c.num_key_value_heads = 2;
+  } else {
+    return absl::InvalidArgumentError("preset: embedded, qwen2.5-0.5b or qwen2.5-1.5b");
+  }
+  c.head_dim = c.hidden_size / c.num_attention_heads;
+  return c;
+}
+
+void ResetPeak() {
+#ifdef CRL_BENCH_CUDA
+  c10::cuda::CUDACachingAllocator::resetPeakStats(0);
+#endif
+}
+
+double PeakGiB() {
+#ifdef CRL_BENCH_CUDA
+  auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
+  return stats.allocated_bytes[0].peak / double(1 << 30);  // StatType::AGGREGATE
+#else
+  return 0;
+#endif
+}
+
+// Model FLOPs of one token: 2 per weight per matmul forward (the output
+// embedding included, the input lookup not), backward twice that for
+// weights that train and once for frozen ones; causal attention adds
+// 4 * layers * heads * head_dim * context / 2 forward.
+double FlopsPerToken(const ModelConfig& c, bool lora, double context, bool training) {
+  const double q = double(c.num_attention_heads) * c.head_dim, kv = double(c.num_key_value_heads) * c.head_dim;
+  const double matmul = c.num_hidden_layers * (c.hidden_size * (2 * q + 2 * kv) + 3.0 * c.hidden_size * c.intermediate_size) +
+                        double(c.vocab_size) * c.hidden_size;
+  const double attention = 2.0 * c.num_hidden_layers * q * context;  // QK^T and AV, causal half
+  const double forward = 2 * matmul + 2 * attention;
+  if (!training) return forward;
+  return forward * (lora ? 2.0 : 3.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string preset = "qwen2.5-0.5b", config_path, device = "auto", precision = "auto", mode = "full";
+  std::string json_out;
+  int sequences = 8, prompt_len = 512, completion_len = 512, steps = 5, warmup = 2;
+  bool checkpointing = false;
+  double peak_tflops = 989.4;
+  int64_t micro_batch_tokens = 16384;
+  crl::OptionSet flags("crl-bench-trainer", "One GRPO step and logprobs of crl's trainer, timed.");
+  flags.Add("preset", &preset, "embedded, qwen2.5-0.5b, qwen2.5-1.5b");
+  flags.Add("model_config", &config_path, "a config.json instead of a preset");
+  flags.Add("device", &device, "auto, cpu, cuda");
+  flags.Add("precision", &precision, "auto, float32, bfloat16");
+  flags.Add("mode", &mode, "full or lora (rank 16 on every projection)");
+  flags.Add("sequences", &sequences, "sequences per step (groups of 4)");
+  flags.Add("prompt_len", &prompt_len, "prompt tokens per sequence");
+  flags.Add("completion_len", &completion_len, "completion tokens per sequence");
+  flags.Add("steps", &steps, "timed steps");
+  flags.Add("warmup", &warmup, "untimed steps first");
+  flags.Add("micro_batch_tokens", &micro_batch_tokens, "rows x length per micro-batch");
+  flags.Add("activation_checkpointing", &checkpointing, "recompute layers in the backward pass");
+  flags.Add("peak_tflops", &peak_tflops, "the device's dense bf16 peak, for MFU (H100/H200 SXM: 989.4)");
+  flags.Add("json", &json_out, "also write the results here");
+  if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
+
+  auto config = config_path.empty() ? Preset(preset) : crl::policy::LoadModelConfig(config_path);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
+    return 2;
+  }
+  config->torch_dtype = "float32";
+  const std::string dir = (fs::temp_directory_path() / absl::StrCat("crl-bench-trainer-", getpid())).string();
+  {
+    auto model = crl::policy::CausalLm::Init(*config, 1, torch::kCPU, torch::kFloat32);
+    if (!model.ok() || !(*model)->Save(dir + "/model").ok()) {
+      std::fprintf(stderr, "cannot write the random model\n");
+      return 1;
+    }
+  }
+  crl::trainer::TrainerOptions o;
+  o.model_dir = dir + "/model";
+  o.out_dir = dir + "/out";
+  o.device = device;
+  o.precision = precision;
+  o.lora = mode == "lora";
+  o.lora_config.rank = 16;
+  o.lora_config.alpha = 32;
+  o.lora_config.targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  o.optimizer.lr = 1e-6;
+  o.micro_batch_tokens = micro_batch_tokens;
+  o.max_seq_len = prompt_len + completion_len;
+  o.activation_checkpointing = checkpointing;
+  auto trainer = crl::trainer::Trainer::Create(o, crl::RealClock::Get(), nullptr);
+  if (!trainer.ok()) {
+    std::fprintf(stderr, "%s\n", trainer.status().ToString().c_str());
+    return 1;
+  }
+  // Groups of four over random tokens; behaviour logprobs near the policy's.
+  std::mt19937 rng(7);
+  std::vector<crl::trainer::TrainSequence> batch(sequences);
+  for (int i = 0; i < sequences; ++i) {
+    auto& s = batch[i];
+    s.id = absl::StrCat("g", i / 4);
+    for (int t = 0; t < prompt_len; ++t) s.prompt.push_back(rng() % config->vocab_size);
+    for (int t = 0; t < completion_len; ++t) s.completion.push_back(rng() % config->vocab_size);
+    s.advantage = (i % 4) - 1.5;
+    s.reward = i % 4;
+  }
+  auto lp = (*trainer)->Logprobs(batch);
+  if (!lp.ok()) {
+    std::fprintf(stderr, "%s\n", lp.status().ToString().c_str());
+    return 1;
+  }
+  for (int i = 0; i < sequences; ++i) {
+    for (float v : (*lp)[i]) batch[i].old_logprobs.push_back(v + 0.01f);
+  }
+  const double tokens = double(sequences) * (prompt_len + completion_len);
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+
+  for (int i = 0; i < warmup; ++i) (void)(*trainer)->Train(batch, crl::trainer::Objective::kPolicyGradient);
+  ResetPeak();
+  std::vector<double> step_seconds;
+  for (int i = 0; i < steps; ++i) {
+    auto t0 = now();
+    auto st = (*trainer)->Train(batch, crl::trainer::Objective::kPolicyGradient);
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+      return 1;
+    }
+    step_seconds.push_back(secs(t0, now()));
+  }
+  const double train_peak = PeakGiB();
+  std::sort(step_seconds.begin(), step_seconds.end());
+  const double step = step_seconds[step_seconds.size() / 2];
+  ResetPeak();
+  std::vector<double> lp_seconds;
+  for (int i = 0; i < std::max(1, steps); ++i) {
+    auto t0 = now();
+    (void)(*trainer)->Logprobs(batch);
+    lp_seconds.push_back(secs(t0, now()));
+  }
+  const double lp_peak = PeakGiB();
+  std::sort(lp_seconds.begin(), lp_seconds.end());
+  const double lps = lp_seconds[lp_seconds.size() / 2];
+  const double context = (prompt_len + completion_len) / 2.0;
+  const double train_flops = FlopsPerToken(*config, o.lora, context, true) * tokens / step;
+  const double lp_flops = FlopsPerToken(*config, false, context, false) * tokens / lps;
+  const bool gpu = device != "cpu" && torch::cuda::is_available();
+  json r = {{"implementation", "crl (LibTorch " TORCH_VERSION ")"},
+            {"preset", config_path.empty() ? preset : config_path},
+            {"parameters", config->ParameterCount()},
+            {"mode", mode},
+            {"sequences", sequences},
+            {"tokens_per_step", tokens},
+            {"step_seconds", step},
+            {"train_tokens_per_second", tokens / step},
+            {"train_peak_gib", train_peak},
+            {"train_mfu", gpu ? train_flops / (peak_tflops * 1e12) : 0.0},
+            {"steps_per_second", 1.0 / step},
+            {"logprob_tokens_per_second", tokens / lps},
+            {"logprob_peak_gib", lp_peak},
+            {"logprob_mfu", gpu ? lp_flops / (peak_tflops * 1e12) : 0.0}};
+  std::printf("%s\n", r.dump().c_str());
+  if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, r.dump(2) + "\n");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return 0;
+}
