@@ -1,8 +1,12 @@
 #include "common/metrics.h"
 
+#include <httplib.h>
+#include <prometheus/text_serializer.h>
+
 #include <exception>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 #ifndef CRL_VERSION
@@ -18,23 +22,39 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
           0.25,   0.5,     1,      2.5,   5,      10,    25,   50,    100};
 }
 
+struct MetricsServer::Http {
+  httplib::Server server;
+};
+
+MetricsServer::~MetricsServer() {
+  if (http_) http_->server.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& listen, std::shared_ptr<prometheus::Registry> registry) {
-  std::unique_ptr<MetricsServer> server(new MetricsServer());
-  try {
-    // One civetweb thread is plenty for a scrape every few seconds.
-    server->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("metrics: cannot listen on ", listen, ": ", e.what()));
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("metrics: '", listen, "' is not HOST:PORT"));
   }
-  server->exposer_->RegisterCollectable(registry);
-  std::vector<int> ports = server->exposer_->GetListeningPorts();
-  if (ports.empty()) {
-    return absl::UnavailableError(absl::StrCat("metrics: no listening port for ", listen));
+  const std::string host = listen.substr(0, colon);
+  std::unique_ptr<MetricsServer> m(new MetricsServer());
+  m->http_ = std::make_unique<Http>();
+  httplib::Server& srv = m->http_->server;
+  // Scrapes are rare and cheap: two threads are plenty.
+  srv.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  srv.Get("/metrics", [registry](const httplib::Request&, httplib::Response& res) {
+    res.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  m->port_ = port == 0 ? srv.bind_to_any_port(host) : (srv.bind_to_port(host, port) ? port : -1);
+  if (m->port_ <= 0) {
+    return absl::UnavailableError(absl::StrCat("metrics: cannot listen on ", listen));
   }
-  server->port_ = ports.front();
-  return server;
+  httplib::Server* raw = &srv;
+  m->thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  return m;
 }
 
 void RegisterBuildInfo(prometheus::Registry* registry, const std::string& component) {

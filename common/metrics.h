@@ -7,7 +7,6 @@
 #define CRL_COMMON_METRICS_H_
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
@@ -15,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 
@@ -26,17 +26,25 @@ const char* CrlVersion();
 // Histogram buckets for latencies from 100 µs to ~100 s (seconds).
 prometheus::Histogram::BucketBoundaries LatencyBuckets();
 
-// Serves a registry at http://LISTEN/metrics. Thread-safe.
+// Serves a registry at http://LISTEN/metrics in Prometheus' text format.
+// (cpp-httplib rather than prometheus-cpp's civetweb Exposer: civetweb's
+// small fixed thread stacks cannot hold the static TLS that LibTorch with
+// OpenBLAS loads, so its worker threads failed to start in those services.)
+// Thread-safe.
 class MetricsServer {
  public:
   // `listen` is HOST:PORT; port 0 picks a free port (see port()).
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(
       const std::string& listen, std::shared_ptr<prometheus::Registry> registry);
+  ~MetricsServer();
   int port() const { return port_; }
+
+  struct Http;
 
  private:
   MetricsServer() = default;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<Http> http_;
+  std::thread thread_;
   int port_ = 0;
 };
 

@@ -19,6 +19,8 @@ PACKAGES=(
   # The policy library: tokenizer pre-tokenizer regexes (PCRE2) and NFC
   # normalisation (ICU).
   libpcre2-dev libicu-dev
+  # crl-sampler's OpenAI-compatible HTTP server.
+  libcpp-httplib-dev
   # Data-parallel training on CPU: LibTorch's c10d Gloo backend needs its headers.
   libgloo-dev
   # Outside clients the tests run (tests/js: published tokenizer files and an

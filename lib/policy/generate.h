@@ -1,7 +1,8 @@
-// Sampling from a CausalLm with a KV cache: prompts of different lengths in
-// one batch (left-padded), temperature / top-p / top-k, a seed per prompt,
-// stop tokens, and each sampled token's log-probability under the model
-// (raw logits, temperature 1: what a trainer recomputes).
+// Sampling from a CausalLm: the parameters and results of generation, and a
+// one-shot Generate over a batch of prompts (a GenerationEngine started for
+// the call; engine.h for long-lived serving). Temperature / top-p / top-k, a
+// seed per prompt, stop tokens, and each sampled token's log-probability
+// under the model (raw logits, temperature 1: what a trainer recomputes).
 #ifndef CRL_LIB_POLICY_GENERATE_H_
 #define CRL_LIB_POLICY_GENERATE_H_
 
@@ -33,11 +34,13 @@ struct Generation {
   std::vector<int> tokens;      // the new tokens (a stop token included)
   std::vector<float> logprobs;  // log p(token | everything before), one per token
   std::string finish_reason;    // "stop" or "length"
+  double first_token_seconds = 0;  // from the request to its first token
+  double seconds = 0;              // from the request to the last token
 };
 
-// One generation per prompt. INVALID_ARGUMENT for an empty prompt, a token id
-// out of the vocabulary or a prompt longer than the model's positions;
-// INTERNAL when LibTorch fails (the message says why).
+// One generation per prompt, all decoded together. INVALID_ARGUMENT for an
+// empty prompt, a token id out of the vocabulary or a prompt longer than the
+// model's positions; INTERNAL when LibTorch fails (the message says why).
 absl::StatusOr<std::vector<Generation>> Generate(CausalLm& model,
                                                  const std::vector<std::vector<int>>& prompts,
                                                  const SamplingParams& params);

@@ -131,7 +131,18 @@ class AttentionImpl : public torch::nn::Module {
     v = v.to(q.scalar_type());
     q = q * c + RotateHalf(q) * s;
     k = k * c + RotateHalf(k) * s;
-    if (cache) {
+    if (cache && cache->row_lengths.defined()) {
+      // Slot mode: each row writes at its own length.
+      torch::Tensor ck = cache->keys[layer].narrow(0, cache->first_row, B);
+      torch::Tensor cv = cache->values[layer].narrow(0, cache->first_row, B);
+      auto longs = torch::TensorOptions().dtype(torch::kLong).device(x.device());
+      torch::Tensor pos = cache->row_lengths.unsqueeze(1) + torch::arange(T, longs).unsqueeze(0);
+      torch::Tensor rows = torch::arange(B, longs).unsqueeze(1).expand({B, T});
+      ck.transpose(1, 2).index_put_({rows, pos}, k.transpose(1, 2));
+      cv.transpose(1, 2).index_put_({rows, pos}, v.transpose(1, 2));
+      k = ck.narrow(2, 0, cache->view);
+      v = cv.narrow(2, 0, cache->view);
+    } else if (cache) {
       torch::Tensor& ck = cache->keys[layer];
       torch::Tensor& cv = cache->values[layer];
       const int64_t past = cache->length;
@@ -359,6 +370,7 @@ class CausalLmImpl : public torch::nn::Module {
     if (packed && (padded || cache)) {
       throw std::invalid_argument("segment_ids go without an attention mask or a cache");
     }
+    if (cache && cache->row_lengths.defined()) return slot_hidden(ids, *cache);
     const int64_t S = past + T;
     const auto dtype = model->embed_tokens->weight.scalar_type();
     const auto dev = ids.device();
@@ -416,6 +428,26 @@ class CausalLmImpl : public torch::nn::Module {
       }
     }
     if (cache) cache->length = S;
+    return model->norm(h);
+  }
+
+  // Slot mode (KvCache): positions and visibility per row.
+  torch::Tensor slot_hidden(const torch::Tensor& ids, KvCache& cache) {
+    const int64_t T = ids.size(1), S = cache.view;
+    const auto dtype = model->embed_tokens->weight.scalar_type();
+    auto longs = torch::TensorOptions().dtype(torch::kLong).device(ids.device());
+    torch::Tensor positions = cache.row_lengths.unsqueeze(1) + torch::arange(T, longs).unsqueeze(0);
+    // Key j is visible to a query at position q when j <= q (and in the window).
+    torch::Tensor q = positions.unsqueeze(2);                          // [B, T, 1]
+    torch::Tensor kj = torch::arange(S, longs).view({1, 1, S});        // [1, 1, S]
+    torch::Tensor allowed = kj <= q;
+    if (config.sliding_window > 0) allowed = allowed & (kj > q - config.sliding_window);
+    allowed = allowed.unsqueeze(1);                                     // [B, 1, T, S]
+    auto [cos, sin] = Rope(inv_freq, positions, dtype);
+    torch::Tensor h = model->embed_tokens(ids);
+    for (int i = 0; i < config.num_hidden_layers; ++i) {
+      h = model->layers->ptr<LayerImpl>(i)->forward(h, cos, sin, allowed, &cache, i);
+    }
     return model->norm(h);
   }
 

@@ -51,11 +51,21 @@ TORCH_MODULE(Projection);
 // capacity, each layer's [B, kv_heads, capacity, head_dim] buffers are
 // allocated once and filled in place (generation); without, they grow by
 // concatenation.
+//
+// Slot mode (a generation engine's cache, GenerationEngine): every row has a
+// length of its own. keys/values are preallocated [slots, kv_heads,
+// capacity, head_dim]; a call covers rows first_row .. first_row + B, row
+// b's T new tokens are written at row_lengths[b] + t and attend to columns
+// up to that position; `view` columns are read (at least the longest row
+// after the call). The caller advances row_lengths.
 struct KvCache {
   std::vector<torch::Tensor> keys;
   std::vector<torch::Tensor> values;
   int64_t length = 0;    // tokens cached
   int64_t capacity = 0;  // 0: grow as needed
+  torch::Tensor row_lengths;  // [B] int64 on the model's device: slot mode
+  int64_t first_row = 0;
+  int64_t view = 0;
 };
 
 // What a forward pass sees beyond the token ids.

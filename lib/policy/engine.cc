@@ -1,0 +1,358 @@
+#include "lib/policy/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "lib/policy/sampling.h"
+
+namespace crl::policy {
+namespace {
+
+// One Generate call, owned by the calling thread; the engine touches it only
+// while it is queued or active, and never after `done`.
+struct Pending {
+  const GenerationRequest* request = nullptr;
+  std::vector<Generation> out;
+  int unfinished = 0;
+  absl::Status status;
+  bool done = false;
+  std::atomic<bool> cancel{false};
+  absl::Time submitted;
+};
+
+struct Sequence {
+  Pending* pending = nullptr;
+  int index = 0;       // sample i of its request
+  int64_t length = 0;  // tokens in the cache
+  absl::Time start;
+};
+
+}  // namespace
+
+struct GenerationEngine::Impl {
+  Impl(std::shared_ptr<CausalLm> m, EngineOptions o) : model(std::move(m)), options(o) {}
+
+  std::shared_ptr<CausalLm> model;
+  EngineOptions options;
+  mutable absl::Mutex mu;
+  std::deque<Pending*> waiting ABSL_GUARDED_BY(mu);
+  bool stop ABSL_GUARDED_BY(mu) = false;
+  int free_slots ABSL_GUARDED_BY(mu) = 0;
+  std::atomic<int> active{0};
+  std::atomic<int64_t> tokens{0};
+  std::thread thread;
+  // Engine thread only.
+  KvCache cache;
+  std::vector<Sequence*> slots;
+
+  void Run();
+  void Prefill(Pending* p);
+  void Decode();
+  void Append(Sequence* s, int token, float logprob);
+  void Finish(Sequence* s, const char* reason);
+  void FailAll(const absl::Status& status);
+  void Complete(Pending* p);
+  RowSampling Rows(const std::vector<const Sequence*>& rows, const std::vector<int>& steps) const;
+};
+
+namespace {
+
+absl::Time Now() { return absl::Now(); }
+
+}  // namespace
+
+GenerationEngine::GenerationEngine(std::shared_ptr<CausalLm> model, std::unique_ptr<Impl> impl)
+    : model_(std::move(model)), impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<GenerationEngine>> GenerationEngine::Start(
+    std::shared_ptr<CausalLm> model, EngineOptions options) {
+  const ModelConfig& c = model->config();
+  if (options.max_batch < 1) return absl::InvalidArgumentError("max_batch: must be at least 1");
+  if (options.max_len <= 0) options.max_len = c.max_position_embeddings;
+  if (options.max_len > c.max_position_embeddings) {
+    return absl::InvalidArgumentError(absl::StrCat("max_len: ", options.max_len, " exceeds the model's ",
+                                                   c.max_position_embeddings, " positions"));
+  }
+  auto impl = std::make_unique<Impl>(model, options);
+  try {
+    torch::NoGradGuard no_grad;
+    model->module().eval();
+    auto opts = torch::TensorOptions().dtype(model->dtype()).device(model->device());
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      impl->cache.keys.push_back(torch::zeros({options.max_batch, c.num_key_value_heads, options.max_len, c.head_dim}, opts));
+      impl->cache.values.push_back(torch::zeros({options.max_batch, c.num_key_value_heads, options.max_len, c.head_dim}, opts));
+    }
+  } catch (const std::exception& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("KV cache: ", e.what()));
+  }
+  impl->slots.assign(options.max_batch, nullptr);
+  {
+    absl::MutexLock lock(&impl->mu);
+    impl->free_slots = options.max_batch;
+  }
+  Impl* raw = impl.get();
+  std::unique_ptr<GenerationEngine> engine(new GenerationEngine(std::move(model), std::move(impl)));
+  raw->thread = std::thread([raw] { raw->Run(); });
+  return engine;
+}
+
+GenerationEngine::~GenerationEngine() {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    impl_->stop = true;
+  }
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+int GenerationEngine::waiting() const {
+  absl::MutexLock lock(&impl_->mu);
+  return static_cast<int>(impl_->waiting.size());
+}
+int GenerationEngine::active() const { return impl_->active.load(); }
+int64_t GenerationEngine::tokens_generated() const { return impl_->tokens.load(); }
+
+absl::StatusOr<std::vector<Generation>> GenerationEngine::Generate(const GenerationRequest& r,
+                                                                   const RequestContext& context) {
+  const ModelConfig& c = model_->config();
+  if (r.prompt.empty()) return absl::InvalidArgumentError("prompt: empty");
+  for (size_t i = 0; i < r.prompt.size(); ++i) {
+    if (r.prompt[i] < 0 || r.prompt[i] >= c.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("prompt[", i, "]: token id ", r.prompt[i],
+                                                     " is outside the vocabulary (", c.vocab_size, ")"));
+    }
+  }
+  if (r.n < 1 || r.n > impl_->options.max_batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("n: ", r.n, " is outside [1, ", impl_->options.max_batch, "] (max_batch)"));
+  }
+  if (r.params.max_new_tokens < 1) return absl::InvalidArgumentError("max_new_tokens: must be at least 1");
+  if (static_cast<int64_t>(r.prompt.size()) + r.params.max_new_tokens > impl_->options.max_len) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prompt (", r.prompt.size(), " tokens) + max_new_tokens (", r.params.max_new_tokens,
+        ") exceeds ", impl_->options.max_len, " positions (max_len)"));
+  }
+  if (absl::Status s = context.Check(); !s.ok()) return s;
+  Pending p;
+  p.request = &r;
+  p.out.resize(r.n);
+  p.unfinished = r.n;
+  p.submitted = Now();
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->stop) return absl::UnavailableError("the generation engine is stopping");
+  impl_->waiting.push_back(&p);
+  auto done = [&p]() { return p.done; };
+  while (!p.done) {
+    impl_->mu.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(50));
+    if (p.done) break;
+    if (absl::Status s = context.Check(); !s.ok() && !p.cancel.load()) {
+      // Still queued: take it out here; admitted: the engine drops it.
+      auto it = std::find(impl_->waiting.begin(), impl_->waiting.end(), &p);
+      if (it != impl_->waiting.end()) {
+        impl_->waiting.erase(it);
+        return s;
+      }
+      p.cancel.store(true);
+    }
+  }
+  if (p.cancel.load()) {
+    if (absl::Status s = context.Check(); !s.ok()) return s;
+  }
+  if (!p.status.ok()) return p.status;
+  return std::move(p.out);
+}
+
+// ---- The engine thread --------------------------------------------------------------
+
+void GenerationEngine::Impl::Run() {
+  torch::NoGradGuard no_grad;  // thread-local
+  for (;;) {
+    std::vector<Pending*> admitted;
+    {
+      absl::MutexLock lock(&mu);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+        return stop || active.load() > 0 || (!waiting.empty() && free_slots >= waiting.front()->request->n);
+      };
+      mu.Await(absl::Condition(&ready));
+      if (stop) break;
+      // First come, first served: a large request is not overtaken.
+      while (!waiting.empty() && free_slots >= waiting.front()->request->n) {
+        free_slots -= waiting.front()->request->n;
+        admitted.push_back(waiting.front());
+        waiting.pop_front();
+      }
+    }
+    try {
+      for (Pending* p : admitted) Prefill(p);
+      // Requests whose callers gave up leave the batch.
+      for (Sequence* s : slots) {
+        if (s && s->pending->cancel.load()) Finish(s, "cancelled");
+      }
+      if (active.load() > 0) Decode();
+    } catch (const std::exception& e) {
+      FailAll(absl::InternalError(absl::StrCat("generation failed: ", e.what())));
+    }
+  }
+  FailAll(absl::UnavailableError("the generation engine stopped"));
+  absl::MutexLock lock(&mu);
+  for (Pending* p : waiting) {
+    p->status = absl::UnavailableError("the generation engine stopped");
+    p->done = true;
+  }
+  waiting.clear();
+}
+
+RowSampling GenerationEngine::Impl::Rows(const std::vector<const Sequence*>& rows,
+                                         const std::vector<int>& steps) const {
+  const int64_t R = static_cast<int64_t>(rows.size());
+  std::vector<float> temperature(R, 0.f), top_p(R, 1.f);
+  std::vector<int64_t> top_k(R, 0), seed(R, 0), step(R, 0);
+  RowSampling out;
+  for (int64_t i = 0; i < R; ++i) {
+    if (!rows[i]) continue;
+    const SamplingParams& p = rows[i]->pending->request->params;
+    temperature[i] = static_cast<float>(p.temperature);
+    top_p[i] = static_cast<float>(p.top_p);
+    top_k[i] = p.top_k;
+    seed[i] = static_cast<int64_t>(p.seed + rows[i]->index);
+    step[i] = steps[i];
+    out.filter = out.filter || p.top_k > 0 || p.top_p < 1.0;
+  }
+  const auto dev = model->device();
+  out.temperature = torch::tensor(temperature).to(dev);
+  out.top_p = torch::tensor(top_p).to(dev);
+  out.top_k = torch::tensor(top_k).to(dev);
+  out.seed = torch::tensor(seed).to(dev);
+  out.step = torch::tensor(step).to(dev);
+  return out;
+}
+
+void GenerationEngine::Impl::Prefill(Pending* p) {
+  const GenerationRequest& r = *p->request;
+  const int64_t P = static_cast<int64_t>(r.prompt.size());
+  std::vector<int> free;
+  for (int i = 0; i < static_cast<int>(slots.size()) && static_cast<int>(free.size()) < r.n; ++i) {
+    if (!slots[i]) free.push_back(i);
+  }
+  const auto dev = model->device();
+  auto longs = torch::TensorOptions().dtype(torch::kLong);
+  torch::Tensor ids = torch::tensor(std::vector<int64_t>(r.prompt.begin(), r.prompt.end()), longs)
+                          .view({1, P})
+                          .to(dev);
+  cache.first_row = free[0];
+  cache.row_lengths = torch::zeros({1}, longs.device(dev));
+  cache.view = P;
+  torch::Tensor last = model->Forward(ids, {}, &cache).select(1, P - 1);  // [1, V]
+  for (size_t i = 1; i < free.size(); ++i) {
+    for (size_t l = 0; l < cache.keys.size(); ++l) {
+      cache.keys[l][free[i]].narrow(1, 0, P).copy_(cache.keys[l][free[0]].narrow(1, 0, P));
+      cache.values[l][free[i]].narrow(1, 0, P).copy_(cache.values[l][free[0]].narrow(1, 0, P));
+    }
+  }
+  std::vector<Sequence*> seqs;
+  std::vector<const Sequence*> rows;
+  for (int i = 0; i < r.n; ++i) {
+    auto* s = new Sequence{p, i, P, Now()};
+    slots[free[i]] = s;
+    seqs.push_back(s);
+    rows.push_back(s);
+  }
+  active += r.n;
+  Sampled first = SampleNext(last.expand({r.n, last.size(1)}), Rows(rows, std::vector<int>(r.n, 0)));
+  torch::Tensor tokens = first.tokens.to(torch::kCPU), logprobs = first.logprobs.to(torch::kCPU);
+  const absl::Duration to_first = Now() - p->submitted;
+  for (int i = 0; i < r.n; ++i) {
+    p->out[i].first_token_seconds = absl::ToDoubleSeconds(to_first);
+    Append(seqs[i], static_cast<int>(tokens[i].item<int64_t>()), logprobs[i].item<float>());
+  }
+}
+
+void GenerationEngine::Impl::Decode() {
+  int hi = 0;
+  int64_t view = 0;
+  for (int i = 0; i < static_cast<int>(slots.size()); ++i) {
+    if (slots[i]) {
+      hi = i + 1;
+      view = std::max(view, slots[i]->length + 1);
+    }
+  }
+  std::vector<int64_t> ids(hi, 0), lengths(hi, 0);
+  std::vector<const Sequence*> rows(hi, nullptr);
+  std::vector<int> steps(hi, 0);
+  for (int i = 0; i < hi; ++i) {
+    if (Sequence* s = slots[i]) {
+      ids[i] = s->pending->out[s->index].tokens.back();
+      lengths[i] = s->length;
+      rows[i] = s;
+      steps[i] = static_cast<int>(s->pending->out[s->index].tokens.size());
+    }
+  }
+  const auto dev = model->device();
+  auto longs = torch::TensorOptions().dtype(torch::kLong);
+  cache.first_row = 0;
+  cache.row_lengths = torch::tensor(lengths, longs).to(dev);
+  cache.view = view;
+  torch::Tensor logits = model->Forward(torch::tensor(ids, longs).view({hi, 1}).to(dev), {}, &cache)
+                             .select(1, 0);
+  Sampled next = SampleNext(logits, Rows(rows, steps));
+  torch::Tensor tokens = next.tokens.to(torch::kCPU), logprobs = next.logprobs.to(torch::kCPU);
+  const int64_t* t = tokens.data_ptr<int64_t>();
+  const float* lp = logprobs.data_ptr<float>();
+  for (int i = 0; i < hi; ++i) {
+    if (Sequence* s = slots[i]) {
+      ++s->length;
+      Append(s, static_cast<int>(t[i]), lp[i]);
+    }
+  }
+}
+
+void GenerationEngine::Impl::Append(Sequence* s, int token, float logprob) {
+  Generation& g = s->pending->out[s->index];
+  g.tokens.push_back(token);
+  g.logprobs.push_back(logprob);
+  ++tokens;
+  const GenerationRequest& r = *s->pending->request;
+  if (std::find(r.params.stop_ids.begin(), r.params.stop_ids.end(), token) != r.params.stop_ids.end() ||
+      (r.stop && r.stop(g.tokens))) {
+    Finish(s, "stop");
+  } else if (static_cast<int>(g.tokens.size()) >= r.params.max_new_tokens) {
+    Finish(s, "length");
+  }
+}
+
+void GenerationEngine::Impl::Finish(Sequence* s, const char* reason) {
+  Pending* p = s->pending;
+  Generation& g = p->out[s->index];
+  g.finish_reason = reason;
+  g.seconds = absl::ToDoubleSeconds(Now() - p->submitted);
+  for (auto& slot : slots) {
+    if (slot == s) slot = nullptr;
+  }
+  delete s;
+  --active;
+  {
+    absl::MutexLock lock(&mu);
+    ++free_slots;
+  }
+  if (--p->unfinished == 0) Complete(p);
+}
+
+void GenerationEngine::Impl::Complete(Pending* p) {
+  absl::MutexLock lock(&mu);
+  p->done = true;
+}
+
+void GenerationEngine::Impl::FailAll(const absl::Status& status) {
+  for (Sequence*& s : slots) {
+    if (!s) continue;
+    Pending* p = s->pending;
+    if (p->status.ok()) p->status = status;
+    Sequence* gone = s;
+    Finish(gone, "error");
+  }
+}
+
+}  // namespace crl::policy

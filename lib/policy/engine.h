@@ -1,0 +1,79 @@
+// Continuous batching over one CausalLm: requests from any thread join the
+// running batch between decode steps, so many small requests share forward
+// passes. Each sequence owns a slot of a preallocated KV cache (slot mode of
+// KvCache); a request's prompt is prefilled once and its KV prefix copied to
+// the slots of its other n - 1 samples. Sampling runs on the device
+// (sampling.h): a seeded sequence gets the same tokens whatever else is in
+// the batch. Each sampled token's log-probability under the raw logits is
+// recorded (what a trainer recomputes).
+//
+//   CRL_ASSIGN_OR_RETURN(auto engine, GenerationEngine::Start(model, {}));
+//   CRL_ASSIGN_OR_RETURN(std::vector<Generation> g, engine->Generate(request, context));
+#ifndef CRL_LIB_POLICY_ENGINE_H_
+#define CRL_LIB_POLICY_ENGINE_H_
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/context.h"
+#include "lib/policy/generate.h"
+#include "lib/policy/model.h"
+
+namespace crl::policy {
+
+struct EngineOptions {
+  // Sequences decoded together (KV cache slots).
+  int max_batch = 64;
+  // Positions per slot, prompt included (0: the model's
+  // max_position_embeddings).
+  int max_len = 0;
+};
+
+struct GenerationRequest {
+  std::vector<int> prompt;
+  // Samples of the prompt; sample i uses seed params.seed + i.
+  int n = 1;
+  SamplingParams params;
+  // Called on the engine thread with a sequence's tokens after each new one;
+  // true ends the sequence with finish reason "stop" (stop strings). Must be
+  // cheap and thread-safe.
+  std::function<bool(const std::vector<int>& tokens)> stop;
+};
+
+// Thread-safe. The engine's thread is the only one that runs the model.
+class GenerationEngine {
+ public:
+  // Allocates the KV cache and starts the thread. INVALID_ARGUMENT for a
+  // max_batch below 1 or a max_len beyond the model's positions.
+  static absl::StatusOr<std::unique_ptr<GenerationEngine>> Start(std::shared_ptr<CausalLm> model,
+                                                                 EngineOptions options);
+  // Ends the thread; requests still waiting answer UNAVAILABLE.
+  ~GenerationEngine();
+
+  // Blocks until the n samples finish. INVALID_ARGUMENT for an empty
+  // prompt, an id outside the vocabulary, n outside [1, max_batch], or a
+  // prompt + max_new_tokens beyond max_len; CANCELLED / DEADLINE_EXCEEDED
+  // when `context` ends first (its sequences leave the batch); INTERNAL when
+  // LibTorch fails (the message says why).
+  absl::StatusOr<std::vector<Generation>> Generate(const GenerationRequest& request,
+                                                   const RequestContext& context);
+
+  // Requests waiting for slots, sequences being decoded, tokens generated.
+  int waiting() const;
+  int active() const;
+  int64_t tokens_generated() const;
+  const CausalLm& model() const { return *model_; }
+
+  struct Impl;
+
+ private:
+  GenerationEngine(std::shared_ptr<CausalLm> model, std::unique_ptr<Impl> impl);
+  std::shared_ptr<CausalLm> model_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crl::policy
+
+#endif  // CRL_LIB_POLICY_ENGINE_H_

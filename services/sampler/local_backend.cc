@@ -1,0 +1,191 @@
+#include "services/sampler/local_backend.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/utf8.h"
+
+namespace crl::sampler {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The earliest occurrence of any stop string in `text` (npos if none).
+size_t FirstStop(const std::string& text, const google::protobuf::RepeatedPtrField<std::string>& stops) {
+  size_t at = std::string::npos;
+  for (const std::string& s : stops) {
+    if (s.empty()) continue;
+    at = std::min(at, text.find(s));
+  }
+  return at;
+}
+
+}  // namespace
+
+LocalBackend::LocalBackend(LocalBackendOptions options, SamplerMetrics* metrics)
+    : options_(std::move(options)), metrics_(metrics) {}
+
+LocalBackend::~LocalBackend() = default;
+
+absl::StatusOr<std::unique_ptr<LocalBackend>> LocalBackend::Create(const LocalBackendOptions& o,
+                                                                   SamplerMetrics* metrics) {
+  if (o.model_dir.empty()) return absl::InvalidArgumentError("policy: a model directory is required");
+  std::unique_ptr<LocalBackend> b(new LocalBackend(o, metrics));
+  if (b->options_.name.empty()) b->options_.name = fs::path(o.model_dir).filename().string();
+  CRL_ASSIGN_OR_RETURN(b->placement_, policy::ResolvePlacement(o.device, o.dtype));
+  CRL_ASSIGN_OR_RETURN(b->tokenizer_, policy::LoadTokenizer(o.model_dir));
+  b->chat_ = policy::LoadChatFormat(o.model_dir);
+  CRL_ASSIGN_OR_RETURN(auto first, b->Load(o.model_dir, "", o.initial_version));
+  for (int id : first->engine->model().config().eos_token_ids) b->eos_ids_.push_back(id);
+  absl::MutexLock lock(&b->mu_);
+  b->current_ = std::move(first);
+  return b;
+}
+
+absl::StatusOr<std::shared_ptr<LocalBackend::Instance>> LocalBackend::Load(const std::string& model_dir,
+                                                                           const std::string& adapter,
+                                                                           const std::string& version) {
+  CRL_ASSIGN_OR_RETURN(auto model, policy::LoadPolicy(model_dir, adapter, placement_));
+  if (tokenizer_->vocab_size() > model->config().vocab_size) {
+    return absl::FailedPreconditionError(absl::StrCat(model_dir, ": vocab_size ", model->config().vocab_size,
+                                                      " is smaller than the tokenizer's ",
+                                                      tokenizer_->vocab_size()));
+  }
+  auto instance = std::make_shared<Instance>();
+  instance->version = version;
+  instance->adapter = !adapter.empty();
+  CRL_ASSIGN_OR_RETURN(auto engine, policy::GenerationEngine::Start(
+                                        std::shared_ptr<policy::CausalLm>(std::move(model)), options_.engine));
+  instance->engine = std::move(engine);
+  return instance;
+}
+
+std::shared_ptr<LocalBackend::Instance> LocalBackend::Current() const {
+  absl::MutexLock lock(&mu_);
+  return current_;
+}
+
+std::string LocalBackend::version() const { return Current()->version; }
+
+std::string LocalBackend::TokenText(int id) const {
+  return ValidUtf8(tokenizer_->Decode({id}));
+}
+
+std::vector<v1::Policy> LocalBackend::Policies() const {
+  auto c = Current();
+  v1::Policy p;
+  p.set_name(options_.name);
+  p.set_kind("libtorch");
+  p.set_version(c->version);
+  p.set_adapter(c->adapter);
+  p.set_base_model(options_.model_dir);
+  return {p};
+}
+
+absl::Status LocalBackend::UsePolicy(const v1::PolicyVersion& v) {
+  absl::MutexLock load(&load_mu_);
+  if (Current()->version == v.version()) return absl::OkStatus();
+  std::string dir = v.checkpoint_uri(), adapter;
+  if (v.adapter()) {
+    adapter = dir;
+    dir = v.base_model().empty() ? options_.model_dir : v.base_model();
+  }
+  auto instance = Load(dir, adapter, v.version());
+  if (metrics_) metrics_->policy_updates.Add({{"result", instance.ok() ? "ok" : "failed"}}).Increment();
+  if (!instance.ok()) return instance.status();
+  {
+    absl::MutexLock lock(&mu_);
+    current_ = std::move(*instance);  // the old engine lives on in its requests
+  }
+  if (metrics_) {
+    int64_t n = 0;
+    if (absl::SimpleAtoi(v.version(), &n)) metrics_->policy_version.Set(static_cast<double>(n));
+  }
+  CRL_LOG(INFO) << "crl-sampler: serving policy version " << v.version() << " from "
+                << v.checkpoint_uri();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest& request,
+                                                        const RequestContext& context) {
+  if (!request.policy().empty() && request.policy() != options_.name) {
+    return absl::NotFoundError(absl::StrCat("policy '", request.policy(), "' is not served here (",
+                                            options_.name, " is)"));
+  }
+  std::shared_ptr<Instance> instance = Current();
+  const v1::SamplingParams& p = request.params();
+  policy::GenerationRequest g;
+  std::vector<int> stop_ids(p.stop_token_ids().begin(), p.stop_token_ids().end());
+  if (request.messages_size() > 0) {
+    if (!chat_.ok()) return absl::FailedPreconditionError(absl::StrCat("chat messages: ", chat_.status().message()));
+    std::vector<policy::ChatMessage> messages;
+    for (const auto& m : request.messages()) messages.push_back({m.role(), m.content()});
+    CRL_ASSIGN_OR_RETURN(g.prompt, policy::EncodeChat(*tokenizer_, *chat_, messages, true));
+    for (int id : policy::EndOfTurnIds(*tokenizer_, *chat_)) stop_ids.push_back(id);
+  } else {
+    g.prompt = tokenizer_->Encode(request.prompt());
+  }
+  for (int id : eos_ids_) stop_ids.push_back(id);
+  if (g.prompt.empty()) return absl::InvalidArgumentError("prompt: empty");
+  g.n = std::max(1, request.num_completions());
+  g.params.temperature = p.temperature();
+  g.params.top_p = p.top_p() > 0 && p.top_p() <= 1 ? p.top_p() : 1.0;
+  g.params.top_k = std::max(0, p.top_k());
+  g.params.max_new_tokens = p.max_tokens() > 0 ? p.max_tokens() : options_.default_max_tokens;
+  g.params.seed = p.has_seed() ? p.seed() : std::random_device{}();
+  g.params.stop_ids = stop_ids;
+  if (p.stop_size() > 0) {
+    // Stop strings: look at the decoded tail after each token.
+    const policy::Tokenizer* tok = tokenizer_.get();
+    g.stop = [tok, stops = p.stop()](const std::vector<int>& tokens) {
+      const size_t from = tokens.size() > 16 ? tokens.size() - 16 : 0;
+      const std::string tail = tok->Decode(std::vector<int>(tokens.begin() + from, tokens.end()));
+      return FirstStop(tail, stops) != std::string::npos;
+    };
+  }
+  if (metrics_) metrics_->queue_depth.Set(instance->engine->waiting());
+  auto out = instance->engine->Generate(g, context);
+  if (metrics_) metrics_->active_sequences.Set(instance->engine->active());
+  if (!out.ok()) return out.status();
+  v1::SampleResponse r;
+  r.set_policy(options_.name);
+  r.set_policy_version(instance->version);
+  for (int id : g.prompt) r.add_prompt_token_ids(id);
+  r.set_prompt_tokens(static_cast<int>(g.prompt.size()));
+  double first = 1e300, total = 0;
+  int tokens = 0;
+  for (const policy::Generation& gen : *out) {
+    v1::Completion* c = r.add_completions();
+    std::string text = tokenizer_->Decode(gen.tokens, /*skip_special=*/true);
+    std::string finish = gen.finish_reason;
+    if (p.stop_size() > 0) {
+      const size_t at = FirstStop(text, p.stop());
+      if (at != std::string::npos) {
+        text.resize(at);  // OpenAI semantics: the stop string is not returned
+        finish = "stop";
+      }
+    }
+    c->set_text(ValidUtf8(text));
+    for (int t : gen.tokens) c->add_token_ids(t);
+    for (float lp : gen.logprobs) c->add_token_logprobs(lp);
+    c->set_finish_reason(finish);
+    c->set_policy_version(instance->version);
+    c->set_token_source("engine");
+    first = std::min(first, gen.first_token_seconds);
+    total = std::max(total, gen.seconds);
+    tokens += static_cast<int>(gen.tokens.size());
+  }
+  r.set_completion_tokens(tokens);
+  r.mutable_timings()->set_first_token_seconds(first);
+  r.mutable_timings()->set_total_seconds(total);
+  r.set_attempts(1);
+  return r;
+}
+
+}  // namespace crl::sampler

@@ -1,0 +1,81 @@
+// The in-process LibTorch policy: the model directory's tokenizer and chat
+// format, a continuous-batching GenerationEngine per policy version, and hot
+// swaps. A new version (a full model directory, or a LoRA adapter over the
+// base) is loaded beside the current one; requests that start afterwards
+// use it, requests in flight finish on the engine they started on (each
+// completion says which version it came from), and the old engine goes when
+// its last request does.
+#ifndef CRL_SERVICES_SAMPLER_LOCAL_BACKEND_H_
+#define CRL_SERVICES_SAMPLER_LOCAL_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "lib/policy/engine.h"
+#include "lib/policy/loader.h"
+#include "lib/policy/tokenizer.h"
+#include "services/sampler/sampler_backend.h"
+#include "services/sampler/sampler_metrics.h"
+
+namespace crl::sampler {
+
+struct LocalBackendOptions {
+  // The starting policy: a Hugging Face directory with tokenizer.json (and
+  // tokenizer_config.json for chat).
+  std::string model_dir;
+  // The name clients ask for (OpenAI "model"); empty: the directory's name.
+  std::string name;
+  std::string device = "auto";
+  std::string dtype = "auto";
+  policy::EngineOptions engine;
+  // max_tokens when a request gives none.
+  int default_max_tokens = 512;
+  // The version label of model_dir itself.
+  std::string initial_version = "0";
+};
+
+// Thread-safe.
+class LocalBackend final : public SamplerBackendInterface {
+ public:
+  // `metrics` may be null and must outlive the backend.
+  static absl::StatusOr<std::unique_ptr<LocalBackend>> Create(const LocalBackendOptions& options,
+                                                              SamplerMetrics* metrics);
+  ~LocalBackend() override;
+
+  absl::StatusOr<v1::SampleResponse> Sample(const v1::SampleRequest& request,
+                                            const RequestContext& context) override;
+  std::vector<v1::Policy> Policies() const override;
+  absl::Status UsePolicy(const v1::PolicyVersion& version) override;
+  std::string TokenText(int id) const override;
+
+  const std::string& name() const { return options_.name; }
+  std::string version() const;
+  const policy::Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  struct Instance {
+    std::string version;
+    bool adapter = false;
+    std::shared_ptr<policy::GenerationEngine> engine;
+  };
+  LocalBackend(LocalBackendOptions options, SamplerMetrics* metrics);
+  absl::StatusOr<std::shared_ptr<Instance>> Load(const std::string& model_dir, const std::string& adapter,
+                                                 const std::string& version);
+  std::shared_ptr<Instance> Current() const;
+
+  LocalBackendOptions options_;
+  SamplerMetrics* metrics_;
+  policy::Placement placement_;
+  std::unique_ptr<policy::Tokenizer> tokenizer_;
+  absl::StatusOr<policy::ChatFormat> chat_ = absl::NotFoundError("no chat format");
+  std::vector<int> eos_ids_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<Instance> current_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex load_mu_;  // one load at a time
+};
+
+}  // namespace crl::sampler
+
+#endif  // CRL_SERVICES_SAMPLER_LOCAL_BACKEND_H_

@@ -1,0 +1,37 @@
+// Where completions come from, behind one interface: the in-process LibTorch
+// policy (local_backend.h) or OpenAI-compatible endpoints
+// (openai_backend.h). The gRPC edge, the OpenAI HTTP server and the CLI all
+// talk to a backend through this.
+#ifndef CRL_SERVICES_SAMPLER_SAMPLER_BACKEND_H_
+#define CRL_SERVICES_SAMPLER_SAMPLER_BACKEND_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/context.h"
+#include "crl/v1/sampler.pb.h"
+#include "crl/v1/trainer.pb.h"
+
+namespace crl::sampler {
+
+// Implementations are thread-safe.
+class SamplerBackendInterface {
+ public:
+  virtual ~SamplerBackendInterface() = default;
+  // n completions. INVALID_ARGUMENT for a bad request; UNAVAILABLE when the
+  // policy cannot answer (an endpoint down after its retry budget) — never
+  // an empty completion in place of one.
+  virtual absl::StatusOr<v1::SampleResponse> Sample(const v1::SampleRequest& request,
+                                                    const RequestContext& context) = 0;
+  virtual std::vector<v1::Policy> Policies() const = 0;
+  // A new version from the trainer: requests that start afterwards use it;
+  // requests in flight finish on theirs.
+  virtual absl::Status UsePolicy(const v1::PolicyVersion& version) = 0;
+  // Text for a token id, for logprobs in API responses ("" when unknown).
+  virtual std::string TokenText(int id) const { (void)id; return ""; }
+};
+
+}  // namespace crl::sampler
+
+#endif  // CRL_SERVICES_SAMPLER_SAMPLER_BACKEND_H_
