@@ -15,6 +15,13 @@ for extra in crl_gpu_tests crl-bench-worker; do
   [ -x "$BUILD/bin/$extra" ] && bins+=("$extra")
 done
 for b in "${bins[@]}"; do
+  # LibTorch (the CLI's `crl policy` and in-process `crl sample`) does not
+  # travel: it is hundreds of MiB, and the GPU machine has its own; the
+  # policy runs there from tools/gpu (scripts/gpu-policy.sh).
+  if ldd "$BUILD/bin/$b" | grep -q libtorch; then
+    echo "not bundled: $b links LibTorch" >&2
+    continue
+  fi
   cp "$BUILD/bin/$b" "$OUT/bin/"
   strip --strip-debug "$OUT/bin/$b" 2>/dev/null || true
 done
@@ -33,3 +40,7 @@ exec "$here/bin/$1" "${@:2}"
 RUN
 chmod +x "$OUT/run.sh"
 du -sh "$OUT"
+# The device tool carries at most 64 MiB; ICU's data alone is 31 MiB, so
+# carry the archive and unpack it there: tar xzf .gpu-bundle.tgz
+tar czf .gpu-bundle.tgz "$OUT"
+du -sh .gpu-bundle.tgz

@@ -3,25 +3,39 @@
 #include <cstring>
 #include <string>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
 #include "common/metrics.h"
+#include "common/paths.h"
 #include "services/cli/commands.h"
 
-namespace crl::cli {
+namespace {
 
-int UsageError(const OptionSet& flags, const absl::Status& status) {
-  if (!status.ok()) std::fprintf(stderr, "error: %s\n\n", std::string(status.message()).c_str());
-  std::fputs(flags.Usage().c_str(), status.ok() ? stdout : stderr);
-  return status.ok() ? 0 : 2;
+// The LibTorch commands live in crl-policy, next to this binary, so that the
+// rest of the CLI loads no LibTorch (and travels to the GPU machine without
+// it): `crl policy ...` and `crl sample --policy DIR ...` run it.
+bool NeedsPolicyTool(const std::string& command, int argc, char** argv) {
+  if (command == "policy") return true;
+  if (command != "sample") return false;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--policy") || !std::strncmp(argv[i], "--policy=", 9)) return true;
+  }
+  return false;
 }
 
-int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "error: %s\n", status.ToString().c_str());
+int RunPolicyTool(int argc, char** argv) {
+  const std::string tool = crl::ExecutableDir() + "/crl-policy";
+  std::vector<char*> args = {const_cast<char*>(tool.c_str())};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(tool.c_str(), args.data());
+  std::fprintf(stderr, "error: crl %s needs %s (built with LibTorch, installed beside crl): %s\n", argv[1],
+               tool.c_str(), std::strerror(errno));
   return 3;
 }
-
-}  // namespace crl::cli
-
-namespace {
 
 constexpr const char* kUsage =
     "usage: crl COMMAND [options]\n"
@@ -37,6 +51,9 @@ constexpr const char* kUsage =
     "  prompt build      the contrastive prompt for a task and earlier variants\n"
     "  prompt parse      split a completion into analysis, design and code (or a reject)\n"
     "  policy            the model library: init, tokenizer-train, tokenize, logprobs, generate\n"
+    "                    (runs crl-policy)\n"
+    "  sample            completions from a crl-sampler, an OpenAI-compatible endpoint or a policy\n"
+    "                    (--policy DIR runs crl-policy)\n"
     "\n"
     "`crl COMMAND --help` describes a command's options.\n";
 
@@ -52,13 +69,14 @@ int main(int argc, char** argv) {
     std::printf("crl %s\n", crl::CrlVersion());
     return 0;
   }
+  if (NeedsPolicyTool(command, argc, argv)) return RunPolicyTool(argc, argv);
   if (command == "health") return crl::cli::HealthCommand(argc - 1, argv + 1);
   if (command == "eval") return crl::cli::EvalCommand(argc - 1, argv + 1);
   if (command == "demo") return crl::cli::DemoCommand(argc - 1, argv + 1);
   if (command == "bench") return crl::cli::BenchCommand(argc - 1, argv + 1);
   if (command == "baseline") return crl::cli::BaselineCommand(argc - 1, argv + 1);
   if (command == "prompt") return crl::cli::PromptCommand(argc - 1, argv + 1);
-  if (command == "policy") return crl::cli::PolicyCommand(argc - 1, argv + 1);
+  if (command == "sample") return crl::cli::SampleCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

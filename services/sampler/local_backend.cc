@@ -188,4 +188,27 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest&
   return r;
 }
 
+absl::StatusOr<std::unique_ptr<SamplerBackendInterface>> NewLocalBackend(const SamplerOptions& o,
+                                                                         SamplerMetrics* metrics) {
+  LocalBackendOptions l;
+  l.model_dir = o.policy;
+  l.name = o.policy_name;
+  l.device = o.device;
+  l.dtype = o.dtype;
+  l.engine.max_batch = o.max_batch;
+  l.engine.max_len = o.max_len;
+  l.default_max_tokens = o.default_max_tokens;
+  CRL_ASSIGN_OR_RETURN(auto backend, LocalBackend::Create(l, metrics));
+  return std::unique_ptr<SamplerBackendInterface>(std::move(backend));
+}
+
 }  // namespace crl::sampler
+
+namespace crl {
+
+absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartLocalPolicySampler(
+    const LocalSamplerOptions& options) {
+  return sampler::StartInProcess(options, &sampler::NewLocalBackend);
+}
+
+}  // namespace crl

@@ -18,6 +18,7 @@
 #include "lib/policy/tokenizer.h"
 #include "services/sampler/sampler_backend.h"
 #include "services/sampler/sampler_metrics.h"
+#include "services/sampler/sampler_setup.h"
 
 namespace crl::sampler {
 
@@ -75,6 +76,12 @@ class LocalBackend final : public SamplerBackendInterface {
   std::shared_ptr<Instance> current_ ABSL_GUARDED_BY(mu_);
   absl::Mutex load_mu_;  // one load at a time
 };
+
+// The LocalBackendFactory of sampler_setup.h: a LocalBackend from the
+// sampler's --policy, --policy_name, --device, --dtype, --max_batch,
+// --max_len and --default_max_tokens.
+absl::StatusOr<std::unique_ptr<SamplerBackendInterface>> NewLocalBackend(const SamplerOptions& options,
+                                                                         SamplerMetrics* metrics);
 
 }  // namespace crl::sampler
 

@@ -11,6 +11,12 @@
 #include "services/sampler/sampler_metrics.h"
 #include "services/sampler/sampler_service.h"
 #include "services/sampler/sampler_setup.h"
+#ifdef CRL_WITH_TORCH
+#include "services/sampler/local_backend.h"
+constexpr crl::sampler::LocalBackendFactory kLocal = &crl::sampler::NewLocalBackend;
+#else
+constexpr crl::sampler::LocalBackendFactory kLocal = nullptr;
+#endif
 
 int main(int argc, char** argv) {
   crl::ServiceMain service_main({"crl-sampler", "crl.v1.SamplerService",
@@ -23,7 +29,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<crl::SamplerServiceImpl> service;
   return service_main.Run(argc, argv, [&](crl::ServiceSetup& setup) -> absl::Status {
     metrics = std::make_unique<crl::sampler::SamplerMetrics>(setup.registry());
-    CRL_ASSIGN_OR_RETURN(parts, crl::sampler::BuildSampler(options, metrics.get(), crl::RealClock::Get()));
+    CRL_ASSIGN_OR_RETURN(parts, crl::sampler::BuildSampler(options, metrics.get(), crl::RealClock::Get(), kLocal));
     service = std::make_unique<crl::SamplerServiceImpl>(parts->backend.get(), parts->backend_kind,
                                                         metrics.get(), setup.call_env());
     setup.AddService(service.get());

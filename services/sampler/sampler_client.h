@@ -1,12 +1,13 @@
 // The one way other services and the CLI reach crl-sampler (SamplerService):
-// an interface, its gRPC implementation, and an in-process sampler
-// (StartLocalSampler, sampler_setup.h). The fake for tests is
-// fake_sampler_client.h.
+// an interface, its gRPC implementation, and a sampler inside the caller's
+// process (StartLocalSampler, StartLocalPolicySampler). The fake for tests
+// is fake_sampler_client.h.
 #ifndef CRL_SERVICES_SAMPLER_SAMPLER_CLIENT_H_
 #define CRL_SERVICES_SAMPLER_SAMPLER_CLIENT_H_
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/client.h"
@@ -39,6 +40,20 @@ class GrpcSamplerClient final : public SamplerClientInterface {
   RpcClient client_;
   std::unique_ptr<v1::SamplerService::Stub> stub_;
 };
+
+// A sampler in this process, no gRPC: one backend, as crl-sampler's flags.
+struct LocalSamplerOptions {
+  std::string policy;                  // a policy directory (StartLocalPolicySampler only)
+  std::vector<std::string> endpoints;  // or OpenAI-compatible base URLs
+  std::string model;                   // the model the endpoints serve
+};
+
+// Endpoints only; in crl_sampler_lib, which has no LibTorch (a policy
+// directory is UNIMPLEMENTED here).
+absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartLocalSampler(const LocalSamplerOptions& options);
+// Endpoints or the in-process policy; in crl_sampler_local (LibTorch builds).
+absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartLocalPolicySampler(
+    const LocalSamplerOptions& options);
 
 }  // namespace crl
 

@@ -4,10 +4,6 @@
 #include "common/logging.h"
 #include "common/status.h"
 
-#ifdef CRL_WITH_TORCH
-#include "services/sampler/local_backend.h"
-#endif
-
 namespace crl::sampler {
 
 void BindSamplerOptions(OptionSet* set, SamplerOptions* o) {
@@ -32,6 +28,7 @@ void BindSamplerOptions(OptionSet* set, SamplerOptions* o) {
   set->Add("endpoint_initial_backoff", &a.initial_backoff, "first retry back-off (doubles, full jitter)");
   set->Add("endpoint_max_backoff", &a.max_backoff, "longest retry back-off");
   set->Add("endpoint_timeout", &a.request_timeout, "one attempt's time limit");
+  set->Add("endpoint_max_response_bytes", &a.max_response_bytes, "largest response body accepted");
   set->Add("endpoint_tokenizer", &a.tokenizer,
            "a model directory or tokenizer.json for token ids the endpoints do not return");
   set->Add("endpoint_lora_updates", &a.lora_updates, "register the trainer's LoRA versions with the endpoints");
@@ -77,28 +74,20 @@ void SamplerParts::FollowTrainer() {
 }
 
 absl::StatusOr<std::unique_ptr<SamplerParts>> BuildSampler(const SamplerOptions& o, SamplerMetrics* metrics,
-                                                           ClockInterface* clock) {
+                                                           ClockInterface* clock, LocalBackendFactory local) {
   if (o.policy.empty() == o.openai.endpoints.empty()) {
     return absl::InvalidArgumentError(
         "policy / endpoints: give exactly one backend (--policy DIR or --endpoints URL,...)");
   }
   auto parts = std::make_unique<SamplerParts>();
   if (!o.policy.empty()) {
-#ifdef CRL_WITH_TORCH
-    LocalBackendOptions l;
-    l.model_dir = o.policy;
-    l.name = o.policy_name;
-    l.device = o.device;
-    l.dtype = o.dtype;
-    l.engine.max_batch = o.max_batch;
-    l.engine.max_len = o.max_len;
-    l.default_max_tokens = o.default_max_tokens;
-    CRL_ASSIGN_OR_RETURN(auto backend, LocalBackend::Create(l, metrics));
-    parts->backend = std::move(backend);
+    if (local == nullptr) {
+      return absl::UnimplementedError(
+          "policy: this program has no in-process policy (crl-sampler and crl-policy built with LibTorch do); "
+          "use --endpoints");
+    }
+    CRL_ASSIGN_OR_RETURN(parts->backend, local(o, metrics));
     parts->backend_kind = "libtorch";
-#else
-    return absl::UnimplementedError("policy: this crl-sampler was built without LibTorch; use --endpoints");
-#endif
   } else {
     OpenAiBackendOptions a = o.openai;
     a.default_max_tokens = o.default_max_tokens;
@@ -139,10 +128,23 @@ class LocalSamplerClient final : public SamplerClientInterface {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartLocalSampler(const SamplerOptions& options) {
-  CRL_ASSIGN_OR_RETURN(auto parts, BuildSampler(options, nullptr, RealClock::Get()));
+absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartInProcess(const LocalSamplerOptions& l,
+                                                                       LocalBackendFactory local) {
+  SamplerOptions options;
+  options.policy = l.policy;
+  options.openai.endpoints = l.endpoints;
+  options.openai.model = l.model;
+  CRL_ASSIGN_OR_RETURN(auto parts, BuildSampler(options, nullptr, RealClock::Get(), local));
   parts->FollowTrainer();
   return std::unique_ptr<SamplerClientInterface>(new LocalSamplerClient(std::move(parts)));
 }
 
 }  // namespace crl::sampler
+
+namespace crl {
+
+absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartLocalSampler(const LocalSamplerOptions& options) {
+  return sampler::StartInProcess(options, nullptr);
+}
+
+}  // namespace crl

@@ -67,13 +67,24 @@ struct SamplerParts {
   std::thread follower_;
 };
 
-// Validates the options (one backend: --policy or --endpoints) and builds
-// the parts. `metrics` (may be null) and `clock` must outlive them.
-absl::StatusOr<std::unique_ptr<SamplerParts>> BuildSampler(const SamplerOptions& options,
-                                                           SamplerMetrics* metrics, ClockInterface* clock);
+// Builds the in-process policy backend. It lives in crl_sampler_local
+// (services/sampler/local_backend.h: NewLocalBackend), the one sampler part
+// that links LibTorch, so that binaries which only talk to endpoints or
+// other services stay free of it; those pass null.
+using LocalBackendFactory = absl::StatusOr<std::unique_ptr<SamplerBackendInterface>> (*)(
+    const SamplerOptions& options, SamplerMetrics* metrics);
 
-// A sampler inside this process behind the client interface (no gRPC).
-absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartLocalSampler(const SamplerOptions& options);
+// Validates the options (one backend: --policy or --endpoints) and builds
+// the parts; --policy needs `local` (UNIMPLEMENTED when null). `metrics`
+// (may be null) and `clock` must outlive them.
+absl::StatusOr<std::unique_ptr<SamplerParts>> BuildSampler(const SamplerOptions& options,
+                                                           SamplerMetrics* metrics, ClockInterface* clock,
+                                                           LocalBackendFactory local);
+
+// A sampler inside this process behind the client interface (no gRPC);
+// StartLocalSampler and StartLocalPolicySampler (sampler_client.h) are it.
+absl::StatusOr<std::unique_ptr<SamplerClientInterface>> StartInProcess(const LocalSamplerOptions& options,
+                                                                       LocalBackendFactory local);
 
 }  // namespace crl::sampler
 

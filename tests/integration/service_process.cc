@@ -57,6 +57,7 @@ ServiceProcess::ServiceProcess(const std::string& binary, const std::vector<std:
       break;
     }
   }
+  output_ = text;
 }
 
 ServiceProcess::~ServiceProcess() {

@@ -20,6 +20,8 @@ class ServiceProcess {
   bool started() const { return grpc_port_ > 0; }
   std::string grpc_address() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
   int metrics_port() const { return metrics_port_; }
+  // What the process printed to stdout up to its listening line.
+  const std::string& output() const { return output_; }
   pid_t pid() const { return pid_; }
   // Sends a signal; Wait() reaps and returns the exit status (or -signal).
   void Signal(int sig);
@@ -31,6 +33,7 @@ class ServiceProcess {
   int grpc_port_ = 0;
   int metrics_port_ = 0;
   bool reaped_ = false;
+  std::string output_;
 };
 
 // GET http://127.0.0.1:PORT/PATH; returns the body ("" on failure).

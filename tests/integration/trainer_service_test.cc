@@ -15,6 +15,7 @@
 #include "common/file.h"
 #include "crl/v1/trainer.grpc.pb.h"
 #include "services/trainer/trainer_client.h"
+#include "tests/integration/policy_fixture.h"
 #include "tests/integration/service_process.h"
 
 namespace crl::testing {
@@ -24,23 +25,6 @@ namespace fs = std::filesystem;
 
 const std::string kBin = CRL_BIN_DIR;
 const std::string kSource = CRL_SOURCE_DIR;
-
-// A small policy made with the CLI (tokenizer trained on tasks/).
-std::string MakePolicy(const TempDir& dir) {
-  const std::string m = dir.path() + "/model";
-  REQUIRE(WriteStringToFile(dir.path() + "/config.json", R"({
-    "model_type": "llama", "vocab_size": 512, "hidden_size": 32, "intermediate_size": 64,
-    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-    "max_position_embeddings": 256, "torch_dtype": "float32"})")
-              .ok());
-  REQUIRE(std::system((kBin + "/crl policy tokenizer-train --corpus " + kSource +
-                       "/tasks --vocab 512 --out " + dir.path() + "/tok/tokenizer.json >/dev/null")
-                          .c_str()) == 0);
-  REQUIRE(std::system((kBin + "/crl policy init --config " + dir.path() + "/config.json --out " + m +
-                       " --tokenizer " + dir.path() + "/tok/tokenizer.json >/dev/null")
-                          .c_str()) == 0);
-  return m;
-}
 
 v1::SubmitGroupRequest Group(const std::string& id, const std::vector<double>& rewards,
                              const std::string& version = "") {

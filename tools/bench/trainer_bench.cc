@@ -6,7 +6,11 @@
 //
 //   crl-bench-trainer --preset qwen2.5-0.5b --mode full --sequences 8 --prompt_len 512 --completion_len 512
 //   crl-bench-trainer --preset embedded --device cpu
+#include <execinfo.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -21,6 +25,7 @@
 #include "lib/policy/config.h"
 #include "lib/policy/model.h"
 #include "services/trainer/trainer.h"
+#include "tools/bench/policy_presets.h"
 
 #ifdef CRL_BENCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -32,46 +37,32 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using crl::policy::ModelConfig;
 
-// Published shapes (Qwen2.5's config.json values) and the embedded policy's.
-absl::StatusOr<ModelConfig> Preset(const std::string& name) {
-  if (name == "embedded") {
-    return crl::policy::LoadModelConfig(crl::FindShippedDir("models/embedded") + "/config.json");
-  }
-  ModelConfig c;
-  c.family = crl::policy::Family::kQwen2;
-  c.vocab_size = 151936;
-  c.rope_theta = 1e6;
-  c.max_position_embeddings = 32768;
-  c.tie_word_embeddings = true;
-  c.attention_bias = true;
-  c.torch_dtype = "float32";
-  if (name == "qwen2.5-0.5b") {
-    c.hidden_size = 896;
-    c.intermediate_size = 4864;
-    c.num_hidden_layers = 24;
-    c.num_attention_heads = 14;
-    c.num_key_value_heads = 2;
-  } else if (name == "qwen2.5-1.5b") {
-    c.hidden_size = 1536;
-    c.intermediate_size = 8960;
-    c.num_hidden_layers = 28;
-    c.num_attention_heads = 12;
-    c.num_key_value_heads = 2;
-  } else {
-    return absl::InvalidArgumentError("preset: embedded, qwen2.5-0.5b or qwen2.5-1.5b");
-  }
-  c.head_dim = c.hidden_size / c.num_attention_heads;
-  return c;
+// A crash on a remote GPU machine has no debugger: print the stack.
+void PrintStackOnCrash() {
+  std::signal(SIGSEGV, [](int sig) {
+    void* frames[64];
+    const int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  });
 }
+
+void Stage(const char* what) {
+  std::fprintf(stderr, "crl-bench-trainer: %s\n", what);
+}
+
+bool g_peak_memory = true;
 
 void ResetPeak() {
 #ifdef CRL_BENCH_CUDA
-  c10::cuda::CUDACachingAllocator::resetPeakStats(0);
+  if (g_peak_memory) c10::cuda::CUDACachingAllocator::resetPeakStats(0);
 #endif
 }
 
 double PeakGiB() {
 #ifdef CRL_BENCH_CUDA
+  if (!g_peak_memory) return 0;
   auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
   return stats.allocated_bytes[0].peak / double(1 << 30);  // StatType::AGGREGATE
 #else
@@ -96,6 +87,7 @@ double FlopsPerToken(const ModelConfig& c, bool lora, double context, bool train
 }  // namespace
 
 int main(int argc, char** argv) {
+  PrintStackOnCrash();
   std::string preset = "qwen2.5-0.5b", config_path, device = "auto", precision = "auto", mode = "full";
   std::string json_out;
   int sequences = 8, prompt_len = 512, completion_len = 512, steps = 5, warmup = 2;
@@ -106,6 +98,7 @@ int main(int argc, char** argv) {
   flags.Add("preset", &preset, "embedded, qwen2.5-0.5b, qwen2.5-1.5b");
   flags.Add("model_config", &config_path, "a config.json instead of a preset");
   flags.Add("device", &device, "auto, cpu, cuda");
+  flags.Add("peak_memory", &g_peak_memory, "read peak GPU memory from the CUDA caching allocator");
   flags.Add("precision", &precision, "auto, float32, bfloat16");
   flags.Add("mode", &mode, "full or lora (rank 16 on every projection)");
   flags.Add("sequences", &sequences, "sequences per step (groups of 4)");
@@ -119,7 +112,7 @@ int main(int argc, char** argv) {
   flags.Add("json", &json_out, "also write the results here");
   if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
 
-  auto config = config_path.empty() ? Preset(preset) : crl::policy::LoadModelConfig(config_path);
+  auto config = config_path.empty() ? crl::bench::PolicyPreset(preset) : crl::policy::LoadModelConfig(config_path);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
     return 2;
@@ -146,6 +139,7 @@ int main(int argc, char** argv) {
   o.micro_batch_tokens = micro_batch_tokens;
   o.max_seq_len = prompt_len + completion_len;
   o.activation_checkpointing = checkpointing;
+  Stage("creating the trainer");
   auto trainer = crl::trainer::Trainer::Create(o, crl::RealClock::Get(), nullptr);
   if (!trainer.ok()) {
     std::fprintf(stderr, "%s\n", trainer.status().ToString().c_str());
@@ -162,6 +156,7 @@ int main(int argc, char** argv) {
     s.advantage = (i % 4) - 1.5;
     s.reward = i % 4;
   }
+  Stage("behaviour log-probabilities");
   auto lp = (*trainer)->Logprobs(batch);
   if (!lp.ok()) {
     std::fprintf(stderr, "%s\n", lp.status().ToString().c_str());
@@ -174,7 +169,15 @@ int main(int argc, char** argv) {
   auto now = [] { return std::chrono::steady_clock::now(); };
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
 
-  for (int i = 0; i < warmup; ++i) (void)(*trainer)->Train(batch, crl::trainer::Objective::kPolicyGradient);
+  Stage("warm-up steps");
+  for (int i = 0; i < warmup; ++i) {
+    auto st = (*trainer)->Train(batch, crl::trainer::Objective::kPolicyGradient);
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+      return 1;
+    }
+  }
+  Stage("timed steps");
   ResetPeak();
   std::vector<double> step_seconds;
   for (int i = 0; i < steps; ++i) {

@@ -1,0 +1,258 @@
+// The generation engine and the in-process sampler: continuous batching
+// across concurrent requests, seeded sampling that does not depend on the
+// batch, samples of one prompt sharing its prefill, cancellation, stop
+// strings, the sampler's log-probabilities equal to the trainer's for the
+// same sequence and weights, and a hot swap under load that loses nothing.
+#include "tests/policy/torch_catch.h"
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "common/file.h"
+#include "lib/policy/bpe_trainer.h"
+#include "lib/policy/engine.h"
+#include "services/sampler/local_backend.h"
+#include "services/trainer/trainer.h"
+#include "tests/policy/policy_test_util.h"
+
+namespace crl::policy {
+namespace {
+
+ModelConfig Config() {
+  ModelConfig c;
+  c.family = Family::kQwen2;
+  c.vocab_size = 300;
+  c.hidden_size = 32;
+  c.intermediate_size = 64;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 8;
+  c.max_position_embeddings = 256;
+  c.torch_dtype = "float32";
+  c.attention_bias = true;
+  return c;
+}
+
+std::shared_ptr<CausalLm> Model(uint64_t seed = 3) {
+  auto m = CausalLm::Init(Config(), seed, torch::kCPU, torch::kFloat32);
+  REQUIRE(m.ok());
+  return std::shared_ptr<CausalLm>(std::move(*m));
+}
+
+void WriteModel(const std::string& dir, uint64_t seed) {
+  auto m = CausalLm::Init(Config(), seed, torch::kCPU, torch::kFloat32);
+  REQUIRE(m.ok());
+  REQUIRE((*m)->Save(dir).ok());
+  BpeTrainOptions bpe;
+  bpe.vocab_size = 300;
+  REQUIRE(WriteStringToFile(dir + "/tokenizer.json",
+                            TrainBpe({"def forward(self, x): return torch.relu(x)"}, bpe).value())
+              .ok());
+  REQUIRE(WriteStringToFile(dir + "/tokenizer_config.json", ChatMlTokenizerConfig()).ok());
+}
+
+GenerationRequest Request(std::vector<int> prompt, int n, double temperature, uint64_t seed, int max_new = 12) {
+  GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.n = n;
+  r.params.temperature = temperature;
+  r.params.top_p = 0.9;
+  r.params.top_k = 40;
+  r.params.seed = seed;
+  r.params.max_new_tokens = max_new;
+  return r;
+}
+
+TEST_CASE("engine: concurrent requests share the batch; seeds do not depend on it", "[engine]") {
+  auto engine = GenerationEngine::Start(Model(), {8, 128});
+  REQUIRE(engine.ok());
+  const GenerationRequest probe = Request({5, 6, 7, 8}, 3, 1.0, 77);
+  auto alone = (*engine)->Generate(probe, RequestContext::Background());
+  REQUIRE(alone.ok());
+  REQUIRE(alone->size() == 3);
+  CHECK((*alone)[0].tokens != (*alone)[1].tokens);  // seeds 77 and 78 differ
+
+  // The same request among others, all submitted at once.
+  std::atomic<int> most{0};
+  std::atomic<bool> running{true};
+  std::thread monitor([&] {
+    while (running) {
+      most = std::max(most.load(), (*engine)->active());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  std::vector<absl::StatusOr<std::vector<Generation>>> results(4, absl::UnknownError(""));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      GenerationRequest r = i == 2 ? probe : Request({9, 10 + i}, 1 + i % 2, 1.0, 1000 + i, 40);
+      results[i] = (*engine)->Generate(r, RequestContext::Background());
+    });
+  }
+  for (auto& t : threads) t.join();
+  running = false;
+  monitor.join();
+  for (auto& r : results) REQUIRE(r.ok());
+  CHECK(most.load() >= 3);  // sequences of several requests were decoded together
+  for (int k = 0; k < 3; ++k) {
+    CHECK((*results[2])[k].tokens == (*alone)[k].tokens);
+    for (size_t t = 0; t < (*alone)[k].logprobs.size(); ++t) {
+      CHECK((*results[2])[k].logprobs[t] == Approx((*alone)[k].logprobs[t]).margin(1e-5));
+    }
+  }
+  CHECK((*engine)->tokens_generated() > 0);
+}
+
+TEST_CASE("engine: samples of one prompt share its prefill; logprobs are the model's", "[engine]") {
+  auto model = Model(4);
+  auto engine = GenerationEngine::Start(model, {6, 64});
+  REQUIRE(engine.ok());
+  auto greedy = (*engine)->Generate(Request({11, 12, 13}, 3, 0.0, 0), RequestContext::Background());
+  auto one = (*engine)->Generate(Request({11, 12, 13}, 1, 0.0, 0), RequestContext::Background());
+  REQUIRE(greedy.ok());
+  REQUIRE(one.ok());
+  for (const auto& g : *greedy) CHECK(g.tokens == (*one)[0].tokens);
+  auto sampled = (*engine)->Generate(Request({11, 12, 13}, 2, 1.0, 5), RequestContext::Background());
+  REQUIRE(sampled.ok());
+  torch::NoGradGuard no_grad;
+  for (const auto& g : *sampled) {  // the second sample decodes from a copied prefix
+    std::vector<int64_t> seq = {11, 12, 13};
+    for (int t : g.tokens) seq.push_back(t);
+    torch::Tensor ids = torch::tensor(seq, torch::kLong).unsqueeze(0);
+    torch::Tensor lp = TokenLogprobs(model->Forward(ids), ids);
+    for (size_t i = 0; i < g.logprobs.size(); ++i) {
+      CHECK(g.logprobs[i] == Approx(lp[0][2 + i].item<float>()).margin(1e-4));
+    }
+  }
+}
+
+TEST_CASE("engine: cancellation frees the slots; stop callbacks and bad requests", "[engine]") {
+  auto engine = GenerationEngine::Start(Model(), {2, 256});
+  REQUIRE(engine.ok());
+  RequestContext ctx;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    ctx.Cancel();
+  });
+  auto cancelled = (*engine)->Generate(Request({1, 2}, 2, 1.0, 1, 250), ctx);
+  canceller.join();
+  CHECK(cancelled.status().code() == absl::StatusCode::kCancelled);
+  // Both slots are free again: a request of two runs.
+  GenerationRequest stopper = Request({1, 2}, 2, 1.0, 9, 50);
+  stopper.stop = [](const std::vector<int>& tokens) { return tokens.size() == 3; };
+  auto stopped = (*engine)->Generate(stopper, RequestContext::Background());
+  REQUIRE(stopped.ok());
+  for (const auto& g : *stopped) {
+    CHECK(g.tokens.size() == 3);
+    CHECK(g.finish_reason == "stop");
+  }
+  CHECK((*engine)->Generate(Request({1, 299 + 1}, 1, 1, 1), RequestContext::Background()).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK((*engine)->Generate(Request({1}, 3, 1, 1), RequestContext::Background()).status().code() ==
+        absl::StatusCode::kInvalidArgument);  // n above max_batch
+  CHECK((*engine)->Generate(Request({1}, 1, 1, 1, 256), RequestContext::Background()).status().code() ==
+        absl::StatusCode::kInvalidArgument);  // beyond max_len
+}
+
+TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under load loses nothing", "[engine][sampler]") {
+  TempDir dir;
+  const std::string v0 = dir.path() + "/v0", v1 = dir.path() + "/v1";
+  WriteModel(v0, 1);
+  WriteModel(v1, 2);
+  sampler::LocalBackendOptions o;
+  o.model_dir = v0;
+  o.name = "tiny";
+  o.device = "cpu";
+  o.engine = {8, 128};
+  auto backend = sampler::LocalBackend::Create(o, nullptr);
+  REQUIRE(backend.ok());
+  v1::SampleRequest req;
+  req.set_num_completions(3);
+  auto* m = req.add_messages();
+  m->set_role("user");
+  m->set_content("make relu faster");
+  req.mutable_params()->set_temperature(1.0);
+  req.mutable_params()->set_max_tokens(16);
+  req.mutable_params()->set_seed(3);
+  req.mutable_params()->set_has_seed(true);
+  auto r = (*backend)->Sample(req, RequestContext::Background());
+  REQUIRE(r.ok());
+  CHECK(r->policy_version() == "0");
+  // The trainer computes the same log-probabilities for the same sequences.
+  trainer::TrainerOptions to;
+  to.model_dir = v0;
+  to.out_dir = dir.path() + "/out";
+  to.device = "cpu";
+  auto t = trainer::Trainer::Create(to, RealClock::Get(), nullptr);
+  REQUIRE(t.ok());
+  std::vector<trainer::TrainSequence> seqs;
+  for (const auto& c : r->completions()) {
+    trainer::TrainSequence s;
+    s.prompt.assign(r->prompt_token_ids().begin(), r->prompt_token_ids().end());
+    s.completion.assign(c.token_ids().begin(), c.token_ids().end());
+    seqs.push_back(s);
+  }
+  auto lp = (*t)->Logprobs(seqs);
+  REQUIRE(lp.ok());
+  for (int i = 0; i < r->completions_size(); ++i) {
+    REQUIRE(static_cast<int>((*lp)[i].size()) == r->completions(i).token_logprobs_size());
+    for (size_t j = 0; j < (*lp)[i].size(); ++j) {
+      CHECK(r->completions(i).token_logprobs(j) == Approx((*lp)[i][j]).margin(1e-4));
+    }
+  }
+  // Seeded: the same request gives the same completions.
+  auto again = (*backend)->Sample(req, RequestContext::Background());
+  REQUIRE(again.ok());
+  CHECK(again->completions(1).token_ids_size() == r->completions(1).token_ids_size());
+  CHECK(again->completions(1).text() == r->completions(1).text());
+  // A stop string ends the text before it.
+  v1::SampleRequest stop = req;
+  stop.mutable_params()->set_max_tokens(40);
+  stop.mutable_params()->add_stop("e");
+  auto stopped = (*backend)->Sample(stop, RequestContext::Background());
+  REQUIRE(stopped.ok());
+  for (const auto& c : stopped->completions()) {
+    CHECK(c.text().find('e') == std::string::npos);
+  }
+
+  // Hot swap while 6 threads keep sampling.
+  std::atomic<int> ok{0}, failed{0};
+  std::mutex mu;
+  std::set<std::string> versions;
+  std::vector<std::thread> load;
+  for (int i = 0; i < 6; ++i) {
+    load.emplace_back([&, i] {
+      for (int k = 0; k < 6; ++k) {
+        v1::SampleRequest q = req;
+        q.mutable_params()->set_seed(100 * i + k);
+        auto s = (*backend)->Sample(q, RequestContext::Background());
+        if (!s.ok() || s->completions_size() != 3) {
+          ++failed;
+          continue;
+        }
+        ++ok;
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& c : s->completions()) versions.insert(c.policy_version());
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  v1::PolicyVersion next;
+  next.set_version("1");
+  next.set_step(1);
+  next.set_checkpoint_uri(v1);
+  REQUIRE((*backend)->UsePolicy(next).ok());
+  for (auto& th : load) th.join();
+  CHECK(failed == 0);
+  CHECK(ok == 36);
+  CHECK(versions.count("1") == 1);
+  auto after = (*backend)->Sample(req, RequestContext::Background());
+  REQUIRE(after.ok());
+  CHECK(after->policy_version() == "1");
+  CHECK((*backend)->Policies()[0].version() == "1");
+}
+
+}  // namespace
+}  // namespace crl::policy

@@ -1,0 +1,96 @@
+// crl-bench-sampler: generation throughput of crl's in-process engine
+// (lib/policy/engine.h, what crl-sampler runs) on a random model of a given
+// shape: `batch` concurrent requests of `prompt_len` random tokens, each
+// sampling `new_tokens` tokens at temperature 1 (no stop tokens), timed
+// from submission to the last token (docs/benchmarks.md).
+// tools/bench/policy_torch_bench.py generate runs the same work in PyTorch.
+//
+//   crl-bench-sampler --preset qwen2.5-0.5b --batch 8 --prompt_len 512 --new_tokens 512
+//   crl-bench-sampler --preset embedded --device cpu --batch 8 --prompt_len 256 --new_tokens 128
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "common/file.h"
+#include "common/options.h"
+#include "lib/policy/engine.h"
+#include "lib/policy/loader.h"
+#include "tools/bench/policy_presets.h"
+
+int main(int argc, char** argv) {
+  std::string preset = "qwen2.5-0.5b", device = "auto", dtype = "auto", json_out;
+  int batch = 8, prompt_len = 512, new_tokens = 512, repeats = 2;
+  crl::OptionSet flags("crl-bench-sampler", "Generation tokens/s of crl's engine.");
+  flags.Add("preset", &preset, "embedded, qwen2.5-0.5b, qwen2.5-1.5b");
+  flags.Add("device", &device, "auto, cpu, cuda");
+  flags.Add("dtype", &dtype, "auto (bfloat16 on CUDA), float32, bfloat16");
+  flags.Add("batch", &batch, "concurrent requests");
+  flags.Add("prompt_len", &prompt_len, "prompt tokens");
+  flags.Add("new_tokens", &new_tokens, "tokens sampled per request");
+  flags.Add("repeats", &repeats, "timed runs (the first run before them warms up)");
+  flags.Add("json", &json_out, "also write the results here");
+  if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
+  auto config = crl::bench::PolicyPreset(preset);
+  auto place = crl::policy::ResolvePlacement(device, dtype);
+  if (!config.ok() || !place.ok()) {
+    std::fprintf(stderr, "%s\n", (!config.ok() ? config.status() : place.status()).ToString().c_str());
+    return 2;
+  }
+  auto model = crl::policy::CausalLm::Init(*config, 1, place->device, place->dtype);
+  if (!model.ok()) return 1;
+  auto engine = crl::policy::GenerationEngine::Start(std::shared_ptr<crl::policy::CausalLm>(std::move(*model)),
+                                                     {batch, prompt_len + new_tokens});
+  if (!engine.ok()) {
+    std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
+    return 1;
+  }
+  std::mt19937 rng(3);
+  std::vector<crl::policy::GenerationRequest> requests(batch);
+  for (int i = 0; i < batch; ++i) {
+    for (int t = 0; t < prompt_len; ++t) requests[i].prompt.push_back(rng() % config->vocab_size);
+    requests[i].params.temperature = 1.0;
+    requests[i].params.max_new_tokens = new_tokens;
+    requests[i].params.seed = i;
+  }
+  auto run = [&]() -> double {
+    std::vector<std::thread> threads;
+    std::vector<char> ok(batch, 0);  // not vector<bool>: threads write their own element
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < batch; ++i) {
+      threads.emplace_back([&, i] {
+        auto g = (*engine)->Generate(requests[i], crl::RequestContext::Background());
+        if (!g.ok()) {
+          std::fprintf(stderr, "request %d: %s\n", i, g.status().ToString().c_str());
+        } else if (static_cast<int>((*g)[0].tokens.size()) != new_tokens) {
+          std::fprintf(stderr, "request %d: %zu tokens, not %d\n", i, (*g)[0].tokens.size(), new_tokens);
+        } else {
+          ok[i] = 1;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (char b : ok) {
+      if (!b) return -1;
+    }
+    return s;
+  };
+  if (run() < 0) {
+    std::fprintf(stderr, "a request failed\n");
+    return 1;
+  }
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, repeats); ++r) times.push_back(run());
+  std::sort(times.begin(), times.end());
+  const double s = times[times.size() / 2];
+  nlohmann::json j = {{"implementation", "crl engine (LibTorch " TORCH_VERSION ")"},
+                      {"preset", preset}, {"batch", batch}, {"prompt_len", prompt_len},
+                      {"new_tokens", new_tokens}, {"seconds", s},
+                      {"tokens_per_second", double(batch) * new_tokens / s}};
+  std::printf("%s\n", j.dump().c_str());
+  if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, j.dump(2) + "\n");
+  return 0;
+}
