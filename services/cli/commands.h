@@ -16,6 +16,7 @@ int BaselineCommand(int argc, char** argv);
 int PromptCommand(int argc, char** argv);
 int PolicyCommand(int argc, char** argv);
 int SampleCommand(int argc, char** argv);
+int RunCommand(int argc, char** argv);
 
 // Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
 int UsageError(const OptionSet& flags, const absl::Status& status);

@@ -54,6 +54,7 @@ constexpr const char* kUsage =
     "                    (runs crl-policy)\n"
     "  sample            completions from a crl-sampler, an OpenAI-compatible endpoint or a policy\n"
     "                    (--policy DIR runs crl-policy)\n"
+    "  run               runs on a crl-orchestrator: submit, watch, list, show, cancel, export\n"
     "\n"
     "`crl COMMAND --help` describes a command's options.\n";
 
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
   if (command == "baseline") return crl::cli::BaselineCommand(argc - 1, argv + 1);
   if (command == "prompt") return crl::cli::PromptCommand(argc - 1, argv + 1);
   if (command == "sample") return crl::cli::SampleCommand(argc - 1, argv + 1);
+  if (command == "run") return crl::cli::RunCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

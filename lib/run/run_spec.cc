@@ -1,0 +1,285 @@
+#include "lib/run/run_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/status.h"
+
+namespace crl::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status FieldError(const std::string& file, const YAML::Node& node, const std::string& field,
+                        const std::string& what) {
+  const int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+  return absl::InvalidArgumentError(
+      absl::StrCat(file, line > 0 ? absl::StrCat(":", line) : "", ": ", field, ": ", what));
+}
+
+// Reads a scalar of type T, or says which field is wrong.
+template <typename T>
+absl::Status Read(const std::string& file, const YAML::Node& node, const std::string& field, T* out) {
+  try {
+    *out = node.as<T>();
+    return absl::OkStatus();
+  } catch (const YAML::Exception&) {
+    return FieldError(file, node, field, "not a valid value");
+  }
+}
+
+absl::Status AddTasks(const std::string& file, const YAML::Node& node, const std::string& field,
+                      const std::string& path, v1::RunSpec* spec) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  auto add = [&](const fs::path& t, v1::TaskFormat format) {
+    v1::Task* task = spec->add_tasks();
+    task->set_path(t.string());
+    task->set_format(format);
+    task->set_name(format == v1::TASK_FORMAT_NATIVE ? t.filename().string() : t.stem().string());
+  };
+  if (fs::is_directory(p / "", ec) && fs::exists(p / "task.yaml", ec)) {
+    add(p, v1::TASK_FORMAT_NATIVE);
+  } else if (fs::is_regular_file(p, ec) && p.extension() == ".py") {
+    add(p, v1::TASK_FORMAT_KERNELBENCH);
+  } else if (fs::is_directory(p, ec)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(p, ec)) {
+      if (e.path().extension() == ".py") files.push_back(e.path());
+    }
+    if (files.empty()) {
+      return FieldError(file, node, field,
+                        absl::StrCat("'", path, "' holds neither task.yaml nor KernelBench .py files"));
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) add(f, v1::TASK_FORMAT_KERNELBENCH);
+  } else {
+    return FieldError(file, node, field, absl::StrCat("'", path, "' does not exist"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseNode(const std::string& file, const YAML::Node& root, const std::string& base,
+                       v1::RunSpec* spec) {
+  static const std::vector<std::string> kKnown = {
+      "name", "tasks", "backend", "policy", "stages", "rounds", "training", "group_size",
+      "exemplars", "sampling", "reward", "budget", "timing_budget_seconds", "seed",
+      "max_infra_attempts", "template"};
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) {
+      return FieldError(file, kv.first, key, "unknown field");
+    }
+  }
+  std::string s;
+  if (root["name"]) CRL_RETURN_IF_ERROR(Read(file, root["name"], "name", spec->mutable_name()));
+  if (root["policy"]) CRL_RETURN_IF_ERROR(Read(file, root["policy"], "policy", spec->mutable_policy()));
+  if (root["template"]) {
+    CRL_RETURN_IF_ERROR(Read(file, root["template"], "template", spec->mutable_template_name()));
+  }
+  const YAML::Node tasks = root["tasks"];
+  if (!tasks || !tasks.IsSequence() || tasks.size() == 0) {
+    return FieldError(file, tasks ? tasks : root, "tasks", "a non-empty list of task paths is required");
+  }
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const std::string field = absl::StrCat("tasks[", i, "]");
+    CRL_RETURN_IF_ERROR(Read(file, tasks[i], field, &s));
+    const std::string path = fs::path(s).is_absolute() ? s : (fs::path(base) / s).string();
+    CRL_RETURN_IF_ERROR(AddTasks(file, tasks[i], field, path, spec));
+  }
+  s = "host";
+  if (root["backend"]) CRL_RETURN_IF_ERROR(Read(file, root["backend"], "backend", &s));
+  if (s == "host") {
+    spec->set_backend(v1::BACKEND_HOST);
+  } else if (s == "cuda") {
+    spec->set_backend(v1::BACKEND_CUDA);
+  } else {
+    return FieldError(file, root["backend"], "backend", absl::StrCat("'", s, "' is not host or cuda"));
+  }
+  if (const YAML::Node st = root["stages"]) {
+    if (!st.IsSequence()) return FieldError(file, st, "stages", "a list of {kind, rounds}");
+    for (size_t i = 0; i < st.size(); ++i) {
+      v1::Stage* stage = spec->add_stages();
+      const std::string f = absl::StrCat("stages[", i, "]");
+      if (!st[i].IsMap()) return FieldError(file, st[i], f, "a map {kind, rounds}");
+      CRL_RETURN_IF_ERROR(Read(file, st[i]["kind"], f + ".kind", stage->mutable_kind()));
+      int rounds = 1;
+      if (st[i]["rounds"]) CRL_RETURN_IF_ERROR(Read(file, st[i]["rounds"], f + ".rounds", &rounds));
+      stage->set_rounds(rounds);
+    }
+  }
+  int n = 0;
+  if (root["rounds"]) {
+    CRL_RETURN_IF_ERROR(Read(file, root["rounds"], "rounds", &n));
+    spec->set_rounds(n);
+  }
+  if (root["training"]) CRL_RETURN_IF_ERROR(Read(file, root["training"], "training", spec->mutable_training()));
+  if (root["group_size"]) {
+    CRL_RETURN_IF_ERROR(Read(file, root["group_size"], "group_size", &n));
+    spec->set_group_size(n);
+  }
+  if (const YAML::Node ex = root["exemplars"]) {
+    v1::ExemplarSelection* sel = spec->mutable_selection();
+    if (ex["strategy"]) {
+      CRL_RETURN_IF_ERROR(Read(file, ex["strategy"], "exemplars.strategy", &s));
+      if (s == "buckets") {
+        sel->set_strategy(v1::EXEMPLAR_STRATEGY_BUCKETS);
+      } else if (s == "top-k") {
+        sel->set_strategy(v1::EXEMPLAR_STRATEGY_TOP_K);
+      } else if (s == "uniform") {
+        sel->set_strategy(v1::EXEMPLAR_STRATEGY_UNIFORM);
+      } else if (s == "none") {
+        sel->set_strategy(v1::EXEMPLAR_STRATEGY_NONE);
+      } else {
+        return FieldError(file, ex["strategy"], "exemplars.strategy",
+                          absl::StrCat("'", s, "' is not buckets, top-k, uniform or none"));
+      }
+    }
+    if (ex["count"]) {
+      CRL_RETURN_IF_ERROR(Read(file, ex["count"], "exemplars.count", &n));
+      sel->set_num_exemplars(n);
+    }
+    if (ex["buckets"]) {
+      CRL_RETURN_IF_ERROR(Read(file, ex["buckets"], "exemplars.buckets", &n));
+      sel->set_num_buckets(n);
+    }
+    double t = 0;
+    if (ex["temperature"]) {
+      CRL_RETURN_IF_ERROR(Read(file, ex["temperature"], "exemplars.temperature", &t));
+      sel->set_temperature(t);
+    }
+  }
+  if (const YAML::Node sm = root["sampling"]) {
+    double t = 0;
+    if (sm["temperature"]) {
+      CRL_RETURN_IF_ERROR(Read(file, sm["temperature"], "sampling.temperature", &t));
+      spec->set_temperature(t);
+    }
+    if (sm["max_tokens"]) {
+      CRL_RETURN_IF_ERROR(Read(file, sm["max_tokens"], "sampling.max_tokens", &n));
+      spec->set_max_tokens(n);
+    }
+  }
+  if (root["reward"]) {
+    CRL_RETURN_IF_ERROR(Read(file, root["reward"], "reward", &s));
+    if (s == "cuda-l1") {
+      spec->set_reward_preset(v1::REWARD_PRESET_CUDA_L1);
+    } else if (s == "speedup-bonus") {
+      spec->set_reward_preset(v1::REWARD_PRESET_SPEEDUP_BONUS);
+    } else if (s == "tiered") {
+      spec->set_reward_preset(v1::REWARD_PRESET_TIERED);
+    } else {
+      return FieldError(file, root["reward"], "reward",
+                        absl::StrCat("'", s, "' is not cuda-l1, speedup-bonus or tiered"));
+    }
+  }
+  if (const YAML::Node b = root["budget"]) {
+    double secs = 0;
+    if (b["seconds"]) {
+      CRL_RETURN_IF_ERROR(Read(file, b["seconds"], "budget.seconds", &secs));
+      spec->set_budget_seconds(secs);
+    }
+    if (b["candidates"]) {
+      CRL_RETURN_IF_ERROR(Read(file, b["candidates"], "budget.candidates", &n));
+      spec->set_max_candidates(n);
+    }
+  }
+  double d = 0;
+  if (root["timing_budget_seconds"]) {
+    CRL_RETURN_IF_ERROR(Read(file, root["timing_budget_seconds"], "timing_budget_seconds", &d));
+    spec->set_timing_budget_seconds(d);
+  }
+  if (root["max_infra_attempts"]) {
+    CRL_RETURN_IF_ERROR(Read(file, root["max_infra_attempts"], "max_infra_attempts", &n));
+    spec->set_max_infra_attempts(n);
+  }
+  if (root["seed"]) {
+    uint64_t seed = 0;
+    CRL_RETURN_IF_ERROR(Read(file, root["seed"], "seed", &seed));
+    spec->set_seed(seed);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RunSpec> ParseRunSpec(const std::string& text, const std::string& base_dir,
+                                         const std::string& file_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ":", e.mark.line + 1, ": ", e.msg));
+  }
+  if (!root.IsMap()) return absl::InvalidArgumentError(absl::StrCat(file_name, ": not a map of fields"));
+  v1::RunSpec spec;
+  CRL_RETURN_IF_ERROR(ParseNode(file_name, root, base_dir, &spec));
+  absl::Status valid = ValidateRunSpec(spec);
+  if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", valid.message()));
+  return spec;
+}
+
+absl::StatusOr<v1::RunSpec> LoadRunSpecFile(const std::string& path) {
+  CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "run spec"));
+  std::error_code ec;
+  return ParseRunSpec(text, fs::current_path(ec).string(), path);
+}
+
+std::vector<v1::Stage> EffectiveStages(const v1::RunSpec& spec) {
+  if (spec.stages_size() > 0) return {spec.stages().begin(), spec.stages().end()};
+  v1::Stage s;
+  s.set_kind(spec.training() == "none" ? "sample-only" : "contrastive-rl");
+  s.set_rounds(spec.rounds() > 0 ? spec.rounds() : 1);
+  return {s};
+}
+
+absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
+  auto bad = [](const std::string& field, const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+  };
+  if (spec.tasks_size() == 0) return bad("tasks", "at least one task is required");
+  for (int i = 0; i < spec.tasks_size(); ++i) {
+    const v1::Task& t = spec.tasks(i);
+    if (t.path().empty() && t.files_size() == 0) return bad(absl::StrCat("tasks[", i, "]"), "no path and no files");
+    if (t.format() == v1::TASK_FORMAT_UNSPECIFIED) {
+      return bad(absl::StrCat("tasks[", i, "].format"), "native or kernelbench is required");
+    }
+  }
+  if (spec.backend() != v1::BACKEND_HOST && spec.backend() != v1::BACKEND_CUDA) {
+    return bad("backend", "host or cuda is required");
+  }
+  if (spec.group_size() < 0 || spec.group_size() > 256) return bad("group_size", "0 (default 4) to 256");
+  if (spec.rounds() < 0) return bad("rounds", "must not be negative");
+  if (!spec.training().empty() && spec.training() != "grpo" && spec.training() != "none" &&
+      spec.training() != "self-train") {
+    return bad("training", absl::StrCat("'", spec.training(), "' is not grpo, self-train or none"));
+  }
+  for (int i = 0; i < spec.stages_size(); ++i) {
+    const v1::Stage& s = spec.stages(i);
+    const std::string f = absl::StrCat("stages[", i, "]");
+    if (s.kind() == "sft") {
+      return bad(f + ".kind", "'sft' is not supported by this orchestrator yet (train with crl-trainer "
+                              "--offline on verified variants, then start the run from that policy)");
+    }
+    if (s.kind() != "contrastive-rl" && s.kind() != "keep-successes" && s.kind() != "sample-only") {
+      return bad(f + ".kind", absl::StrCat("'", s.kind(), "' is not contrastive-rl, keep-successes or sample-only"));
+    }
+    if (s.rounds() < 1 || s.rounds() > 100000) return bad(f + ".rounds", "1 to 100000");
+  }
+  if (spec.temperature() < 0 || spec.temperature() > 5) return bad("sampling.temperature", "0 to 5");
+  if (spec.max_tokens() < 0) return bad("sampling.max_tokens", "must not be negative");
+  if (spec.budget_seconds() < 0) return bad("budget.seconds", "must not be negative");
+  if (spec.max_candidates() < 0) return bad("budget.candidates", "must not be negative");
+  if (spec.timing_budget_seconds() < 0) return bad("timing_budget_seconds", "must not be negative");
+  if (spec.max_infra_attempts() < 0 || spec.max_infra_attempts() > 20) return bad("max_infra_attempts", "0 to 20");
+  if (spec.selection().num_exemplars() < 0 || spec.selection().num_exemplars() > 16) {
+    return bad("exemplars.count", "0 to 16");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace crl::run

@@ -1,0 +1,97 @@
+// crl-orchestrator: runs of prompt → sample → parse → evaluate → time →
+// reward → train over the other services, stored in SQLite under
+// --data_dir so that a restart resumes every run where it was.
+//
+//   crl-orchestrator --data_dir /var/lib/crl --prompt 127.0.0.1:50053 --sampler 127.0.0.1:50054
+//     --workers 10.0.0.5:50051,10.0.0.6:50051 --timing 127.0.0.1:50052 --trainer 127.0.0.1:50055
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/service_main.h"
+#include "common/status.h"
+#include "services/orchestrator/orchestrator.h"
+#include "services/orchestrator/orchestrator_service.h"
+#include "services/orchestrator/sqlite_store.h"
+
+namespace {
+
+struct Options {
+  std::string data_dir = "crl-data";
+  std::string prompt, sampler, timing, trainer;
+  std::vector<std::string> workers;
+  int max_in_flight_per_worker = 4;
+  int max_parallel_runs = 4;
+  int parallel_candidates = 8;
+  crl::ClientOptions upstream;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  crl::ServiceMain service_main({"crl-orchestrator", "crl.v1.OrchestratorService",
+                                 "Contrastive-RL runs over the prompt, sampler, worker, timing and trainer services.",
+                                 "127.0.0.1:50050", {"orchestrator", 8, 256}});
+  Options o;
+  o.upstream.timeout = absl::Minutes(15);
+  crl::OptionSet* f = service_main.flags();
+  f->Add("data_dir", &o.data_dir, "where the store (orchestrator.db) lives");
+  f->Add("prompt", &o.prompt, "crl-prompt HOST:PORT (required)");
+  f->Add("sampler", &o.sampler, "crl-sampler HOST:PORT (required)");
+  f->Add("workers", &o.workers, "crl-worker HOST:PORT list (required)");
+  f->Add("timing", &o.timing, "crl-timing HOST:PORT (required)");
+  f->Add("trainer", &o.trainer, "crl-trainer HOST:PORT (empty: only sample-only stages run)");
+  f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker, "evaluations at once per worker");
+  f->Add("max_parallel_runs", &o.max_parallel_runs, "runs executed at once (the rest wait, QUEUED)");
+  f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
+  f->Add("upstream_auth_token_file", &o.upstream.auth_token_file, "bearer token for the services above");
+  f->Add("upstream_tls", &o.upstream.tls, "use TLS to the services above");
+  f->Add("upstream_tls_ca_file", &o.upstream.tls_ca_file, "CA for their certificates");
+  f->Add("upstream_timeout", &o.upstream.timeout, "deadline of one call to them (an evaluation, a sample)");
+
+  std::unique_ptr<crl::orchestrator::SqliteStore> store;
+  std::unique_ptr<crl::GrpcPromptClient> prompt;
+  std::unique_ptr<crl::GrpcSamplerClient> sampler;
+  std::unique_ptr<crl::GrpcTimingClient> timing;
+  std::unique_ptr<crl::GrpcTrainerClient> trainer;
+  std::vector<std::unique_ptr<crl::GrpcWorkerClient>> workers;
+  std::unique_ptr<crl::orchestrator::WorkerPool> pool;
+  std::unique_ptr<crl::orchestrator::Orchestrator> orchestrator;
+  std::unique_ptr<crl::OrchestratorServiceImpl> service;
+  return service_main.Run(argc, argv, [&](crl::ServiceSetup& setup) -> absl::Status {
+    for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"prompt", &o.prompt},
+                                      {"sampler", &o.sampler}, {"timing", &o.timing}}) {
+      if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": HOST:PORT is required"));
+    }
+    if (o.workers.empty()) return absl::InvalidArgumentError("workers: at least one HOST:PORT is required");
+    std::error_code ec;
+    std::filesystem::create_directories(o.data_dir, ec);
+    if (ec) return absl::FailedPreconditionError(absl::StrCat("data_dir: cannot create ", o.data_dir, ": ", ec.message()));
+    CRL_ASSIGN_OR_RETURN(store, crl::orchestrator::SqliteStore::Open(o.data_dir + "/orchestrator.db"));
+    CRL_ASSIGN_OR_RETURN(prompt, crl::GrpcPromptClient::Create(o.prompt, o.upstream));
+    CRL_ASSIGN_OR_RETURN(sampler, crl::GrpcSamplerClient::Create(o.sampler, o.upstream));
+    CRL_ASSIGN_OR_RETURN(timing, crl::GrpcTimingClient::Create(o.timing, o.upstream));
+    if (!o.trainer.empty()) {
+      CRL_ASSIGN_OR_RETURN(trainer, crl::GrpcTrainerClient::Create(o.trainer, o.upstream));
+    }
+    std::vector<crl::orchestrator::PooledWorker> pooled;
+    for (const auto& w : o.workers) {
+      CRL_ASSIGN_OR_RETURN(auto c, crl::GrpcWorkerClient::Create(w, o.upstream));
+      pooled.push_back({w, c.get()});
+      workers.push_back(std::move(c));
+    }
+    pool = std::make_unique<crl::orchestrator::WorkerPool>(pooled, o.max_in_flight_per_worker, crl::RealClock::Get());
+    crl::orchestrator::Services services{prompt.get(), sampler.get(), pool.get(), timing.get(), trainer.get()};
+    crl::orchestrator::OrchestratorOptions oo;
+    oo.max_parallel_runs = o.max_parallel_runs;
+    oo.executor.parallel_candidates = o.parallel_candidates;
+    orchestrator = std::make_unique<crl::orchestrator::Orchestrator>(services, store.get(), crl::RealClock::Get(), oo);
+    CRL_RETURN_IF_ERROR(orchestrator->Start());
+    service = std::make_unique<crl::OrchestratorServiceImpl>(orchestrator.get(), setup.call_env());
+    setup.AddService(service.get());
+    setup.SetDrain([&] { orchestrator->Stop(); });
+    return absl::OkStatus();
+  });
+}

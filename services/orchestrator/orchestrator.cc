@@ -1,0 +1,262 @@
+#include "services/orchestrator/orchestrator.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/file.h"
+#include "common/hash.h"
+#include "common/status.h"
+#include "lib/run/run_spec.h"
+
+namespace crl::orchestrator {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool Ended(v1::RunState s) {
+  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
+}
+
+}  // namespace
+
+Orchestrator::Orchestrator(Services services, StoreInterface* store, ClockInterface* clock,
+                           OrchestratorOptions options)
+    : services_(services), store_(store), clock_(clock), options_(options) {}
+
+Orchestrator::~Orchestrator() { Stop(); }
+
+absl::Status Orchestrator::Start() {
+  std::vector<v1::Run> resume;
+  for (v1::RunState s : {v1::RUN_STATE_RUNNING, v1::RUN_STATE_QUEUED}) {
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::Run> runs, store_->ListRuns(s, 100000, ""));
+    // Oldest first.
+    resume.insert(resume.end(), runs.rbegin(), runs.rend());
+  }
+  absl::MutexLock lock(&mu_);
+  for (const auto& r : resume) queued_.push_back(r.run_id());
+  LaunchQueued();
+  return absl::OkStatus();
+}
+
+void Orchestrator::Stop() {
+  stopping_.store(true);
+  std::vector<std::thread> threads;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, a] : active_) a.context->Cancel();
+    for (auto& [id, a] : active_) {
+      if (a.thread.joinable()) threads.push_back(std::move(a.thread));
+    }
+  }
+  for (auto& t : threads) t.join();
+  absl::MutexLock lock(&mu_);
+  active_.clear();
+}
+
+void Orchestrator::LaunchQueued() {
+  while (!stopping_.load() && !queued_.empty()) {
+    int running = 0;
+    for (const auto& [id, a] : active_) running += a.done ? 0 : 1;
+    if (running >= std::max(1, options_.max_parallel_runs)) return;
+    const std::string id = queued_.front();
+    queued_.erase(queued_.begin());
+    absl::StatusOr<v1::Run> run = store_->GetRun(id);
+    if (run.ok() && !Ended(run->state())) Launch(*run);
+  }
+}
+
+void Orchestrator::Launch(const v1::Run& run) {
+  auto it = active_.find(run.run_id());
+  if (it != active_.end()) {
+    if (!it->second.done) return;
+    if (it->second.thread.joinable()) it->second.thread.join();
+    active_.erase(it);
+  }
+  Active& a = active_[run.run_id()];
+  a.context = std::make_unique<RequestContext>(clock_, absl::InfiniteFuture());
+  RequestContext* ctx = a.context.get();
+  a.thread = std::thread([this, run, ctx] {
+    RunExecutor executor(services_, store_, clock_, options_.executor,
+                         [this](const v1::RunEvent& e) { Notify(e); });
+    absl::StatusOr<v1::Run> end = executor.Execute(run, *ctx, stopping_);
+    if (!end.ok()) {
+      // The store failed: the run stays as last stored, and resumes on restart.
+      std::fprintf(stderr, "crl-orchestrator: run %s stopped: %s\n", run.run_id().c_str(),
+                   end.status().ToString().c_str());
+    }
+    Finished(run.run_id());
+  });
+}
+
+void Orchestrator::Finished(const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = active_.find(run_id);
+  if (it != active_.end()) it->second.done = true;
+  LaunchQueued();
+}
+
+void Orchestrator::Notify(const v1::RunEvent& event) {
+  absl::MutexLock lock(&mu_);
+  int64_t& last = last_sequence_[event.run_id()];
+  last = std::max(last, event.sequence());
+}
+
+absl::StatusOr<v1::Run> Orchestrator::Submit(const v1::SubmitRunRequest& request) {
+  CRL_RETURN_IF_ERROR(run::ValidateRunSpec(request.spec()));
+  if (stopping_.load()) return absl::UnavailableError("crl-orchestrator is shutting down");
+  v1::Run run;
+  const absl::Time now = clock_->Now();
+  run.set_created_at(absl::ToUnixSeconds(now));
+  run.set_updated_at(run.created_at());
+  // Sortable by time, unique by content and clock.
+  run.set_run_id(absl::StrCat("run-", absl::FormatTime("%Y%m%d-%H%M%S", now, absl::UTCTimeZone()), "-",
+                              Sha256Hex(absl::StrCat(request.SerializeAsString(), absl::ToUnixNanos(now),
+                                                     reinterpret_cast<uintptr_t>(&run)))
+                                  .substr(0, 8)));
+  *run.mutable_spec() = request.spec();
+  run.set_state(v1::RUN_STATE_QUEUED);
+  run.set_idempotency_key(request.idempotency_key());
+  bool created = false;
+  CRL_ASSIGN_OR_RETURN(v1::Run stored, store_->CreateRun(run, &created));
+  if (!created) {
+    if (!(stored.spec().SerializeAsString() == request.spec().SerializeAsString())) {
+      return absl::AlreadyExistsError(absl::StrCat("idempotency_key: '", request.idempotency_key(),
+                                                   "' was used for run ", stored.run_id(), " with another spec"));
+    }
+    return stored;
+  }
+  v1::RunEvent e;
+  e.set_run_id(stored.run_id());
+  e.set_state(stored.state());
+  e.set_kind("state");
+  e.set_message("queued");
+  e.set_at(stored.created_at());
+  *e.mutable_run() = stored;
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent appended, store_->AppendEvent(e));
+  Notify(appended);
+  absl::MutexLock lock(&mu_);
+  queued_.push_back(stored.run_id());
+  LaunchQueued();
+  return stored;
+}
+
+absl::StatusOr<v1::Run> Orchestrator::Get(const std::string& run_id) { return store_->GetRun(run_id); }
+
+absl::StatusOr<v1::ListRunsResponse> Orchestrator::List(const v1::ListRunsRequest& request) {
+  const int size = request.page_size() > 0 ? std::min(request.page_size(), 1000) : 50;
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Run> runs, store_->ListRuns(request.state(), size + 1, request.page_token()));
+  v1::ListRunsResponse r;
+  for (int i = 0; i < static_cast<int>(runs.size()) && i < size; ++i) *r.add_runs() = runs[i];
+  if (static_cast<int>(runs.size()) > size) r.set_next_page_token(runs[size - 1].run_id());
+  return r;
+}
+
+absl::StatusOr<v1::Run> Orchestrator::Cancel(const std::string& run_id) {
+  CRL_ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(run_id));
+  if (Ended(run.state())) return run;
+  bool running = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = active_.find(run_id);
+    if (it != active_.end() && !it->second.done) {
+      it->second.context->Cancel();
+      running = true;
+    }
+    queued_.erase(std::remove(queued_.begin(), queued_.end(), run_id), queued_.end());
+  }
+  if (!running) {
+    run.set_state(v1::RUN_STATE_CANCELLED);
+    run.set_updated_at(absl::ToUnixSeconds(clock_->Now()));
+    CRL_RETURN_IF_ERROR(store_->PutRun(run));
+    v1::RunEvent e;
+    e.set_run_id(run_id);
+    e.set_state(run.state());
+    e.set_kind("state");
+    e.set_message("cancelled");
+    e.set_at(run.updated_at());
+    *e.mutable_run() = run;
+    CRL_ASSIGN_OR_RETURN(v1::RunEvent appended, store_->AppendEvent(e));
+    Notify(appended);
+    return run;
+  }
+  // The executor records CANCELLED once its in-flight calls return.
+  const absl::Time until = clock_->MonotonicNow() + absl::Seconds(30);
+  while (clock_->MonotonicNow() < until) {
+    CRL_ASSIGN_OR_RETURN(run, store_->GetRun(run_id));
+    if (Ended(run.state())) return run;
+    clock_->SleepFor(absl::Milliseconds(20));
+  }
+  return run;
+}
+
+absl::StatusOr<std::vector<v1::Variant>> Orchestrator::Best(const std::string& run_id, int limit) {
+  CRL_RETURN_IF_ERROR(store_->GetRun(run_id).status());
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(run_id, ""));
+  std::map<std::string, std::vector<v1::Variant>> by_task;
+  for (auto& v : all) {
+    if (v.verdict() == v1::VERDICT_OK && v.reward().status() == v1::REWARD_STATUS_OK) {
+      by_task[v.task_name()].push_back(std::move(v));
+    }
+  }
+  std::vector<v1::Variant> out;
+  for (auto& [task, vs] : by_task) {
+    std::stable_sort(vs.begin(), vs.end(), [](const auto& a, const auto& b) { return a.speedup() > b.speedup(); });
+    for (int i = 0; i < static_cast<int>(vs.size()) && i < std::max(1, limit); ++i) out.push_back(vs[i]);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::ExportRunResponse> Orchestrator::Export(const v1::ExportRunRequest& request) {
+  if (request.out_dir().empty()) return absl::InvalidArgumentError("out_dir: required");
+  CRL_RETURN_IF_ERROR(store_->GetRun(request.run_id()).status());
+  std::error_code ec;
+  fs::create_directories(request.out_dir(), ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("out_dir: cannot create ", request.out_dir(), ": ", ec.message()));
+  v1::ExportRunResponse r;
+  r.set_out_dir(request.out_dir());
+  const std::string format = request.format().empty() ? "jsonl" : request.format();
+  if (format == "jsonl") {
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(request.run_id(), ""));
+    std::string text;
+    for (const auto& v : all) {
+      std::string line;
+      google::protobuf::util::JsonPrintOptions o;
+      o.preserve_proto_field_names = true;
+      if (!google::protobuf::util::MessageToJsonString(v, &line, o).ok()) continue;
+      absl::StrAppend(&text, line, "\n");
+    }
+    CRL_RETURN_IF_ERROR(WriteStringToFile((fs::path(request.out_dir()) / "variants.jsonl").string(), text));
+    r.set_files_written(1);
+  } else if (format == "kernelbench") {
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> best, Best(request.run_id(), 1));
+    for (const auto& v : best) {
+      const std::string ext = v.candidate().filename().empty() ? ".txt"
+                                                               : fs::path(v.candidate().filename()).extension().string();
+      CRL_RETURN_IF_ERROR(WriteStringToFile(
+          (fs::path(request.out_dir()) / absl::StrCat(v.task_name(), ext)).string(), v.candidate().source()));
+      r.set_files_written(r.files_written() + 1);
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("format: '", format, "' is not jsonl or kernelbench"));
+  }
+  return r;
+}
+
+absl::StatusOr<std::vector<v1::RunEvent>> Orchestrator::Events(const std::string& run_id, int64_t after_sequence,
+                                                              absl::Duration wait) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> events, store_->EventsAfter(run_id, after_sequence, 256));
+  if (!events.empty() || wait <= absl::ZeroDuration()) return events;
+  {
+    absl::MutexLock lock(&mu_);
+    auto newer = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      auto it = last_sequence_.find(run_id);
+      return stopping_.load() || (it != last_sequence_.end() && it->second > after_sequence);
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&newer), wait);
+  }
+  return store_->EventsAfter(run_id, after_sequence, 256);
+}
+
+}  // namespace crl::orchestrator

@@ -1,0 +1,499 @@
+#include "services/orchestrator/run_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "lib/reward/names.h"
+#include "lib/reward/rewards.h"
+#include "lib/run/run_spec.h"
+
+namespace crl::orchestrator {
+namespace {
+
+constexpr int kMaxPool = 64;  // crl-prompt's largest exemplar pool
+
+bool Trains(const std::string& stage) { return stage == "contrastive-rl" || stage == "keep-successes"; }
+
+bool UsableExemplar(const v1::Variant& v) {
+  return v.scored() && !v.infra_failure() && v.parse_error() == v1::PARSE_ERROR_UNSPECIFIED &&
+         v.verdict() != v1::VERDICT_UNSPECIFIED && v.verdict() != v1::VERDICT_INFRA_ERROR;
+}
+
+}  // namespace
+
+bool IsTransient(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
+         s.code() == absl::StatusCode::kResourceExhausted;
+}
+
+absl::Status RunExecutor::Patiently(const std::string& what, const RequestContext& context,
+                                    const std::function<absl::Status()>& call) {
+  absl::Duration backoff = options_.initial_backoff;
+  bool told = false;
+  for (;;) {
+    absl::Status s = call();
+    if (s.ok() || !IsTransient(s)) return s;
+    CRL_RETURN_IF_ERROR(context.Check());
+    if (!told) {
+      CRL_RETURN_IF_ERROR(Emit("waiting", absl::StrCat(what, " unavailable, retrying: ", s.message()), nullptr));
+      told = true;
+    }
+    clock_->SleepFor(std::min(backoff, context.Remaining()));
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+absl::Status RunExecutor::Emit(const std::string& kind, const std::string& message, const v1::Variant* variant) {
+  v1::RunEvent e;
+  {
+    absl::MutexLock lock(&mu_);
+    e.set_run_id(run_.run_id());
+    e.set_state(run_.state());
+    *e.mutable_run() = run_;
+  }
+  e.set_kind(kind);
+  e.set_message(message);
+  e.set_at(absl::ToUnixSeconds(clock_->Now()));
+  if (variant) *e.mutable_variant() = *variant;
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, store_->AppendEvent(std::move(e)));
+  if (sink_) sink_(stored);
+  return absl::OkStatus();
+}
+
+absl::Status RunExecutor::SaveRun() {
+  v1::Run copy;
+  {
+    absl::MutexLock lock(&mu_);
+    run_.set_updated_at(absl::ToUnixSeconds(clock_->Now()));
+    copy = run_;
+  }
+  return store_->PutRun(copy);
+}
+
+bool RunExecutor::BudgetLeft(std::string* why) {
+  absl::MutexLock lock(&mu_);
+  const v1::RunSpec& spec = run_.spec();
+  if (spec.max_candidates() > 0 && run_.candidates() >= spec.max_candidates()) {
+    *why = absl::StrCat("budget reached: ", run_.candidates(), " candidates");
+    return false;
+  }
+  if (spec.budget_seconds() > 0 &&
+      absl::ToUnixSeconds(clock_->Now()) - run_.created_at() >= spec.budget_seconds()) {
+    *why = absl::StrCat("budget reached: ", spec.budget_seconds(), " s of wall time");
+    return false;
+  }
+  return true;
+}
+
+absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& context,
+                                             const std::atomic<bool>& stopping) {
+  const std::vector<v1::Stage> stages = run::EffectiveStages(run.spec());
+  const bool resumed = run.state() == v1::RUN_STATE_RUNNING;
+  {
+    absl::MutexLock lock(&mu_);
+    run_ = std::move(run);
+    run_.set_state(v1::RUN_STATE_RUNNING);
+  }
+  CRL_RETURN_IF_ERROR(SaveRun());
+  CRL_RETURN_IF_ERROR(Emit("state", resumed ? "resumed" : "running", nullptr));
+  auto finish = [&](v1::RunState state, const std::string& message) -> absl::StatusOr<v1::Run> {
+    {
+      absl::MutexLock lock(&mu_);
+      run_.set_state(state);
+      if (state == v1::RUN_STATE_FAILED) run_.set_error(message);
+    }
+    CRL_RETURN_IF_ERROR(SaveRun());
+    CRL_RETURN_IF_ERROR(Emit("state", message, nullptr));
+    absl::MutexLock lock(&mu_);
+    return run_;
+  };
+  auto interrupted = [&]() -> absl::StatusOr<v1::Run> {
+    if (!stopping.load()) return finish(v1::RUN_STATE_CANCELLED, "cancelled");
+    CRL_RETURN_IF_ERROR(SaveRun());
+    absl::MutexLock lock(&mu_);
+    return run_;  // RUNNING: the next orchestrator resumes it
+  };
+  const v1::RunSpec spec = run_.spec();  // immutable after submit
+  int first_stage, first_round;
+  {
+    absl::MutexLock lock(&mu_);
+    first_stage = run_.stage_index();
+    first_round = run_.stage_round();
+  }
+  for (int si = first_stage; si < static_cast<int>(stages.size()); ++si) {
+    const v1::Stage& stage = stages[si];
+    if (Trains(stage.kind()) && services_.trainer == nullptr) {
+      return finish(v1::RUN_STATE_FAILED,
+                    absl::StrCat("stages[", si, "]: ", stage.kind(), " trains, and this orchestrator has no trainer"));
+    }
+    const int start = si == first_stage ? first_round : 0;
+    if (start == 0) CRL_RETURN_IF_ERROR(Emit("stage", absl::StrCat(stage.kind(), ": ", stage.rounds(), " rounds"), nullptr));
+    for (int r = start; r < stage.rounds(); ++r) {
+      for (const v1::Task& task : spec.tasks()) {
+        if (!context.Check().ok()) return interrupted();
+        std::string why;
+        if (!BudgetLeft(&why)) return finish(v1::RUN_STATE_SUCCEEDED, why);
+        GroupKey key{si, stage.kind(), r, &task, absl::StrCat("s", si, "/r", r, "/", task.name())};
+        absl::Status s = RunGroup(key, context);
+        if (!s.ok()) {
+          if (!context.Check().ok()) return interrupted();
+          if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kDataLoss) return s;
+          return finish(v1::RUN_STATE_FAILED, absl::StrCat(key.id, ": ", s.ToString()));
+        }
+      }
+      {
+        absl::MutexLock lock(&mu_);
+        run_.set_stage_round(r + 1);
+        run_.set_rounds_done(run_.rounds_done() + 1);
+      }
+      CRL_RETURN_IF_ERROR(SaveRun());
+      CRL_RETURN_IF_ERROR(Emit("round", absl::StrCat(stage.kind(), " round ", r + 1, "/", stage.rounds(), " done"), nullptr));
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      run_.set_stage_index(si + 1);
+      run_.set_stage_round(0);
+    }
+    CRL_RETURN_IF_ERROR(SaveRun());
+  }
+  return finish(v1::RUN_STATE_SUCCEEDED, "succeeded");
+}
+
+absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, const RequestContext& context) {
+  v1::Run run;
+  {
+    absl::MutexLock lock(&mu_);
+    run = run_;
+  }
+  CRL_ASSIGN_OR_RETURN(auto existing, store_->GetGroup(run.run_id(), key.id));
+  if (existing) return *existing;
+  const v1::RunSpec& spec = run.spec();
+  const v1::Task& task = *key.task;
+
+  v1::BuildPromptRequest pr;
+  *pr.mutable_task() = task;
+  pr.set_backend(spec.backend());
+  pr.set_seed(spec.seed() ^ absl::HashOf(key.id));
+  pr.set_template_name(spec.template_name());
+  pr.set_num_exemplars(spec.num_exemplars());
+  *pr.mutable_selection() = spec.selection();
+  if (key.stage == "keep-successes") {
+    pr.mutable_selection()->set_strategy(v1::EXEMPLAR_STRATEGY_NONE);
+  } else {
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> seen, store_->Variants(run.run_id(), task.name()));
+    std::vector<const v1::Variant*> usable;
+    for (const auto& v : seen) {
+      if (UsableExemplar(v)) usable.push_back(&v);
+    }
+    // The most recent ones when there are more than a prompt may carry.
+    const size_t from = usable.size() > kMaxPool ? usable.size() - kMaxPool : 0;
+    for (size_t i = from; i < usable.size(); ++i) {
+      const v1::Variant& v = *usable[i];
+      v1::Exemplar* e = pr.add_pool();
+      e->set_variant_id(v.key());
+      e->set_source(v.candidate().source());
+      e->set_verdict(v.verdict());
+      e->set_speedup(v.speedup());
+      *e->mutable_flags() = v.flags();
+      e->set_analysis(v.analysis());
+      e->set_policy_version(v.policy_version());
+    }
+  }
+  v1::BuildPromptResponse prompt;
+  CRL_RETURN_IF_ERROR(Patiently("crl-prompt", context, [&]() -> absl::Status {
+    CRL_ASSIGN_OR_RETURN(prompt, services_.prompt->BuildPrompt(pr, context));
+    return absl::OkStatus();
+  }));
+
+  v1::SampleRequest sr;
+  *sr.mutable_messages() = prompt.messages();
+  if (prompt.messages_size() == 0) sr.set_prompt(prompt.prompt());
+  sr.set_num_completions(spec.group_size() > 0 ? spec.group_size() : 4);
+  sr.set_policy(spec.policy());
+  sr.set_request_id(absl::StrCat(run.run_id(), "/", key.id));
+  v1::SamplingParams* p = sr.mutable_params();
+  p->set_temperature(spec.temperature() > 0 ? spec.temperature() : 1.0);
+  p->set_max_tokens(spec.max_tokens() > 0 ? spec.max_tokens() : 512);
+  p->set_seed(spec.seed() ^ absl::HashOf(key.id, 1));
+  p->set_has_seed(true);
+  v1::SampleResponse sampled;
+  CRL_RETURN_IF_ERROR(Patiently("crl-sampler", context, [&]() -> absl::Status {
+    CRL_ASSIGN_OR_RETURN(sampled, services_.sampler->Sample(sr, context));
+    return absl::OkStatus();
+  }));
+  for (int i = 0; i < sampled.completions_size(); ++i) {
+    const v1::Completion& c = sampled.completions(i);
+    v1::Variant v;
+    v.set_key(absl::StrCat(key.id, "/", i));
+    v.set_variant_id(absl::StrCat(run.run_id(), "/", v.key()));
+    v.set_task_name(task.name());
+    v.set_round(key.round);
+    v.set_stage(key.stage);
+    v.set_index(i);
+    v.set_completion(c.text());
+    *v.mutable_token_ids() = c.token_ids();
+    *v.mutable_logprobs() = c.token_logprobs();
+    v.set_policy_version(c.policy_version().empty() ? sampled.policy_version() : c.policy_version());
+    CRL_RETURN_IF_ERROR(store_->PutVariant(run.run_id(), v));
+  }
+  v1::StoredGroup g;
+  g.set_group_id(key.id);
+  g.set_task_name(task.name());
+  g.set_stage(key.stage);
+  g.set_round(key.round);
+  g.set_prompt(prompt.prompt());
+  *g.mutable_prompt_token_ids() = sampled.prompt_token_ids();
+  g.set_policy_version(sampled.policy_version());
+  *g.mutable_exemplar_ids() = prompt.exemplar_ids();
+  // The group is written last: a crash before this line samples it again.
+  CRL_RETURN_IF_ERROR(store_->PutGroup(run.run_id(), g));
+  {
+    absl::MutexLock lock(&mu_);
+    run_.set_policy_version(sampled.policy_version());
+  }
+  return g;
+}
+
+v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const RequestContext& context) {
+  if (!context.Check().ok()) return v;  // a cancelled run starts no new candidate
+  v1::RunSpec spec;
+  {
+    absl::MutexLock lock(&mu_);
+    spec = run_.spec();
+  }
+  const int attempts = spec.max_infra_attempts() > 0 ? spec.max_infra_attempts() : 3;
+  auto infra = [&](const std::string& detail) {
+    v.set_infra_failure(true);
+    v.set_infra_detail(detail);
+    v.set_scored(true);
+    return v;
+  };
+  // Parse: a reject is the model's failure, recorded and never evaluated.
+  v1::ParseCompletionRequest pq;
+  pq.set_completion(v.completion());
+  pq.set_backend(spec.backend());
+  pq.set_format(task.format());
+  v1::ParseCompletionResponse parsed;
+  absl::Status s = Patiently("crl-prompt", context, [&]() -> absl::Status {
+    CRL_ASSIGN_OR_RETURN(parsed, services_.prompt->ParseCompletion(pq, context));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return context.Check().ok() ? infra(absl::StrCat("parse: ", s.ToString())) : v;
+  v1::ComputeRewardRequest rr;
+  rr.set_preset(spec.reward_preset() != v1::REWARD_PRESET_UNSPECIFIED ? spec.reward_preset()
+                                                                      : v1::REWARD_PRESET_CUDA_L1);
+  if (parsed.error() != v1::PARSE_ERROR_UNSPECIFIED) {
+    v.set_parse_error(parsed.error());
+    v.set_parse_detail(parsed.error_detail());
+    rr.set_verdict(v1::VERDICT_COMPILE_ERROR);  // no code to run: rewarded as code that does not build
+    *v.mutable_reward() = reward::ComputeReward(rr);
+    v.set_scored(true);
+    return v;
+  }
+  *v.mutable_candidate() = parsed.candidate();
+  v.mutable_candidate()->set_backend(spec.backend());
+  v.set_analysis(parsed.analysis());
+  v.set_design(parsed.design());
+
+  // Evaluate: an infrastructure failure moves to another worker.
+  v1::EvaluateRequest eq;
+  *eq.mutable_task() = task;
+  *eq.mutable_candidate() = v.candidate();
+  std::set<std::string> avoid;
+  std::string last_infra;
+  std::optional<v1::EvaluateResponse> eval;
+  for (int a = 0; a < attempts && !eval; ++a) {
+    auto res = services_.workers->Evaluate(eq, avoid, context);
+    if (!res.ok()) return v;  // cancelled or past the deadline: left unscored
+    if (!res->response.ok()) {
+      if (!context.Check().ok()) return v;
+      last_infra = absl::StrCat(res->worker, ": ", res->response.status().ToString());
+      const auto code = res->response.status().code();
+      if (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound ||
+          code == absl::StatusCode::kFailedPrecondition) {
+        break;  // the request itself (a task the worker cannot serve): no other worker will do better
+      }
+      services_.workers->ReportFailure(res->worker);
+      avoid.insert(res->worker);
+      continue;
+    }
+    if (res->response->verdict() == v1::VERDICT_INFRA_ERROR) {
+      last_infra = absl::StrCat(res->worker, ": INFRA_ERROR");
+      for (const auto& m : res->response->messages()) absl::StrAppend(&last_infra, " ", m);
+      services_.workers->ReportFailure(res->worker);
+      avoid.insert(res->worker);
+      continue;
+    }
+    eval = *std::move(res->response);
+  }
+  if (!eval) return infra(absl::StrCat("evaluate (", attempts, " attempts): ", last_infra));
+  v.set_verdict(eval->verdict());
+  *v.mutable_flags() = eval->flags();
+  *v.mutable_flag_evidence() = eval->flag_evidence();
+
+  // Time what verified, on the timing service (which re-verifies).
+  if (eval->verdict() == v1::VERDICT_OK) {
+    v1::TimeRequest tq;
+    *tq.mutable_task() = task;
+    *tq.mutable_candidate() = v.candidate();
+    tq.set_artifact_id(eval->artifact_id());
+    tq.set_backend(spec.backend());
+    tq.set_budget_seconds(spec.timing_budget_seconds());
+    std::optional<v1::TimeResponse> timed;
+    for (int a = 0; a < attempts && !timed; ++a) {
+      absl::StatusOr<v1::TimeResponse> t = services_.timing->Time(tq, context);
+      if (!context.Check().ok()) return v;
+      if (!t.ok()) {
+        last_infra = absl::StrCat("timing: ", t.status().ToString());
+        if (!IsTransient(t.status()) && t.status().code() != absl::StatusCode::kInternal) break;
+        clock_->SleepFor(options_.initial_backoff * (a + 1));
+        continue;
+      }
+      if (t->verdict() == v1::VERDICT_INFRA_ERROR) {
+        last_infra = "timing: INFRA_ERROR";
+        continue;
+      }
+      timed = *std::move(t);
+    }
+    if (!timed) return infra(absl::StrCat("time (", attempts, " attempts): ", last_infra));
+    v.set_verdict(timed->verdict());
+    v.set_speedup(timed->speedup());
+    v.set_speedup_ci_low(timed->speedup_ci_low());
+    v.set_speedup_ci_high(timed->speedup_ci_high());
+    for (int f : timed->flags()) v.add_flags(static_cast<v1::Flag>(f));
+    for (const auto& e : timed->flag_evidence()) v.add_flag_evidence(e);
+  }
+  rr.set_verdict(v.verdict());
+  rr.set_speedup(v.speedup());
+  *rr.mutable_flags() = v.flags();
+  *v.mutable_reward() = reward::ComputeReward(rr);
+  v.set_scored(true);
+  return v;
+}
+
+absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& context) {
+  CRL_ASSIGN_OR_RETURN(v1::StoredGroup group, SampleGroup(key, context));
+  std::string run_id;
+  {
+    absl::MutexLock lock(&mu_);
+    run_id = run_.run_id();
+  }
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(run_id, key.task->name()));
+  std::vector<v1::Variant> todo;
+  const std::string prefix = key.id + "/";
+  for (auto& v : all) {
+    if (v.key().rfind(prefix, 0) == 0 && !v.scored()) todo.push_back(std::move(v));
+  }
+  std::atomic<size_t> next{0};
+  absl::Mutex status_mu;
+  absl::Status first_error;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
+      v1::Variant v = Score(todo[i], *key.task, context);
+      if (!v.scored()) return;  // cancelled
+      absl::Status s = store_->PutVariant(run_id, v);
+      if (s.ok()) {
+        {
+          absl::MutexLock lock(&mu_);
+          run_.set_candidates(run_.candidates() + 1);
+          run_.set_variants(run_.candidates());
+          if (v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED) run_.set_rejected(run_.rejected() + 1);
+          if (v.infra_failure()) run_.set_infra_failures(run_.infra_failures() + 1);
+          if (v.verdict() == v1::VERDICT_OK) run_.set_variants_correct(run_.variants_correct() + 1);
+          if (v.reward().status() == v1::REWARD_STATUS_OK) {
+            run_.set_reward_sum(run_.reward_sum() + v.reward().reward());
+            run_.set_rewarded(run_.rewarded() + 1);
+            if (v.verdict() == v1::VERDICT_OK) {
+              run_.set_best_speedup(std::max(run_.best_speedup(), v.speedup()));
+              if (v.speedup() > 1) run_.set_faster(run_.faster() + 1);
+            }
+          }
+        }
+        s = SaveRun();
+      }
+      if (s.ok()) s = Emit("variant", "", &v);
+      if (!s.ok()) {
+        absl::MutexLock lock(&status_mu);
+        if (first_error.ok()) first_error = s;
+        return;
+      }
+    }
+  };
+  const int n = std::max(1, std::min<int>(options_.parallel_candidates, static_cast<int>(todo.size())));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  CRL_RETURN_IF_ERROR(first_error);
+  CRL_RETURN_IF_ERROR(context.Check());
+  if (!Trains(key.stage) || group.submitted()) return absl::OkStatus();
+  return SubmitToTrainer(key, std::move(group), context);
+}
+
+absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup group,
+                                          const RequestContext& context) {
+  std::string run_id;
+  {
+    absl::MutexLock lock(&mu_);
+    run_id = run_.run_id();
+  }
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(run_id, key.task->name()));
+  const std::string prefix = key.id + "/";
+  absl::Status sent;
+  if (key.stage == "contrastive-rl") {
+    v1::SubmitGroupRequest req;
+    req.set_run_id(run_id);
+    req.set_group_id(absl::StrCat(run_id, "/", key.id));
+    req.set_prompt(group.prompt());
+    *req.mutable_prompt_token_ids() = group.prompt_token_ids();
+    req.set_policy_version(group.policy_version());
+    for (const auto& v : all) {
+      if (v.key().rfind(prefix, 0) != 0 || v.infra_failure() || v.token_ids_size() == 0) continue;
+      v1::ScoredCompletion* c = req.add_completions();
+      c->set_completion(v.completion());
+      *c->mutable_token_ids() = v.token_ids();
+      *c->mutable_behaviour_logprobs() = v.logprobs();
+      *c->mutable_reward() = v.reward();
+      c->set_completion_id(v.variant_id());
+    }
+    sent = Patiently("crl-trainer", context, [&]() -> absl::Status {
+      return services_.trainer->SubmitGroup(req, context).status();
+    });
+  } else {  // keep-successes: what verified with a trusted timing, as supervised examples
+    v1::SubmitExamplesRequest req;
+    req.set_run_id(run_id);
+    for (const auto& v : all) {
+      if (v.key().rfind(prefix, 0) != 0 || v.verdict() != v1::VERDICT_OK ||
+          v.reward().status() != v1::REWARD_STATUS_OK || v.token_ids_size() == 0) {
+        continue;
+      }
+      v1::Example* e = req.add_examples();
+      e->set_prompt(group.prompt());
+      e->set_completion(v.completion());
+      e->set_example_id(v.variant_id());
+      *e->mutable_prompt_token_ids() = group.prompt_token_ids();
+      *e->mutable_completion_token_ids() = v.token_ids();
+    }
+    if (req.examples_size() > 0) {
+      sent = Patiently("crl-trainer", context, [&]() -> absl::Status {
+        return services_.trainer->SubmitExamples(req, context).status();
+      });
+    }
+  }
+  if (!sent.ok()) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    // The trainer refused the group (a malformed field): recorded, and the
+    // run goes on; resubmitting would be refused again.
+    CRL_RETURN_IF_ERROR(Emit("error", absl::StrCat(key.id, ": trainer refused the group: ", sent.ToString()), nullptr));
+  }
+  group.set_submitted(true);
+  return store_->PutGroup(run_id, group);
+}
+
+}  // namespace crl::orchestrator

@@ -1,0 +1,102 @@
+// One run's rounds: per stage, per round, per task a group — prompt (with
+// exemplars from the run's own verified variants) → sample G → parse
+// (rejects recorded, never sent to a worker) → evaluate on the worker pool
+// → time on the timing service → reward → the trainer (a GRPO group, or the
+// verified completions as examples for keep-successes).
+//
+// Crash safety: a group's prompt and completions are stored before any is
+// scored, and each completion's score is stored as it lands, under keys
+// stage/round/task/index; Execute on a run that was interrupted finds them
+// and only scores what is not scored yet, and the trainer dedupes groups by
+// id. An infrastructure failure (a worker, the timing service) is retried on
+// another worker up to spec.max_infra_attempts and then recorded as such —
+// never a reward. A service that is down (sampler, prompt, trainer) pauses
+// the run until it is back or the run is cancelled.
+#ifndef CRL_SERVICES_ORCHESTRATOR_RUN_EXECUTOR_H_
+#define CRL_SERVICES_ORCHESTRATOR_RUN_EXECUTOR_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/context.h"
+#include "services/orchestrator/store.h"
+#include "services/orchestrator/worker_pool.h"
+#include "services/prompt/prompt_client.h"
+#include "services/sampler/sampler_client.h"
+#include "services/timing/timing_client.h"
+#include "services/trainer/trainer_client.h"
+
+namespace crl::orchestrator {
+
+struct Services {
+  PromptClientInterface* prompt = nullptr;
+  SamplerClientInterface* sampler = nullptr;
+  WorkerPool* workers = nullptr;
+  TimingClientInterface* timing = nullptr;
+  // Null: no trainer (sample-only runs still work; training stages fail).
+  TrainerClientInterface* trainer = nullptr;
+};
+
+struct ExecutorOptions {
+  // Back-off while a service is down.
+  absl::Duration initial_backoff = absl::Milliseconds(200);
+  absl::Duration max_backoff = absl::Seconds(5);
+  // Completions of a group scored at once.
+  int parallel_candidates = 8;
+};
+
+class RunExecutor {
+ public:
+  // Called after every stored event (the orchestrator wakes watchers).
+  using EventSink = std::function<void(const v1::RunEvent&)>;
+
+  RunExecutor(Services services, StoreInterface* store, ClockInterface* clock, ExecutorOptions options,
+              EventSink sink)
+      : services_(services), store_(store), clock_(clock), options_(options), sink_(std::move(sink)) {}
+
+  // Runs (or resumes) `run` until it ends: returns the final run
+  // (SUCCEEDED, FAILED with the error, or CANCELLED when `context` is
+  // cancelled) — except when `stopping` is set as the context is cancelled
+  // (the orchestrator shuts down): then the run stays RUNNING, to resume on
+  // the next start. Only a store failure is an error status.
+  absl::StatusOr<v1::Run> Execute(v1::Run run, const RequestContext& context,
+                                  const std::atomic<bool>& stopping);
+
+ private:
+  struct GroupKey {
+    int stage_index;
+    std::string stage;
+    int round;
+    const v1::Task* task;
+    std::string id;
+  };
+  absl::Status RunGroup(const GroupKey& key, const RequestContext& context);
+  absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const RequestContext& context);
+  v1::Variant Score(v1::Variant variant, const v1::Task& task, const RequestContext& context);
+  absl::Status SubmitToTrainer(const GroupKey& key, v1::StoredGroup group, const RequestContext& context);
+  // Retries `call` while it fails with UNAVAILABLE / DEADLINE_EXCEEDED /
+  // RESOURCE_EXHAUSTED (the service is down or busy), recording one event.
+  absl::Status Patiently(const std::string& what, const RequestContext& context,
+                         const std::function<absl::Status()>& call);
+  absl::Status Emit(const std::string& kind, const std::string& message, const v1::Variant* variant);
+  absl::Status SaveRun();
+  bool BudgetLeft(std::string* why);
+
+  Services services_;
+  StoreInterface* store_;
+  ClockInterface* clock_;
+  ExecutorOptions options_;
+  EventSink sink_;
+  absl::Mutex mu_;
+  v1::Run run_ ABSL_GUARDED_BY(mu_);
+};
+
+// Whether a gRPC-style status means "the service is down or busy; try again".
+bool IsTransient(const absl::Status& status);
+
+}  // namespace crl::orchestrator
+
+#endif  // CRL_SERVICES_ORCHESTRATOR_RUN_EXECUTOR_H_

@@ -1,0 +1,57 @@
+// What the orchestrator keeps: runs, their events (the watch stream, in
+// order, resumable by sequence number), variants (every sampled completion,
+// from sampled to scored) and sampled groups. One interface, SQLite
+// (sqlite_store.h) behind it; every write is one transaction, so a process
+// killed at any moment leaves each record either written or not.
+#ifndef CRL_SERVICES_ORCHESTRATOR_STORE_H_
+#define CRL_SERVICES_ORCHESTRATOR_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "crl/v1/orchestrator.pb.h"
+
+namespace crl::orchestrator {
+
+// Thread-safe.
+class StoreInterface {
+ public:
+  virtual ~StoreInterface() = default;
+
+  // Inserts `run` unless a run with the same non-empty idempotency key
+  // exists; returns the stored run either way (*created says which).
+  virtual absl::StatusOr<v1::Run> CreateRun(const v1::Run& run, bool* created) = 0;
+  // NOT_FOUND names the id.
+  virtual absl::StatusOr<v1::Run> GetRun(const std::string& run_id) = 0;
+  virtual absl::Status PutRun(const v1::Run& run) = 0;
+  // Newest first; `after_id` pages (the last id of the previous page).
+  virtual absl::StatusOr<std::vector<v1::Run>> ListRuns(v1::RunState state, int limit,
+                                                       const std::string& after_id) = 0;
+
+  // Appends an event with the next sequence number of its run (set in the
+  // returned copy).
+  virtual absl::StatusOr<v1::RunEvent> AppendEvent(v1::RunEvent event) = 0;
+  virtual absl::StatusOr<std::vector<v1::RunEvent>> EventsAfter(const std::string& run_id,
+                                                               int64_t after_sequence, int limit) = 0;
+
+  // Inserts or replaces the variant under (run_id, variant.key()).
+  virtual absl::Status PutVariant(const std::string& run_id, const v1::Variant& variant) = 0;
+  virtual absl::StatusOr<std::optional<v1::Variant>> GetVariant(const std::string& run_id,
+                                                               const std::string& key) = 0;
+  // Every variant of a run (of one task when `task_name` is not empty), in
+  // key order.
+  virtual absl::StatusOr<std::vector<v1::Variant>> Variants(const std::string& run_id,
+                                                           const std::string& task_name) = 0;
+
+  virtual absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) = 0;
+  virtual absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
+                                                                  const std::string& group_id) = 0;
+};
+
+}  // namespace crl::orchestrator
+
+#endif  // CRL_SERVICES_ORCHESTRATOR_STORE_H_

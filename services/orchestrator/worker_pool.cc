@@ -1,0 +1,73 @@
+#include "services/orchestrator/worker_pool.h"
+
+#include <algorithm>
+
+namespace crl::orchestrator {
+
+WorkerPool::WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_worker, ClockInterface* clock,
+                       absl::Duration cool_off)
+    : workers_(std::move(workers)), max_in_flight_(std::max(1, max_in_flight_per_worker)), clock_(clock),
+      cool_off_(cool_off) {
+  for (const auto& w : workers_) slots_.push_back(Slot{w});
+}
+
+int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
+  const absl::Time now = clock_->MonotonicNow();
+  // Preference: not avoided and not cooling, then not avoided, then any.
+  for (int pass = 0; pass < 3; ++pass) {
+    int best = -1;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& s = slots_[i];
+      if (s.in_flight >= max_in_flight_) continue;
+      if (pass < 2 && avoid.count(s.worker.name)) continue;
+      if (pass < 1 && s.cooling_until > now) continue;
+      if (best < 0 || s.in_flight < slots_[best].in_flight) best = static_cast<int>(i);
+    }
+    if (best >= 0) return best;
+    // A free worker exists only among the avoided or cooling: wait a little
+    // for a preferred one first, unless every worker is avoided/cooling.
+    bool preferred_busy = false;
+    for (const Slot& s : slots_) {
+      const bool ok = pass == 0 ? !avoid.count(s.worker.name) && s.cooling_until <= now
+                                : !avoid.count(s.worker.name);
+      preferred_busy = preferred_busy || ok;
+    }
+    if (preferred_busy) return -1;
+  }
+  return -1;
+}
+
+absl::StatusOr<WorkerPool::Result> WorkerPool::Evaluate(const v1::EvaluateRequest& request,
+                                                        const std::set<std::string>& avoid,
+                                                        const RequestContext& context) {
+  if (slots_.empty()) return absl::FailedPreconditionError("workers: none configured");
+  int index = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    while ((index = PickLocked(avoid)) < 0) {
+      if (!context.Check().ok()) return context.Check();
+      mu_.AwaitWithTimeout(absl::Condition(+[](int*) { return false; }, &index), absl::Milliseconds(20));
+    }
+    ++slots_[index].in_flight;
+  }
+  Result r{workers_[index].client->Evaluate(request, context), workers_[index].name};
+  absl::MutexLock lock(&mu_);
+  --slots_[index].in_flight;
+  return r;
+}
+
+void WorkerPool::ReportFailure(const std::string& worker) {
+  absl::MutexLock lock(&mu_);
+  for (Slot& s : slots_) {
+    if (s.worker.name == worker) s.cooling_until = clock_->MonotonicNow() + cool_off_;
+  }
+}
+
+int WorkerPool::in_flight() const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const Slot& s : slots_) n += s.in_flight;
+  return n;
+}
+
+}  // namespace crl::orchestrator

@@ -1,0 +1,66 @@
+// The workers a run's candidates go to: each evaluation on the healthy
+// worker with the fewest evaluations in flight (at most
+// max_in_flight_per_worker each; a caller waits for a slot within its
+// request's deadline). A worker that fails with an infrastructure error is
+// avoided for a cool-off period, and the caller's retry goes elsewhere.
+#ifndef CRL_SERVICES_ORCHESTRATOR_WORKER_POOL_H_
+#define CRL_SERVICES_ORCHESTRATOR_WORKER_POOL_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/context.h"
+#include "services/worker/worker_client.h"
+
+namespace crl::orchestrator {
+
+struct PooledWorker {
+  std::string name;  // its address, for logs and evidence
+  WorkerClientInterface* client = nullptr;
+};
+
+// Thread-safe.
+class WorkerPool {
+ public:
+  WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_worker, ClockInterface* clock,
+             absl::Duration cool_off = absl::Seconds(10));
+
+  struct Result {
+    absl::StatusOr<v1::EvaluateResponse> response;
+    std::string worker;
+  };
+  // Evaluates on a worker not in `avoid` when one is free or will be (else
+  // on any). The response's status is the worker's; the caller decides what
+  // counts as an infrastructure failure (ReportFailure cools the worker off).
+  absl::StatusOr<Result> Evaluate(const v1::EvaluateRequest& request, const std::set<std::string>& avoid,
+                                  const RequestContext& context);
+  void ReportFailure(const std::string& worker);
+
+  int size() const { return static_cast<int>(workers_.size()); }
+  // Evaluations in flight over all workers.
+  int in_flight() const;
+
+ private:
+  struct Slot {
+    PooledWorker worker;
+    int in_flight = 0;
+    absl::Time cooling_until = absl::InfinitePast();
+  };
+  // The index of the slot to use now, or -1 when none is free.
+  int PickLocked(const std::set<std::string>& avoid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::vector<PooledWorker> workers_;
+  const int max_in_flight_;
+  ClockInterface* clock_;
+  const absl::Duration cool_off_;
+  mutable absl::Mutex mu_;
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace crl::orchestrator
+
+#endif  // CRL_SERVICES_ORCHESTRATOR_WORKER_POOL_H_

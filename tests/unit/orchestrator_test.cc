@@ -1,0 +1,332 @@
+// The orchestrator's logic on fakes and a real SQLite file: run specs name
+// their bad fields; the store is idempotent and ordered; a run scores every
+// completion once (rejects never reach a worker, an infrastructure failure
+// moves to another worker and is never a reward, a flagged timing is not
+// rewarded as fast), sends its groups to the trainer, and resumes after an
+// interruption without sampling, scoring or submitting anything twice.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "common/clock.h"
+#include "lib/run/run_spec.h"
+#include "services/orchestrator/orchestrator.h"
+#include "services/orchestrator/run_executor.h"
+#include "services/orchestrator/sqlite_store.h"
+#include "services/prompt/fake_prompt_client.h"
+#include "services/sampler/fake_sampler_client.h"
+#include "services/timing/fake_timing_client.h"
+#include "services/trainer/fake_trainer_client.h"
+#include "services/worker/fake_worker_client.h"
+
+namespace crl::orchestrator {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Dir {
+  Dir() : path((fs::temp_directory_path() / ("crl-orch-" + std::to_string(::getpid()) + "-" +
+                                              std::to_string(counter++))).string()) {
+    fs::create_directories(path);
+  }
+  ~Dir() { fs::remove_all(path); }
+  static inline std::atomic<int> counter{0};
+  std::string path;
+};
+
+v1::RunSpec Spec(const std::string& stage, int rounds, int group) {
+  v1::RunSpec s;
+  auto* t = s.add_tasks();
+  t->set_path("/tasks/row_sum");
+  t->set_name("row_sum");
+  t->set_format(v1::TASK_FORMAT_NATIVE);
+  s.set_backend(v1::BACKEND_HOST);
+  auto* st = s.add_stages();
+  st->set_kind(stage);
+  st->set_rounds(rounds);
+  s.set_group_size(group);
+  s.set_max_infra_attempts(2);
+  return s;
+}
+
+v1::ParseCompletionResponse Parsed(const std::string& code) {
+  v1::ParseCompletionResponse p;
+  p.mutable_candidate()->set_source(code);
+  p.mutable_candidate()->set_filename("candidate.cc");
+  p.set_analysis("because");
+  return p;
+}
+
+v1::ParseCompletionResponse Rejected() {
+  v1::ParseCompletionResponse p;
+  p.set_error(v1::PARSE_ERROR_NO_CODE_BLOCK);
+  p.set_error_detail("no code block");
+  return p;
+}
+
+v1::EvaluateResponse Verdict(v1::Verdict v) {
+  v1::EvaluateResponse r;
+  r.set_verdict(v);
+  r.set_artifact_id("a1");
+  return r;
+}
+
+v1::TimeResponse Timed(double speedup, std::vector<v1::Flag> flags = {}) {
+  v1::TimeResponse t;
+  t.set_verdict(v1::VERDICT_OK);
+  t.set_speedup(speedup);
+  for (auto f : flags) t.add_flags(f);
+  return t;
+}
+
+struct Rig {
+  Dir dir;
+  std::unique_ptr<SqliteStore> store;
+  FakePromptClient prompt;
+  FakeSamplerClient sampler;
+  FakeWorkerClient w1, w2;
+  FakeTimingClient timing;
+  FakeTrainerClient trainer;
+  FakeClock clock;
+  std::unique_ptr<WorkerPool> pool;
+
+  Rig() {
+    auto s = SqliteStore::Open(dir.path + "/o.db");
+    REQUIRE(s.ok());
+    store = std::move(*s);
+    pool = std::make_unique<WorkerPool>(std::vector<PooledWorker>{{"w1", &w1}, {"w2", &w2}}, 1, &clock);
+  }
+  Services services() { return {&prompt, &sampler, pool.get(), &timing, &trainer}; }
+  v1::Run NewRun(const v1::RunSpec& spec) {
+    v1::Run r;
+    r.set_run_id("run-1");
+    *r.mutable_spec() = spec;
+    r.set_state(v1::RUN_STATE_QUEUED);
+    r.set_created_at(absl::ToUnixSeconds(clock.Now()));
+    bool created = false;
+    REQUIRE(store->CreateRun(r, &created).ok());
+    return r;
+  }
+};
+
+TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchestrator]") {
+  Dir d;
+  fs::create_directories(d.path + "/t1");
+  std::ofstream(d.path + "/t1/task.yaml") << "name: t1\n";
+  fs::create_directories(d.path + "/level1");
+  std::ofstream(d.path + "/level1/1_A.py") << "class Model: pass\n";
+  std::ofstream(d.path + "/level1/2_B.py") << "class Model: pass\n";
+  auto spec = run::ParseRunSpec("tasks: [t1, level1]\nstages: [{kind: contrastive-rl, rounds: 2}]\n", d.path);
+  REQUIRE(spec.ok());
+  REQUIRE(spec->tasks_size() == 3);
+  CHECK(spec->tasks(0).format() == v1::TASK_FORMAT_NATIVE);
+  CHECK(spec->tasks(1).name() == "1_A");
+  CHECK(spec->tasks(2).format() == v1::TASK_FORMAT_KERNELBENCH);
+
+  auto bad = run::ParseRunSpec("tasks: [t1]\nstages:\n  - {kind: grpo, rounds: 1}\n", d.path, "s.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].kind") && Catch::Contains("'grpo'"));
+  bad = run::ParseRunSpec("tasks: [t1]\ngroup_sise: 4\n", d.path, "s.yaml");
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("s.yaml:2: group_sise: unknown field"));
+  bad = run::ParseRunSpec("tasks: [missing]\n", d.path, "s.yaml");
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("tasks[0]") && Catch::Contains("does not exist"));
+  bad = run::ParseRunSpec("tasks: [t1]\nbudget: {seconds: -1}\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("budget.seconds"));
+  bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft}]\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("'sft' is not supported"));
+}
+
+TEST_CASE("the store: idempotent runs, gapless event sequences, schema versions", "[orchestrator]") {
+  Dir d;
+  {
+    auto s = SqliteStore::Open(d.path + "/o.db");
+    REQUIRE(s.ok());
+    v1::Run r;
+    r.set_run_id("a");
+    r.set_idempotency_key("k");
+    bool created = false;
+    REQUIRE((*s)->CreateRun(r, &created).ok());
+    CHECK(created);
+    r.set_run_id("b");
+    auto again = (*s)->CreateRun(r, &created);
+    REQUIRE(again.ok());
+    CHECK_FALSE(created);
+    CHECK(again->run_id() == "a");
+    for (int i = 0; i < 3; ++i) {
+      v1::RunEvent e;
+      e.set_run_id("a");
+      auto stored = (*s)->AppendEvent(e);
+      REQUIRE(stored.ok());
+      CHECK(stored->sequence() == i + 1);
+    }
+    auto after = (*s)->EventsAfter("a", 1, 10);
+    REQUIRE(after.ok());
+    REQUIRE(after->size() == 2);
+    CHECK((*after)[0].sequence() == 2);
+    CHECK((*s)->GetRun("zzz").status().code() == absl::StatusCode::kNotFound);
+  }
+  // A database from a newer orchestrator is refused, not guessed at.
+  {
+    auto s = SqliteStore::Open(d.path + "/o.db");
+    REQUIRE(s.ok());
+  }
+  REQUIRE(std::system(("sqlite3 " + d.path + "/o.db 'INSERT INTO schema_version VALUES (99)' 2>/dev/null || "
+                       "python3 -c \"import sqlite3; c=sqlite3.connect('" + d.path +
+                       "/o.db'); c.execute('INSERT INTO schema_version VALUES (99)'); c.commit()\"")
+                          .c_str()) == 0);
+  auto newer = SqliteStore::Open(d.path + "/o.db");
+  REQUIRE_FALSE(newer.ok());
+  CHECK_THAT(std::string(newer.status().message()), Catch::Contains("schema version 99"));
+}
+
+TEST_CASE("a round: rejects skip the worker, infra failures move and are never rewards, flags withhold",
+          "[orchestrator]") {
+  Rig rig;
+  // Four completions: a reject; an infra error on w1 then OK on w2 (fast);
+  // a wrong answer; OK but side-stream flagged.
+  rig.prompt.Push(Rejected());
+  rig.prompt.Push(Parsed("fast"));
+  rig.prompt.Push(Parsed("wrong"));
+  rig.prompt.Push(Parsed("flagged"));
+  // w1 fails first and is then cooled off (the fake clock stands still):
+  // everything after goes to w2.
+  rig.w1.Push(Verdict(v1::VERDICT_INFRA_ERROR));
+  rig.w2.Push(Verdict(v1::VERDICT_OK));
+  rig.w2.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  rig.w2.Push(Verdict(v1::VERDICT_OK));
+  rig.timing.Push(Timed(2.0));
+  rig.timing.Push(Timed(9.0, {v1::FLAG_SIDE_STREAM}));
+  ExecutorOptions eo;
+  eo.parallel_candidates = 1;  // the scripted fakes answer in order
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(Spec("contrastive-rl", 1, 4)), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  CHECK(end->candidates() == 4);
+  CHECK(end->rejected() == 1);
+  CHECK(end->infra_failures() == 0);
+  CHECK(end->faster() == 1);
+  CHECK(end->best_speedup() == Approx(2.0));  // the flagged 9x is not trusted
+  // The reject never reached a worker: 1 + 1 (retry) + 1 + 1 evaluations.
+  CHECK(rig.w1.evaluate_requests().size() == 1);
+  CHECK(rig.w2.evaluate_requests().size() == 3);
+  auto vs = rig.store->Variants("run-1", "");
+  REQUIRE(vs.ok());
+  REQUIRE(vs->size() == 4);
+  int withheld = 0;
+  for (const auto& v : *vs) {
+    CHECK(v.scored());
+    if (v.reward().status() == v1::REWARD_STATUS_WITHHELD) ++withheld;
+  }
+  CHECK(withheld == 1);
+  // One GRPO group with all four completions and their rewards.
+  REQUIRE(rig.trainer.groups().size() == 1);
+  CHECK(rig.trainer.groups()[0].completions_size() == 4);
+  CHECK(rig.trainer.groups()[0].group_id() == "run-1/s0/r0/row_sum");
+}
+
+TEST_CASE("infrastructure that stays down is recorded as such and never rewarded", "[orchestrator]") {
+  Rig rig;
+  rig.prompt.Push(Parsed("x"));
+  // Both workers answer INFRA_ERROR (their queues are otherwise empty: UNAVAILABLE).
+  rig.w1.Push(Verdict(v1::VERDICT_INFRA_ERROR));
+  rig.w2.Push(Verdict(v1::VERDICT_INFRA_ERROR));
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, {}, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(Spec("contrastive-rl", 1, 1)), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->infra_failures() == 1);
+  CHECK(end->rewarded() == 0);
+  auto vs = rig.store->Variants("run-1", "");
+  REQUIRE(vs->size() == 1);
+  CHECK((*vs)[0].infra_failure());
+  CHECK((*vs)[0].reward().status() == v1::REWARD_STATUS_UNSPECIFIED);
+  // The trainer got no completion for it (an infra failure is not a sample).
+  REQUIRE(rig.trainer.groups().size() == 1);
+  CHECK(rig.trainer.groups()[0].completions_size() == 0);
+}
+
+TEST_CASE("an interrupted run resumes without sampling, scoring or submitting twice", "[orchestrator]") {
+  Rig rig;
+  ExecutorOptions one;
+  one.parallel_candidates = 1;
+  for (int i = 0; i < 4; ++i) rig.prompt.Push(Parsed("code"));
+  for (int i = 0; i < 4; ++i) rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  std::atomic<bool> stopping{false};
+  v1::Run run = rig.NewRun(Spec("contrastive-rl", 2, 2));
+  {
+    // The first executor is stopped (orchestrator shutdown) after its first
+    // variant: the run stays RUNNING.
+    RequestContext ctx;
+    int seen = 0;
+    RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, one, [&](const v1::RunEvent& e) {
+      if (e.kind() == "variant" && ++seen == 1) {
+        stopping = true;
+        ctx.Cancel();
+      }
+    });
+    auto end = ex.Execute(run, ctx, stopping);
+    REQUIRE(end.ok());
+    CHECK(end->state() == v1::RUN_STATE_RUNNING);
+    CHECK(end->candidates() == 1);
+  }
+  CHECK(rig.sampler.requests().size() == 1);
+  stopping = false;
+  auto stored = rig.store->GetRun("run-1");
+  REQUIRE(stored.ok());
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, one, nullptr);
+  auto end = ex.Execute(*stored, RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  CHECK(end->candidates() == 4);  // 2 rounds x 2, each once
+  CHECK(rig.sampler.requests().size() == 2);  // round 0 was not sampled again
+  CHECK(rig.w1.evaluate_requests().size() + rig.w2.evaluate_requests().size() == 4);
+  CHECK(rig.trainer.groups().size() == 2);
+  auto events = rig.store->EventsAfter("run-1", 0, 1000);
+  REQUIRE(events.ok());
+  int variants = 0;
+  for (size_t i = 0; i < events->size(); ++i) {
+    CHECK((*events)[i].sequence() == static_cast<int64_t>(i + 1));
+    variants += (*events)[i].kind() == "variant";
+  }
+  CHECK(variants == 4);
+}
+
+TEST_CASE("the orchestrator: idempotent submit, cancel, list, best variants", "[orchestrator]") {
+  Rig rig;
+  // A sampler that never answers keeps the run waiting until it is cancelled.
+  Orchestrator o(rig.services(), rig.store.get(), RealClock::Get(), {});
+  REQUIRE(o.Start().ok());
+  v1::SubmitRunRequest req;
+  *req.mutable_spec() = Spec("sample-only", 1, 1);
+  req.set_idempotency_key("k1");
+  rig.sampler.Push(absl::UnavailableError("down"));
+  for (int i = 0; i < 100; ++i) rig.sampler.Push(absl::UnavailableError("down"));
+  auto a = o.Submit(req);
+  REQUIRE(a.ok());
+  auto b = o.Submit(req);
+  REQUIRE(b.ok());
+  CHECK(a->run_id() == b->run_id());
+  req.mutable_spec()->set_group_size(3);
+  CHECK(o.Submit(req).status().code() == absl::StatusCode::kAlreadyExists);
+  v1::SubmitRunRequest bad;
+  CHECK(o.Submit(bad).status().code() == absl::StatusCode::kInvalidArgument);
+  auto cancelled = o.Cancel(a->run_id());
+  REQUIRE(cancelled.ok());
+  CHECK(cancelled->state() == v1::RUN_STATE_CANCELLED);
+  v1::ListRunsRequest lr;
+  lr.set_state(v1::RUN_STATE_CANCELLED);
+  auto list = o.List(lr);
+  REQUIRE(list.ok());
+  CHECK(list->runs_size() == 1);
+  auto events = o.Events(a->run_id(), 0, absl::ZeroDuration());
+  REQUIRE(events.ok());
+  CHECK(events->back().message() == "cancelled");
+  o.Stop();
+}
+
+}  // namespace
+}  // namespace crl::orchestrator
