@@ -1,0 +1,232 @@
+// crl-orchestrator with every service as a real process: crl-prompt, a
+// crl-sampler in front of a scripted OpenAI-compatible model (it answers with
+// the native suite's shipped candidates: fast, slow, wrong, and prose with no
+// code), a host crl-worker, crl-timing and crl-trainer. The orchestrator is
+// killed with SIGKILL in the middle of the run and started again on the same
+// store: the run resumes and completes, every candidate is scored exactly
+// once, the watch stream continues from its sequence number without a gap,
+// and the trainer received the run's groups.
+#include <catch2/catch.hpp>
+#include <httplib.h>
+#include <signal.h>
+
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_split.h"
+#include "common/file.h"
+#include "services/orchestrator/orchestrator_client.h"
+#include "services/trainer/trainer_client.h"
+#include "tests/integration/policy_fixture.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+using nlohmann::json;
+const std::string kBin = CRL_BIN_DIR;
+const std::string kSource = CRL_SOURCE_DIR;
+
+// A "model" that answers chat completions with shipped candidates of the
+// task its prompt names, in a fixed rotation.
+class ScriptedModel {
+ public:
+  ScriptedModel() {
+    for (const std::string task : {"row_sum", "gelu_affine"}) {
+      const std::string dir = kSource + "/tasks/native/" + task + "/candidates/";
+      for (const std::string file : {"fast_correct.cc", "slow_correct.cc", "wrong_drop_tail.cc",
+                                     "wrong_bias_axis.cc"}) {
+        auto code = ReadFileToString(dir + file, "candidate");
+        if (code.ok()) answers_[task].push_back(Completion(*code));
+      }
+      answers_[task].push_back("I would fuse the loops, but I will not write the code.");
+    }
+    server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      const json body = json::parse(req.body, nullptr, false);
+      const std::string task = req.body.find("row_sum") != std::string::npos ? "row_sum" : "gelu_affine";
+      json choices = json::array();
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int i = 0; i < body.value("n", 1); ++i) {
+        const auto& list = answers_[task];
+        choices.push_back({{"index", i},
+                           {"message", {{"role", "assistant"}, {"content", list[next_[task]++ % list.size()]}}},
+                           {"finish_reason", "stop"}});
+      }
+      res.set_content(json({{"model", "scripted"}, {"choices", choices}}).dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~ScriptedModel() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+ private:
+  static std::string Completion(const std::string& code) {
+    return "### Performance analysis\nOne pass over each row.\n\n### Algorithm design\nAccumulate in a register.\n\n"
+           "### Code\n```cpp\n" + code + "\n```\n";
+  }
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::map<std::string, std::vector<std::string>> answers_;
+  std::map<std::string, size_t> next_;
+};
+
+}  // namespace
+
+TEST_CASE("a run survives kill -9 of the orchestrator and completes with every candidate once",
+          "[integration][orchestrator]") {
+  TempDir dir;
+  const std::string model = MakePolicy(dir);
+  ScriptedModel scripted;
+  ServiceProcess worker(kBin + "/crl-worker", {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--gpus=",
+                                               "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/w",
+                                               "--task_root=" + kSource + "/tasks/native", "--drain_delay=0s",
+                                               "--log_level=warning"});
+  REQUIRE(worker.started());
+  ServiceProcess timing(kBin + "/crl-timing", {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                               "--worker=" + worker.grpc_address(), "--budget_seconds=1",
+                                               "--min_pairs=5", "--max_pairs=15", "--drain_delay=0s",
+                                               "--log_level=warning"});
+  REQUIRE(timing.started());
+  ServiceProcess prompt(kBin + "/crl-prompt", {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                               "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(prompt.started());
+  ServiceProcess trainer(kBin + "/crl-trainer", {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                                 "--model=" + model, "--out_dir=" + dir.path() + "/train",
+                                                 "--groups_per_step=1", "--examples_per_step=1", "--max_seq_len=16384",
+                                                 "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(trainer.started());
+  ServiceProcess sampler(kBin + "/crl-sampler", {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                                 "--endpoints=" + scripted.base(), "--endpoint_model=scripted",
+                                                 "--endpoint_tokenizer=" + model, "--endpoint_extensions=false",
+                                                 "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(sampler.started());
+  const std::vector<std::string> orchestrator_args = {
+      "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--data_dir=" + dir.path() + "/data",
+      "--prompt=" + prompt.grpc_address(), "--sampler=" + sampler.grpc_address(),
+      "--workers=" + worker.grpc_address(), "--timing=" + timing.grpc_address(),
+      "--trainer=" + trainer.grpc_address(), "--parallel_candidates=2", "--drain_delay=0s", "--log_level=warning"};
+  auto orchestrator = std::make_unique<ServiceProcess>(kBin + "/crl-orchestrator", orchestrator_args);
+  REQUIRE(orchestrator->started());
+
+  REQUIRE(WriteStringToFile(dir.path() + "/spec.yaml",
+                            "name: crash-drill\n"
+                            "tasks: [" + kSource + "/tasks/native/row_sum, " + kSource + "/tasks/native/gelu_affine]\n"
+                            "stages: [{kind: keep-successes, rounds: 1}, {kind: contrastive-rl, rounds: 1}]\n"
+                            "group_size: 5\ntiming_budget_seconds: 1\nseed: 3\n")
+              .ok());
+  // Submitted through the CLI, as a researcher would.
+  auto submit = [&] {
+    return kBin + "/crl run submit " + dir.path() + "/spec.yaml --key drill --json --orchestrator " +
+           orchestrator->grpc_address() + " > " + dir.path() + "/submitted.json";
+  };
+  REQUIRE(std::system(submit().c_str()) == 0);
+  auto submitted = ReadFileToString(dir.path() + "/submitted.json", "out");
+  REQUIRE(submitted.ok());
+  const std::string run_id = json::parse(*submitted)["run_id"].get<std::string>();
+
+  // Watch until the first scored candidate, then kill -9 the orchestrator.
+  int64_t last_seq = 0;
+  {
+    auto client = GrpcOrchestratorClient::Create(orchestrator->grpc_address(), ClientOptions());
+    REQUIRE(client.ok());
+    RequestContext ctx;
+    v1::WatchRunRequest w;
+    w.set_run_id(run_id);
+    std::thread watcher([&] {
+      (void)(*client)->WatchRun(w, ctx, [&](const v1::RunEvent& e) {
+        last_seq = e.sequence();
+        if (e.kind() == "variant") ctx.Cancel();
+      });
+    });
+    watcher.join();
+  }
+  REQUIRE(last_seq > 0);
+  orchestrator->Signal(SIGKILL);
+  orchestrator->Wait(10);
+  orchestrator = std::make_unique<ServiceProcess>(kBin + "/crl-orchestrator", orchestrator_args);
+  REQUIRE(orchestrator->started());
+
+  // A resubmission with the same key is the same run, not a second one.
+  REQUIRE(std::system(submit().c_str()) == 0);
+  auto again = ReadFileToString(dir.path() + "/submitted.json", "out");
+  CHECK(json::parse(*again)["run_id"] == run_id);
+
+  // The watcher reconnects from its sequence number and follows to the end.
+  auto client = GrpcOrchestratorClient::Create(orchestrator->grpc_address(), ClientOptions());
+  REQUIRE(client.ok());
+  v1::WatchRunRequest w;
+  w.set_run_id(run_id);
+  w.set_after_sequence(last_seq);
+  std::vector<v1::RunEvent> events;
+  RequestContext ctx(RealClock::Get(), absl::Now() + absl::Minutes(10));
+  REQUIRE((*client)->WatchRun(w, ctx, [&](const v1::RunEvent& e) { events.push_back(e); }).ok());
+  REQUIRE_FALSE(events.empty());
+  for (size_t i = 0; i < events.size(); ++i) CHECK(events[i].sequence() == last_seq + 1 + static_cast<int64_t>(i));
+  auto run = (*client)->GetRun(run_id, RequestContext());
+  REQUIRE(run.ok());
+  INFO(run->DebugString());
+  CHECK(run->state() == v1::RUN_STATE_SUCCEEDED);
+  // 2 tasks x 2 stages x 5 completions, each scored once.
+  CHECK(run->candidates() == 20);
+  CHECK(run->infra_failures() == 0);
+  CHECK(run->rejected() == 4);          // the prose answers
+  CHECK(run->variants_correct() >= 4);  // fast and slow, both tasks, both stages
+  CHECK(run->faster() >= 1);
+
+  // Every candidate once in the export, with real verdicts.
+  v1::ExportRunRequest ex;
+  ex.set_run_id(run_id);
+  ex.set_format("jsonl");
+  ex.set_out_dir(dir.path() + "/export");
+  REQUIRE((*client)->ExportRun(ex, RequestContext()).ok());
+  auto lines = ReadFileToString(dir.path() + "/export/variants.jsonl", "export");
+  REQUIRE(lines.ok());
+  std::set<std::string> keys;
+  std::map<std::string, int> verdicts;
+  for (const auto& line : absl::StrSplit(*lines, '\n', absl::SkipEmpty())) {
+    const json v = json::parse(std::string(line));
+    keys.insert(v["key"].get<std::string>());
+    verdicts[v.value("verdict", std::string("none"))]++;
+  }
+  CHECK(keys.size() == 20);
+  CHECK(verdicts["VERDICT_WRONG_ANSWER"] >= 4);
+  auto best = (*client)->GetBestVariants([&] {
+    v1::GetBestVariantsRequest b;
+    b.set_run_id(run_id);
+    b.set_limit(1);
+    return b;
+  }(), RequestContext());
+  REQUIRE(best.ok());
+  CHECK(best->variants_size() == 2);
+
+  // The trainer took the run's groups: two keep-successes example sets and
+  // two GRPO groups, each one step (groups_per_step / examples_per_step 1).
+  auto t = GrpcTrainerClient::Create(trainer.grpc_address(), ClientOptions());
+  REQUIRE(t.ok());
+  std::string errors;
+  for (const auto& e : events) {
+    if (e.kind() == "error") errors += e.message() + "\n";
+  }
+  INFO(errors);
+  CHECK(errors.empty());
+  // Training runs behind the submissions: wait for it.
+  int64_t step = 0;
+  for (int i = 0; i < 300 && step < 4; ++i) {
+    auto version = (*t)->GetPolicyVersion(RequestContext());
+    REQUIRE(version.ok());
+    step = version->step();
+    if (step < 4) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(step >= 4);
+}
+
+}  // namespace crl::testing
