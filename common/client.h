@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -69,6 +70,36 @@ class RpcClient {
     }
     if (!status.ok()) return FromGrpcStatus(status);
     return response;
+  }
+
+  // Reads a server stream on behalf of `request` (no deadline of its own
+  // beyond the request's: a stream may live for days): `open` starts it,
+  // e.g. [&](grpc::ClientContext* c) { return stub->WatchRun(c, message); },
+  // and `on_message` sees each message. Returns the stream's final status,
+  // or CANCELLED when the request was cancelled.
+  template <typename Message, typename Open, typename OnMessage>
+  absl::Status ReadStream(const RequestContext& request, Open open, OnMessage on_message) const {
+    if (absl::Status live = request.Check(); !live.ok()) return live;
+    grpc::ClientContext context;
+    const absl::Duration left = request.Remaining();
+    Prepare(&context, left == absl::InfiniteDuration() ? absl::Hours(24 * 30) : left);
+    auto reader = open(&context);
+    absl::Notification finished;
+    std::thread canceller([&] {
+      while (!finished.WaitForNotificationWithTimeout(kCancelPoll)) {
+        if (request.IsCancelled()) {
+          context.TryCancel();
+          return;
+        }
+      }
+    });
+    Message m;
+    while (reader->Read(&m)) on_message(m);
+    grpc::Status status = reader->Finish();
+    finished.Notify();
+    canceller.join();
+    if (request.IsCancelled()) return absl::CancelledError("stream cancelled");
+    return FromGrpcStatus(status);
   }
 
  private:

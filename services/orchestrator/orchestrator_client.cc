@@ -1,8 +1,5 @@
 #include "services/orchestrator/orchestrator_client.h"
 
-#include <atomic>
-#include <thread>
-
 #include "common/grpc_status.h"
 #include "common/status.h"
 
@@ -51,28 +48,8 @@ absl::StatusOr<v1::ExportRunResponse> GrpcOrchestratorClient::ExportRun(const v1
 
 absl::Status GrpcOrchestratorClient::WatchRun(const v1::WatchRunRequest& request, const RequestContext& context,
                                               const std::function<void(const v1::RunEvent&)>& on_event) {
-  CRL_RETURN_IF_ERROR(context.Check());
-  grpc::ClientContext call;
-  const absl::Duration left = context.Remaining();
-  client_.Prepare(&call, left == absl::InfiniteDuration() ? absl::Hours(24 * 30) : left);
-  auto reader = stub_->WatchRun(&call, request);
-  std::atomic<bool> finished{false};
-  std::thread canceller([&] {
-    while (!finished.load()) {
-      if (context.IsCancelled()) {
-        call.TryCancel();
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-  });
-  v1::RunEvent e;
-  while (reader->Read(&e)) on_event(e);
-  grpc::Status s = reader->Finish();
-  finished.store(true);
-  canceller.join();
-  if (context.IsCancelled()) return absl::CancelledError("watch cancelled");
-  return FromGrpcStatus(s);
+  return client_.ReadStream<v1::RunEvent>(
+      context, [&](grpc::ClientContext* c) { return stub_->WatchRun(c, request); }, on_event);
 }
 
 }  // namespace crl

@@ -1,8 +1,5 @@
 #include "services/trainer/trainer_client.h"
 
-#include <atomic>
-#include <thread>
-
 #include "common/status.h"
 
 namespace crl {
@@ -47,29 +44,10 @@ absl::StatusOr<v1::FlushResponse> GrpcTrainerClient::Flush(const RequestContext&
 
 absl::Status GrpcTrainerClient::WatchPolicyVersions(
     const RequestContext& context, const std::function<void(const v1::PolicyVersion&)>& on_version) {
-  CRL_RETURN_IF_ERROR(context.Check());
-  grpc::ClientContext call;
-  // A stream lives as long as the request does (a month when that is forever).
-  const absl::Duration left = context.Remaining();
-  client_.Prepare(&call, left == absl::InfiniteDuration() ? absl::Hours(24 * 30) : left);
-  auto reader = stub_->WatchPolicyVersions(&call, v1::WatchPolicyVersionsRequest());
-  std::atomic<bool> finished{false};
-  std::thread canceller([&] {
-    while (!finished.load()) {
-      if (context.IsCancelled()) {
-        call.TryCancel();
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-  });
-  v1::PolicyVersion v;
-  while (reader->Read(&v)) on_version(v);
-  grpc::Status s = reader->Finish();
-  finished.store(true);
-  canceller.join();
-  if (context.IsCancelled()) return absl::CancelledError("watch cancelled");
-  return FromGrpcStatus(s);
+  return client_.ReadStream<v1::PolicyVersion>(
+      context,
+      [&](grpc::ClientContext* c) { return stub_->WatchPolicyVersions(c, v1::WatchPolicyVersionsRequest()); },
+      on_version);
 }
 
 }  // namespace crl
