@@ -181,7 +181,9 @@ TEST_CASE("a run survives kill -9 of the orchestrator and completes with every c
   CHECK(run->infra_failures() == 0);
   CHECK(run->rejected() == 4);          // the prose answers
   CHECK(run->variants_correct() >= 4);  // fast and slow, both tasks, both stages
-  CHECK(run->faster() >= 1);
+  // (How many verified candidates count as faster depends on how quiet the
+  // machine is: on a loaded one the oracle may flag timings NOISY and
+  // withhold their rewards. Checked below: withheld always with a flag.)
 
   // Every candidate once in the export, with real verdicts.
   v1::ExportRunRequest ex;
@@ -197,6 +199,11 @@ TEST_CASE("a run survives kill -9 of the orchestrator and completes with every c
     const json v = json::parse(std::string(line));
     keys.insert(v["key"].get<std::string>());
     verdicts[v.value("verdict", std::string("none"))]++;
+    if (v.value("verdict", std::string()) == "VERDICT_OK") {
+      const std::string status = v["reward"].value("status", std::string());
+      CHECK((status == "REWARD_STATUS_OK" || status == "REWARD_STATUS_WITHHELD"));
+      if (status == "REWARD_STATUS_WITHHELD") CHECK(v.contains("flags"));
+    }
   }
   CHECK(keys.size() == 20);
   CHECK(verdicts["VERDICT_WRONG_ANSWER"] >= 4);
@@ -207,7 +214,8 @@ TEST_CASE("a run survives kill -9 of the orchestrator and completes with every c
     return b;
   }(), RequestContext());
   REQUIRE(best.ok());
-  CHECK(best->variants_size() == 2);
+  CHECK(best->variants_size() <= 2);  // one per task at most, trusted ones only
+  for (const auto& b : best->variants()) CHECK(b.reward().status() == v1::REWARD_STATUS_OK);
 
   // The trainer took the run's groups: two keep-successes example sets and
   // two GRPO groups, each one step (groups_per_step / examples_per_step 1).
