@@ -7,13 +7,17 @@
 
 namespace crl {
 
-void BindClientOptions(OptionSet* set, ClientOptions* o) {
-  set->Add("tls", &o->tls, "connect with TLS");
-  set->Add("tls_ca_file", &o->tls_ca_file, "CA bundle (PEM) for the server certificate");
-  set->Add("tls_cert_file", &o->tls_cert_file, "client certificate (PEM) for mutual TLS");
-  set->Add("tls_key_file", &o->tls_key_file, "client private key (PEM) for mutual TLS");
-  set->Add("auth_token_file", &o->auth_token_file, "file with the bearer token to send");
-  set->Add("timeout", &o->timeout, "deadline of each call");
+void BindClientOptions(OptionSet* set, ClientOptions* o) { BindClientOptions(set, o, "", ""); }
+
+void BindClientOptions(OptionSet* set, ClientOptions* o, const std::string& prefix, const std::string& whom) {
+  const std::string p = prefix.empty() ? "" : prefix + "_";
+  const std::string to = whom.empty() ? "" : " (calls to " + whom + ")";
+  set->Add(p + "tls", &o->tls, "connect with TLS" + to);
+  set->Add(p + "tls_ca_file", &o->tls_ca_file, "CA bundle (PEM) for the server certificate" + to);
+  set->Add(p + "tls_cert_file", &o->tls_cert_file, "client certificate (PEM) for mutual TLS" + to);
+  set->Add(p + "tls_key_file", &o->tls_key_file, "client private key (PEM) for mutual TLS" + to);
+  set->Add(p + "auth_token_file", &o->auth_token_file, "file with the bearer token to send" + to);
+  set->Add(p + "timeout", &o->timeout, "deadline of each call" + to);
 }
 
 absl::StatusOr<RpcClient> RpcClient::Create(const std::string& target,

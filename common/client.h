@@ -37,6 +37,11 @@ struct ClientOptions {
 // Binds --tls, --tls_ca_file, --tls_cert_file, --tls_key_file,
 // --auth_token_file, --timeout.
 void BindClientOptions(OptionSet* set, ClientOptions* options);
+// The same for calls a service makes to another one, named after it:
+// prefix "worker" binds --worker_tls, --worker_auth_token_file, ...; `whom`
+// ends each help line ("the worker").
+void BindClientOptions(OptionSet* set, ClientOptions* options, const std::string& prefix,
+                       const std::string& whom);
 
 // A connected-on-demand channel to HOST:PORT. Thread-safe.
 class RpcClient {

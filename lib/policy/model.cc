@@ -320,32 +320,6 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
   return y;
 }
 
-void ProjectionImpl::AttachLora(int rank, double alpha, double dropout) {
-  const int64_t in = weight.size(1), out = weight.size(0);
-  auto opts = torch::nn::LinearOptions(in, rank).bias(false);
-  lora_a_ = register_module("lora_A", torch::nn::Linear(opts));
-  lora_b_ = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(rank, out).bias(false)));
-  torch::NoGradGuard no_grad;
-  torch::nn::init::kaiming_uniform_(lora_a_->weight, std::sqrt(5.0));
-  lora_b_->weight.zero_();
-  lora_a_->to(weight.device(), weight.scalar_type());
-  lora_b_->to(weight.device(), weight.scalar_type());
-  lora_scale = alpha / rank;
-  lora_dropout = dropout;
-}
-
-void ProjectionImpl::MergeLora() {
-  if (!lora_a_) return;
-  torch::NoGradGuard no_grad;
-  torch::Tensor delta = torch::matmul(lora_b_->weight.to(torch::kFloat32),
-                                      lora_a_->weight.to(torch::kFloat32)) * lora_scale;
-  weight.add_(delta.to(weight.scalar_type()));
-  unregister_module("lora_A");
-  unregister_module("lora_B");
-  lora_a_ = nullptr;
-  lora_b_ = nullptr;
-}
-
 // ---- The model ---------------------------------------------------------------
 
 class CausalLmImpl : public torch::nn::Module {

@@ -3,6 +3,10 @@
 #ifndef CRL_SERVICES_CLI_COMMANDS_H_
 #define CRL_SERVICES_CLI_COMMANDS_H_
 
+#include <google/protobuf/message.h>
+
+#include <string>
+
 #include "absl/status/status.h"
 #include "common/options.h"
 
@@ -22,6 +26,9 @@ int RunCommand(int argc, char** argv);
 int UsageError(const OptionSet& flags, const absl::Status& status);
 // Prints an infrastructure error; returns 3.
 int Fail(const absl::Status& status);
+// A message as JSON with the .proto field names (indented when `pretty`;
+// no trailing newline), what every --json prints.
+std::string ProtoJson(const google::protobuf::Message& message, bool pretty);
 
 }  // namespace crl::cli
 

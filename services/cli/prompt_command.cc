@@ -3,7 +3,6 @@
 //
 //   crl prompt build --task PATH [--exemplars FILE.jsonl] [--k 2] [--seed S] [--json]
 //   crl prompt parse FILE [--format kernelbench|native] [--json]
-#include <google/protobuf/util/json_util.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -42,15 +41,6 @@ struct PromptEndpoint {
     return std::unique_ptr<PromptClientInterface>(std::move(c));
   }
 };
-
-std::string ToJson(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, options);
-  return out;
-}
 
 // One exemplar per line: {"variant_id", "source" | "source_file" (relative to
 // the file's directory), "verdict" ("OK"), "speedup", "flags": ["SIDE_STREAM"],
@@ -164,7 +154,7 @@ int Build(int argc, char** argv) {
                : 3;
   }
   if (json) {
-    std::printf("%s\n", ToJson(*r).c_str());
+    std::printf("%s\n", ProtoJson(*r, true).c_str());
     return 0;
   }
   for (const auto& m : r->messages()) {
@@ -213,7 +203,7 @@ int Parse(int argc, char** argv) {
   auto r = (*client)->ParseCompletion(request, RequestContext::Background());
   if (!r.ok()) return Fail(r.status());
   if (json) {
-    std::printf("%s\n", ToJson(*r).c_str());
+    std::printf("%s\n", ProtoJson(*r, true).c_str());
   } else if (r->error() != v1::PARSE_ERROR_UNSPECIFIED) {
     std::printf("rejected: %s: %s\n",
                 v1::ParseError_Name(r->error()).substr(12).c_str(), r->error_detail().c_str());

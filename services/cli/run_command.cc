@@ -9,7 +9,6 @@
 //
 // Exit codes: 0 done (a watched run succeeded), 1 a watched run failed or
 // was cancelled, 2 bad usage or spec, 3 the orchestrator could not be reached.
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -25,16 +24,6 @@
 
 namespace crl::cli {
 namespace {
-
-std::string Json(const google::protobuf::Message& m, bool pretty) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.add_whitespace = pretty;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  if (!pretty) out += "\n";
-  return out;
-}
 
 const char* StateName(v1::RunState s) {
   switch (s) {
@@ -71,7 +60,7 @@ int Watch(OrchestratorClientInterface* c, const std::string& run_id, int64_t aft
       after = e.sequence();
       last = e.run();
       if (json) {
-        std::fputs(Json(e, false).c_str(), stdout);
+        std::printf("%s\n", ProtoJson(e, false).c_str());
       } else if (e.kind() == "variant") {
         const auto& v = e.variant();
         const std::string what = v.infra_failure() ? "infra failure (no reward)"
@@ -133,7 +122,7 @@ int RunCommand(int argc, char** argv) {
     if (!r.ok()) return r.status().code() == absl::StatusCode::kInvalidArgument ? UsageError(flags, r.status())
                                                                                  : Fail(r.status());
     if (json) {
-      std::fputs(Json(*r, true).c_str(), stdout);
+      std::fputs(ProtoJson(*r, true).c_str(), stdout);
       std::fputs("\n", stdout);
     } else {
       PrintRun(*r);
@@ -166,7 +155,7 @@ int RunCommand(int argc, char** argv) {
     auto r = (*c)->ListRuns(req, ctx);
     if (!r.ok()) return Fail(r.status());
     if (json) {
-      std::fputs(Json(*r, true).c_str(), stdout);
+      std::fputs(ProtoJson(*r, true).c_str(), stdout);
     } else {
       for (const auto& run : r->runs()) {
         std::printf("%-36s %-10s candidates %5d best %.3fx  %s\n", run.run_id().c_str(), StateName(run.state()),

@@ -4,7 +4,6 @@
 //
 //   crl sample --sampler HOST:PORT --prompt TEXT -n 4 [--json]
 //   crl sample --endpoint http://vllm:8000/v1 --model Qwen/Qwen2.5-0.5B --messages chat.json
-#include <google/protobuf/util/json_util.h>
 
 #include <cstdio>
 #include <cstring>
@@ -135,11 +134,7 @@ int SampleCommand(int argc, char** argv) {
                                                                      : Fail(r.status());
   }
   if (as_json) {
-    std::string out;
-    google::protobuf::util::JsonPrintOptions jo;
-    jo.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(*r, &out, jo);
-    std::printf("%s\n", out.c_str());
+    std::printf("%s\n", ProtoJson(*r, false).c_str());
     return 0;
   }
   for (int i = 0; i < r->completions_size(); ++i) {

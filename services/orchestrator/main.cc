@@ -46,10 +46,7 @@ int main(int argc, char** argv) {
   f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker, "evaluations at once per worker");
   f->Add("max_parallel_runs", &o.max_parallel_runs, "runs executed at once (the rest wait, QUEUED)");
   f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
-  f->Add("upstream_auth_token_file", &o.upstream.auth_token_file, "bearer token for the services above");
-  f->Add("upstream_tls", &o.upstream.tls, "use TLS to the services above");
-  f->Add("upstream_tls_ca_file", &o.upstream.tls_ca_file, "CA for their certificates");
-  f->Add("upstream_timeout", &o.upstream.timeout, "deadline of one call to them (an evaluation, a sample)");
+  crl::BindClientOptions(f, &o.upstream, "upstream", "the services above");
 
   std::unique_ptr<crl::orchestrator::SqliteStore> store;
   std::unique_ptr<crl::GrpcPromptClient> prompt;

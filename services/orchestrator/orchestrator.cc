@@ -15,11 +15,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool Ended(v1::RunState s) {
+}  // namespace
+
+bool RunEnded(v1::RunState s) {
   return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
 }
-
-}  // namespace
 
 Orchestrator::Orchestrator(Services services, StoreInterface* store, ClockInterface* clock,
                            OrchestratorOptions options)
@@ -63,7 +63,7 @@ void Orchestrator::LaunchQueued() {
     const std::string id = queued_.front();
     queued_.erase(queued_.begin());
     absl::StatusOr<v1::Run> run = store_->GetRun(id);
-    if (run.ok() && !Ended(run->state())) Launch(*run);
+    if (run.ok() && !RunEnded(run->state())) Launch(*run);
   }
 }
 
@@ -155,7 +155,7 @@ absl::StatusOr<v1::ListRunsResponse> Orchestrator::List(const v1::ListRunsReques
 
 absl::StatusOr<v1::Run> Orchestrator::Cancel(const std::string& run_id) {
   CRL_ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(run_id));
-  if (Ended(run.state())) return run;
+  if (RunEnded(run.state())) return run;
   bool running = false;
   {
     absl::MutexLock lock(&mu_);
@@ -185,7 +185,7 @@ absl::StatusOr<v1::Run> Orchestrator::Cancel(const std::string& run_id) {
   const absl::Time until = clock_->MonotonicNow() + absl::Seconds(30);
   while (clock_->MonotonicNow() < until) {
     CRL_ASSIGN_OR_RETURN(run, store_->GetRun(run_id));
-    if (Ended(run.state())) return run;
+    if (RunEnded(run.state())) return run;
     clock_->SleepFor(absl::Milliseconds(20));
   }
   return run;

@@ -9,10 +9,6 @@
 namespace crl {
 namespace {
 
-bool Ended(v1::RunState s) {
-  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
-}
-
 // One WatchRun call: a pump thread reads the run's events from the store
 // (waiting for new ones) and writes them one at a time.
 class WatchStream : public grpc::ServerWriteReactor<v1::RunEvent> {
@@ -73,7 +69,7 @@ class WatchStream : public grpc::ServerWriteReactor<v1::RunEvent> {
         absl::StatusOr<v1::Run> run = orchestrator_->Get(request_.run_id());
         if (!run.ok()) return Finish(ToGrpcStatus(run.status()));
         // Ended, and every event up to the end was written.
-        if (Ended(run->state())) {
+        if (orchestrator::RunEnded(run->state())) {
           auto more = orchestrator_->Events(request_.run_id(), seq, absl::ZeroDuration());
           if (more.ok() && more->empty()) return Finish(grpc::Status::OK);
         }

@@ -384,11 +384,10 @@ absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& co
     absl::MutexLock lock(&mu_);
     run_id = run_.run_id();
   }
-  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(run_id, key.task->name()));
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.id));
   std::vector<v1::Variant> todo;
-  const std::string prefix = key.id + "/";
   for (auto& v : all) {
-    if (v.key().rfind(prefix, 0) == 0 && !v.scored()) todo.push_back(std::move(v));
+    if (!v.scored()) todo.push_back(std::move(v));
   }
   std::atomic<size_t> next{0};
   absl::Mutex status_mu;
@@ -443,8 +442,7 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     absl::MutexLock lock(&mu_);
     run_id = run_.run_id();
   }
-  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(run_id, key.task->name()));
-  const std::string prefix = key.id + "/";
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.id));
   absl::Status sent;
   if (key.stage == "contrastive-rl") {
     v1::SubmitGroupRequest req;
@@ -454,7 +452,7 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     *req.mutable_prompt_token_ids() = group.prompt_token_ids();
     req.set_policy_version(group.policy_version());
     for (const auto& v : all) {
-      if (v.key().rfind(prefix, 0) != 0 || v.infra_failure() || v.token_ids_size() == 0) continue;
+      if (v.infra_failure() || v.token_ids_size() == 0) continue;
       v1::ScoredCompletion* c = req.add_completions();
       c->set_completion(v.completion());
       *c->mutable_token_ids() = v.token_ids();
@@ -469,7 +467,7 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     v1::SubmitExamplesRequest req;
     req.set_run_id(run_id);
     for (const auto& v : all) {
-      if (v.key().rfind(prefix, 0) != 0 || v.verdict() != v1::VERDICT_OK ||
+      if (v.verdict() != v1::VERDICT_OK ||
           v.reward().status() != v1::REWARD_STATUS_OK || v.token_ids_size() == 0) {
         continue;
       }

@@ -75,6 +75,17 @@ absl::StatusOr<P> Decode(const std::string& bytes, const char* what) {
   return p;
 }
 
+absl::StatusOr<std::vector<v1::Variant>> ReadVariants(sqlite3* db, Statement& q) {
+  std::vector<v1::Variant> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    CRL_ASSIGN_OR_RETURN(v1::Variant v, Decode<v1::Variant>(q.ColumnBlob(0), "variant"));
+    out.push_back(std::move(v));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db, "read variants");
+  return out;
+}
+
 }  // namespace
 
 int SqliteStore::SchemaVersion() { return static_cast<int>(Migrations().size()); }
@@ -239,14 +250,16 @@ absl::StatusOr<std::vector<v1::Variant>> SqliteStore::Variants(const std::string
   absl::MutexLock lock(&mu_);
   Statement q(db_, "SELECT variant FROM variants WHERE run_id = ? AND (? = '' OR task = ?) ORDER BY key");
   q.Text(1, run_id).Text(2, task_name).Text(3, task_name);
-  std::vector<v1::Variant> out;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    CRL_ASSIGN_OR_RETURN(v1::Variant v, Decode<v1::Variant>(q.ColumnBlob(0), "variant"));
-    out.push_back(std::move(v));
-  }
-  if (rc != SQLITE_DONE) return SqlError(db_, "read variants");
-  return out;
+  return ReadVariants(db_, q);
+}
+
+absl::StatusOr<std::vector<v1::Variant>> SqliteStore::GroupVariants(const std::string& run_id,
+                                                                   const std::string& group_id) {
+  absl::MutexLock lock(&mu_);
+  // A range over the primary key: "<group>/" up to "<group>0" ('0' follows '/').
+  Statement q(db_, "SELECT variant FROM variants WHERE run_id = ? AND key > ? AND key < ? ORDER BY key");
+  q.Text(1, run_id).Text(2, group_id + "/").Text(3, group_id + "0");
+  return ReadVariants(db_, q);
 }
 
 absl::Status SqliteStore::PutGroup(const std::string& run_id, const v1::StoredGroup& group) {

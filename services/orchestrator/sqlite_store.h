@@ -34,6 +34,8 @@ class SqliteStore final : public StoreInterface {
                                                        const std::string& key) override;
   absl::StatusOr<std::vector<v1::Variant>> Variants(const std::string& run_id,
                                                    const std::string& task_name) override;
+  absl::StatusOr<std::vector<v1::Variant>> GroupVariants(const std::string& run_id,
+                                                        const std::string& group_id) override;
   absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) override;
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                           const std::string& group_id) override;

@@ -47,6 +47,10 @@ class StoreInterface {
   virtual absl::StatusOr<std::vector<v1::Variant>> Variants(const std::string& run_id,
                                                            const std::string& task_name) = 0;
 
+  // The variants of one group (keys "<group_id>/<index>"), in key order.
+  virtual absl::StatusOr<std::vector<v1::Variant>> GroupVariants(const std::string& run_id,
+                                                                const std::string& group_id) = 0;
+
   virtual absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) = 0;
   virtual absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                                   const std::string& group_id) = 0;

@@ -38,9 +38,7 @@ void BindSamplerOptions(OptionSet* set, SamplerOptions* o) {
            "bearer token the OpenAI API requires (empty: none)");
   set->Add("openai_threads", &o->server.threads, "OpenAI API request threads");
   set->Add("trainer", &o->trainer, "follow this crl-trainer's published versions (HOST:PORT)");
-  set->Add("trainer_auth_token_file", &o->trainer_client.auth_token_file, "bearer token for --trainer");
-  set->Add("trainer_tls", &o->trainer_client.tls, "use TLS to --trainer");
-  set->Add("trainer_tls_ca_file", &o->trainer_client.tls_ca_file, "CA for --trainer's certificate");
+  BindClientOptions(set, &o->trainer_client, "trainer", "--trainer");
 }
 
 SamplerParts::~SamplerParts() { Stop(); }

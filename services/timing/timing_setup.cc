@@ -4,15 +4,7 @@ namespace crl::timing {
 
 void BindTimingOptions(OptionSet* set, TimingOptions* o) {
   set->Add("worker", &o->worker, "crl-worker address HOST:PORT whose lanes are measured");
-  set->Add("worker_auth_token_file", &o->worker_client.auth_token_file,
-           "bearer token file for calls to the worker");
-  set->Add("worker_tls", &o->worker_client.tls, "connect to the worker with TLS");
-  set->Add("worker_tls_ca_file", &o->worker_client.tls_ca_file, "CA for the worker's certificate");
-  set->Add("worker_tls_cert_file", &o->worker_client.tls_cert_file,
-           "client certificate (PEM) for a worker that requires mutual TLS");
-  set->Add("worker_tls_key_file", &o->worker_client.tls_key_file,
-           "client private key (PEM) for mutual TLS");
-  set->Add("worker_timeout", &o->worker_client.timeout, "deadline of each call to the worker");
+  BindClientOptions(set, &o->worker_client, "worker", "the worker");
   set->Add("target_rel_ci", &o->oracle.target_rel_ci,
            "stop when the speedup's 95% CI half-width is below this fraction");
   set->Add("budget_seconds", &o->oracle.budget_seconds, "measuring budget per Time call");

@@ -19,21 +19,7 @@
 namespace crl::policy {
 namespace {
 
-ModelConfig Config() {
-  ModelConfig c;
-  c.family = Family::kQwen2;
-  c.vocab_size = 300;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  c.max_position_embeddings = 256;
-  c.torch_dtype = "float32";
-  c.attention_bias = true;
-  return c;
-}
+ModelConfig Config() { return TinyConfig(Family::kQwen2, 300, 256, 64); }
 
 std::shared_ptr<CausalLm> Model(uint64_t seed = 3) {
   auto m = CausalLm::Init(Config(), seed, torch::kCPU, torch::kFloat32);

@@ -22,25 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-ModelConfig Tiny(Family family) {
-  ModelConfig c;
-  c.family = family;
-  c.vocab_size = 97;
-  c.hidden_size = 32;
-  c.intermediate_size = 48;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  c.rms_norm_eps = 1e-6;
-  c.rope_theta = 10000;
-  c.max_position_embeddings = 64;
-  c.torch_dtype = "float32";
-  c.attention_bias = family == Family::kQwen2;
-  c.qk_norm = family == Family::kQwen3;
-  if (family == Family::kMistral) c.sliding_window = 3;
-  return c;
-}
+ModelConfig Tiny(Family family) { return TinyConfig(family, 97, 64); }
 
 // The model's logits, in float64 lists, for ids (+ mask).
 json Logits(CausalLm& m, const std::vector<std::vector<int64_t>>& ids,

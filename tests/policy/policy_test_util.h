@@ -13,8 +13,28 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
+#include "lib/policy/config.h"
 
 namespace crl::policy {
+
+// The tests' random-model shape: 2 layers, hidden 32, 4 query heads of 8
+// over 2 key/value heads; q/k/v bias for Qwen2, q/k RMSNorm for Qwen3.
+inline ModelConfig TinyConfig(Family family, int vocab, int max_positions, int intermediate = 48) {
+  ModelConfig c;
+  c.family = family;
+  c.vocab_size = vocab;
+  c.hidden_size = 32;
+  c.intermediate_size = intermediate;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 8;
+  c.max_position_embeddings = max_positions;
+  c.torch_dtype = "float32";
+  c.attention_bias = family == Family::kQwen2;
+  c.qk_norm = family == Family::kQwen3;
+  return c;
+}
 
 class TempDir {
  public:

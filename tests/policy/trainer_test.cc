@@ -29,20 +29,7 @@ using nlohmann::json;
 using policy::TempDir;
 
 policy::ModelConfig Small(policy::Family family = policy::Family::kQwen2) {
-  policy::ModelConfig c;
-  c.family = family;
-  c.vocab_size = 300;
-  c.hidden_size = 32;
-  c.intermediate_size = 48;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  c.max_position_embeddings = 128;
-  c.torch_dtype = "float32";
-  c.attention_bias = family == policy::Family::kQwen2;
-  c.qk_norm = family == policy::Family::kQwen3;
-  return c;
+  return policy::TinyConfig(family, 300, 128);
 }
 
 // A model directory: random weights, a BPE tokenizer trained here, ChatML.

@@ -1,4 +1,6 @@
-// The CLI's shared error exits (commands.h).
+// The CLI's shared exits and output (commands.h).
+#include <google/protobuf/util/json_util.h>
+
 #include <cstdio>
 #include <string>
 
@@ -15,6 +17,15 @@ int UsageError(const OptionSet& flags, const absl::Status& status) {
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "error: %s\n", status.ToString().c_str());
   return 3;
+}
+
+std::string ProtoJson(const google::protobuf::Message& message, bool pretty) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = pretty;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
 }
 
 }  // namespace crl::cli
