@@ -17,4 +17,13 @@ std::string Sha256Hex(const std::string& data) {
   return hex;
 }
 
+uint64_t StableHash64(const std::string& data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  uint64_t h = 0;
+  for (int i = 0; i < 8; ++i) h = (h << 8) | digest[i];
+  return h;
+}
+
 }  // namespace crl

@@ -32,6 +32,17 @@ case "$stage" in
     if ! cmake --build build-gpu -j "$(nproc)" > "$OUT/gpu-build.log" 2>&1; then
       grep -E "error" -A4 "$OUT/gpu-build.log" | head -80; exit 1
     fi
+    # LibTorch's wheels export private copies of libstdc++'s std::filesystem
+    # (pytorch/pytorch#133437): libstdc++ must be needed before every LibTorch
+    # library, or our calls bind to those copies (tools/gpu/CMakeLists.txt).
+    for b in build-gpu/crl-bench-*; do
+      needed=$(readelf -d "$b" | awk '/NEEDED/ {gsub(/[][]/, "", $NF); print $NF}')
+      at_stdcxx=$(grep -n -m1 '^libstdc++' <<<"$needed" | cut -d: -f1)
+      at_torch=$(grep -n -m1 -E '^lib(torch|c10)' <<<"$needed" | cut -d: -f1)
+      if [[ -z "$at_stdcxx" || "$at_stdcxx" -gt "${at_torch:-9999}" ]]; then
+        echo "$b: libstdc++.so.6 is not needed before LibTorch:" $needed; exit 1
+      fi
+    done
     echo "built: $(ls build-gpu/crl-bench-*)"
     ;;
   train)

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -63,12 +64,90 @@ absl::Status AddTasks(const std::string& file, const YAML::Node& node, const std
   return absl::OkStatus();
 }
 
+// The first line's "// expect: OK — why" comment of a shipped candidate,
+// without the marker: the analysis its author wrote.
+std::string ShippedAnalysis(const std::string& source) {
+  const std::string first = source.substr(0, source.find('\n'));
+  const size_t dash = first.find("\xe2\x80\x94");  // an em dash
+  if (first.rfind("// expect:", 0) != 0 || dash == std::string::npos) return "";
+  std::string why = first.substr(dash + 3);
+  while (!why.empty() && why.front() == ' ') why.erase(0, 1);
+  if (!why.empty()) why[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(why[0])));
+  return why;
+}
+
+// `sft_examples: shipped`: each native task's shipped candidates for the
+// backend whose expected verdict is OK (candidates/expect.yaml).
+absl::Status AddShippedExamples(const std::string& file, const YAML::Node& node, v1::RunSpec* spec) {
+  const std::string ext = spec->backend() == v1::BACKEND_CUDA ? ".cu" : ".cc";
+  for (const v1::Task& task : spec->tasks()) {
+    if (task.format() != v1::TASK_FORMAT_NATIVE) continue;
+    const fs::path dir = fs::path(task.path()) / "candidates";
+    YAML::Node expect;
+    try {
+      expect = YAML::LoadFile((dir / "expect.yaml").string());
+    } catch (const YAML::Exception& e) {
+      return FieldError(file, node, "sft_examples",
+                        absl::StrCat((dir / "expect.yaml").string(), ": ", e.what()));
+    }
+    std::vector<std::string> names;
+    for (const auto& kv : expect) {
+      const std::string name = kv.first.as<std::string>();
+      const YAML::Node v = kv.second;
+      const std::string verdict = v.IsMap() ? v["verdict"].as<std::string>("") : v.as<std::string>("");
+      if (verdict == "OK" && fs::path(name).extension() == ext) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      CRL_ASSIGN_OR_RETURN(std::string source, ReadFileToString((dir / name).string(), "shipped candidate"));
+      v1::SftExample* e = spec->add_sft_examples();
+      e->set_task_name(task.name());
+      e->set_analysis(ShippedAnalysis(source));
+      e->set_source(std::move(source));
+      e->set_origin((dir / name).string());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `sft_examples: FILE.jsonl`: one {"task", "source", "analysis"} per line.
+absl::Status AddFileExamples(const std::string& file, const YAML::Node& node, const std::string& path,
+                             v1::RunSpec* spec) {
+  CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "sft_examples"));
+  int line_no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = absl::StrCat(path, ":", line_no);
+    YAML::Node row;
+    try {
+      row = YAML::Load(line);
+    } catch (const YAML::Exception& e) {
+      return FieldError(file, node, "sft_examples", absl::StrCat(where, ": not JSON: ", e.what()));
+    }
+    if (!row.IsMap() || !row["task"] || !row["source"]) {
+      return FieldError(file, node, "sft_examples", absl::StrCat(where, ": needs \"task\" and \"source\""));
+    }
+    v1::SftExample* e = spec->add_sft_examples();
+    e->set_task_name(row["task"].as<std::string>(""));
+    e->set_source(row["source"].as<std::string>(""));
+    e->set_analysis(row["analysis"].as<std::string>(""));
+    e->set_origin(where);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseNode(const std::string& file, const YAML::Node& root, const std::string& base,
                        v1::RunSpec* spec) {
   static const std::vector<std::string> kKnown = {
       "name", "tasks", "backend", "policy", "stages", "rounds", "training", "group_size",
       "exemplars", "sampling", "reward", "budget", "timing_budget_seconds", "seed",
-      "max_infra_attempts", "template"};
+      "max_infra_attempts", "template", "sft_examples"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) {
@@ -99,6 +178,15 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
     spec->set_backend(v1::BACKEND_CUDA);
   } else {
     return FieldError(file, root["backend"], "backend", absl::StrCat("'", s, "' is not host or cuda"));
+  }
+  if (const YAML::Node sft = root["sft_examples"]) {
+    CRL_RETURN_IF_ERROR(Read(file, sft, "sft_examples", &s));
+    if (s == "shipped") {
+      CRL_RETURN_IF_ERROR(AddShippedExamples(file, sft, spec));
+    } else {
+      const std::string path = fs::path(s).is_absolute() ? s : (fs::path(base) / s).string();
+      CRL_RETURN_IF_ERROR(AddFileExamples(file, sft, path, spec));
+    }
   }
   if (const YAML::Node st = root["stages"]) {
     if (!st.IsSequence()) return FieldError(file, st, "stages", "a list of {kind, rounds}");
@@ -261,14 +349,23 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   for (int i = 0; i < spec.stages_size(); ++i) {
     const v1::Stage& s = spec.stages(i);
     const std::string f = absl::StrCat("stages[", i, "]");
-    if (s.kind() == "sft") {
-      return bad(f + ".kind", "'sft' is not supported by this orchestrator yet (train with crl-trainer "
-                              "--offline on verified variants, then start the run from that policy)");
+    if (s.kind() != "sft" && s.kind() != "contrastive-rl" && s.kind() != "keep-successes" &&
+        s.kind() != "sample-only") {
+      return bad(f + ".kind",
+                 absl::StrCat("'", s.kind(), "' is not sft, contrastive-rl, keep-successes or sample-only"));
     }
-    if (s.kind() != "contrastive-rl" && s.kind() != "keep-successes" && s.kind() != "sample-only") {
-      return bad(f + ".kind", absl::StrCat("'", s.kind(), "' is not contrastive-rl, keep-successes or sample-only"));
+    if (s.kind() == "sft" && spec.sft_examples_size() == 0) {
+      return bad(f + ".kind", "'sft' needs sft_examples (shipped, or a JSON-lines file of {task, source, analysis})");
     }
     if (s.rounds() < 1 || s.rounds() > 100000) return bad(f + ".rounds", "1 to 100000");
+  }
+  for (int i = 0; i < spec.sft_examples_size(); ++i) {
+    const v1::SftExample& e = spec.sft_examples(i);
+    const std::string f = absl::StrCat("sft_examples[", i, "]");
+    if (e.source().empty()) return bad(f + ".source", "empty");
+    bool known = false;
+    for (const auto& t : spec.tasks()) known = known || t.name() == e.task_name();
+    if (!known) return bad(f + ".task", absl::StrCat("'", e.task_name(), "' is not a task of this run"));
   }
   if (spec.temperature() < 0 || spec.temperature() > 5) return bad("sampling.temperature", "0 to 5");
   if (spec.max_tokens() < 0) return bad("sampling.max_tokens", "must not be negative");

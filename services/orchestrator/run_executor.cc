@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "common/hash.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
 #include "lib/reward/rewards.h"
@@ -18,7 +18,29 @@ namespace {
 
 constexpr int kMaxPool = 64;  // crl-prompt's largest exemplar pool
 
-bool Trains(const std::string& stage) { return stage == "contrastive-rl" || stage == "keep-successes"; }
+bool Trains(const std::string& stage) {
+  return stage == "contrastive-rl" || stage == "keep-successes" || stage == "sft";
+}
+
+// An sft example as the answer a model is asked for (prompts/*.tmpl: three
+// sections, the code in one fenced block).
+std::string SftAnswer(const v1::SftExample& e, const v1::Task& task, v1::Backend backend) {
+  const std::string fence = task.format() == v1::TASK_FORMAT_KERNELBENCH ? "python"
+                            : backend == v1::BACKEND_CUDA               ? "cuda"
+                                                                        : "cpp";
+  const std::string analysis = e.analysis().empty() ? "The reference leaves performance unused." : e.analysis();
+  std::string code = e.source();
+  if (!code.empty() && code.back() != '\n') code += '\n';
+  return absl::StrCat("### Performance analysis\n", analysis, "\n\n### Algorithm design\n", analysis,
+                      "\n\n### Code\n```", fence, "\n", code, "```\n");
+}
+
+bool HasSftExamples(const v1::RunSpec& spec, const std::string& task) {
+  for (const auto& e : spec.sft_examples()) {
+    if (e.task_name() == task) return true;
+  }
+  return false;
+}
 
 bool UsableExemplar(const v1::Variant& v) {
   return v.scored() && !v.infra_failure() && v.parse_error() == v1::PARSE_ERROR_UNSPECIFIED &&
@@ -128,7 +150,7 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
   }
   for (int si = first_stage; si < static_cast<int>(stages.size()); ++si) {
     const v1::Stage& stage = stages[si];
-    if (Trains(stage.kind()) && services_.trainer == nullptr) {
+    if (Trains(stage.kind()) && spec.training() != "none" && services_.trainer == nullptr) {
       return finish(v1::RUN_STATE_FAILED,
                     absl::StrCat("stages[", si, "]: ", stage.kind(), " trains, and this orchestrator has no trainer"));
     }
@@ -139,12 +161,27 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
         if (!context.Check().ok()) return interrupted();
         std::string why;
         if (!BudgetLeft(&why)) return finish(v1::RUN_STATE_SUCCEEDED, why);
-        GroupKey key{si, stage.kind(), r, &task, absl::StrCat("s", si, "/r", r, "/", task.name())};
+        if (stage.kind() == "sft" && !HasSftExamples(spec, task.name())) continue;
+        GroupKey key{si, stage.kind(), r, &task, absl::StrCat("s", si, "/r", r, "/", task.name()), ""};
+        // An sft stage scores its examples once, in round 0; later rounds
+        // (epochs) reuse those scores.
+        key.scored_group = stage.kind() == "sft" ? absl::StrCat("s", si, "/r0/", task.name()) : key.id;
         absl::Status s = RunGroup(key, context);
         if (!s.ok()) {
           if (!context.Check().ok()) return interrupted();
           if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kDataLoss) return s;
           return finish(v1::RUN_STATE_FAILED, absl::StrCat(key.id, ": ", s.ToString()));
+        }
+      }
+      if (Trains(stage.kind()) && spec.training() != "none") {
+        // The end of a round: train on whatever is queued, so the next round
+        // samples from a policy that saw this one.
+        absl::Status flushed = Patiently("crl-trainer", context, [&]() -> absl::Status {
+          return services_.trainer->Flush(context).status();
+        });
+        if (!flushed.ok()) {
+          if (!context.Check().ok()) return interrupted();
+          CRL_RETURN_IF_ERROR(Emit("error", absl::StrCat("trainer flush: ", flushed.ToString()), nullptr));
         }
       }
       {
@@ -175,15 +212,26 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, co
   if (existing) return *existing;
   const v1::RunSpec& spec = run.spec();
   const v1::Task& task = *key.task;
+  if (key.stage == "sft" && key.round > 0) {
+    // Later epochs train on round 0's verified examples again.
+    CRL_ASSIGN_OR_RETURN(auto first, store_->GetGroup(run.run_id(), key.scored_group));
+    if (!first) return absl::InternalError(absl::StrCat(key.id, ": epoch 0 group ", key.scored_group, " is missing"));
+    v1::StoredGroup g = *first;
+    g.set_group_id(key.id);
+    g.set_round(key.round);
+    g.set_submitted(false);
+    CRL_RETURN_IF_ERROR(store_->PutGroup(run.run_id(), g));
+    return g;
+  }
 
   v1::BuildPromptRequest pr;
   *pr.mutable_task() = task;
   pr.set_backend(spec.backend());
-  pr.set_seed(spec.seed() ^ absl::HashOf(key.id));
+  pr.set_seed(spec.seed() ^ StableHash64("prompt/" + key.id));
   pr.set_template_name(spec.template_name());
   pr.set_num_exemplars(spec.num_exemplars());
   *pr.mutable_selection() = spec.selection();
-  if (key.stage == "keep-successes") {
+  if (key.stage == "keep-successes" || key.stage == "sft") {
     pr.mutable_selection()->set_strategy(v1::EXEMPLAR_STRATEGY_NONE);
   } else {
     CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> seen, store_->Variants(run.run_id(), task.name()));
@@ -211,6 +259,8 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, co
     return absl::OkStatus();
   }));
 
+  if (key.stage == "sft") return StoreSftGroup(key, run, prompt);
+
   v1::SampleRequest sr;
   *sr.mutable_messages() = prompt.messages();
   if (prompt.messages_size() == 0) sr.set_prompt(prompt.prompt());
@@ -220,7 +270,7 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, co
   v1::SamplingParams* p = sr.mutable_params();
   p->set_temperature(spec.temperature() > 0 ? spec.temperature() : 1.0);
   p->set_max_tokens(spec.max_tokens() > 0 ? spec.max_tokens() : 512);
-  p->set_seed(spec.seed() ^ absl::HashOf(key.id, 1));
+  p->set_seed(spec.seed() ^ StableHash64("sample/" + key.id));
   p->set_has_seed(true);
   v1::SampleResponse sampled;
   CRL_RETURN_IF_ERROR(Patiently("crl-sampler", context, [&]() -> absl::Status {
@@ -257,6 +307,34 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, co
     absl::MutexLock lock(&mu_);
     run_.set_policy_version(sampled.policy_version());
   }
+  return g;
+}
+
+absl::StatusOr<v1::StoredGroup> RunExecutor::StoreSftGroup(const GroupKey& key, const v1::Run& run,
+                                                             const v1::BuildPromptResponse& prompt) {
+  const v1::Task& task = *key.task;
+  int index = 0;
+  for (const v1::SftExample& e : run.spec().sft_examples()) {
+    if (e.task_name() != task.name()) continue;
+    v1::Variant v;
+    v.set_key(absl::StrCat(key.id, "/", index));
+    v.set_variant_id(absl::StrCat(run.run_id(), "/", v.key()));
+    v.set_task_name(task.name());
+    v.set_round(key.round);
+    v.set_stage(key.stage);
+    v.set_index(index++);
+    v.set_completion(SftAnswer(e, task, run.spec().backend()));
+    v.set_policy_version("sft");
+    CRL_RETURN_IF_ERROR(store_->PutVariant(run.run_id(), v));
+  }
+  v1::StoredGroup g;
+  g.set_group_id(key.id);
+  g.set_task_name(task.name());
+  g.set_stage(key.stage);
+  g.set_round(key.round);
+  g.set_prompt(prompt.prompt());
+  *g.mutable_messages() = prompt.messages();
+  CRL_RETURN_IF_ERROR(store_->PutGroup(run.run_id(), g));
   return g;
 }
 
@@ -380,11 +458,13 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
 absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& context) {
   CRL_ASSIGN_OR_RETURN(v1::StoredGroup group, SampleGroup(key, context));
   std::string run_id;
+  bool training_off;
   {
     absl::MutexLock lock(&mu_);
     run_id = run_.run_id();
+    training_off = run_.spec().training() == "none";
   }
-  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.id));
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.scored_group));
   std::vector<v1::Variant> todo;
   for (auto& v : all) {
     if (!v.scored()) todo.push_back(std::move(v));
@@ -431,7 +511,7 @@ absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& co
   for (auto& t : threads) t.join();
   CRL_RETURN_IF_ERROR(first_error);
   CRL_RETURN_IF_ERROR(context.Check());
-  if (!Trains(key.stage) || group.submitted()) return absl::OkStatus();
+  if (!Trains(key.stage) || training_off || group.submitted()) return absl::OkStatus();
   return SubmitToTrainer(key, std::move(group), context);
 }
 
@@ -442,7 +522,7 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     absl::MutexLock lock(&mu_);
     run_id = run_.run_id();
   }
-  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.id));
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.scored_group));
   absl::Status sent;
   if (key.stage == "contrastive-rl") {
     v1::SubmitGroupRequest req;
@@ -463,17 +543,22 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     sent = Patiently("crl-trainer", context, [&]() -> absl::Status {
       return services_.trainer->SubmitGroup(req, context).status();
     });
-  } else {  // keep-successes: what verified with a trusted timing, as supervised examples
+  } else {  // keep-successes, sft: what verified with a trusted timing, as supervised examples
     v1::SubmitExamplesRequest req;
     req.set_run_id(run_id);
     for (const auto& v : all) {
-      if (v.verdict() != v1::VERDICT_OK ||
-          v.reward().status() != v1::REWARD_STATUS_OK || v.token_ids_size() == 0) {
-        continue;
-      }
+      if (v.verdict() != v1::VERDICT_OK || v.reward().status() != v1::REWARD_STATUS_OK) continue;
+      if (key.stage != "sft" && v.token_ids_size() == 0) continue;
       v1::Example* e = req.add_examples();
       e->set_prompt(group.prompt());
       e->set_completion(v.completion());
+      if (key.stage == "sft") {
+        // Not sampled: the trainer renders the messages and tokenizes the
+        // answer; each epoch is a new example.
+        *e->mutable_messages() = group.messages();
+        e->set_example_id(absl::StrCat(v.variant_id(), "/epoch", key.round));
+        continue;
+      }
       e->set_example_id(v.variant_id());
       *e->mutable_prompt_token_ids() = group.prompt_token_ids();
       *e->mutable_completion_token_ids() = v.token_ids();

@@ -72,9 +72,16 @@ class RunExecutor {
     int round;
     const v1::Task* task;
     std::string id;
+    // The group whose variants are scored and trained on: `id`, except for
+    // an sft stage's later rounds (its round 0).
+    std::string scored_group;
   };
   absl::Status RunGroup(const GroupKey& key, const RequestContext& context);
   absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const RequestContext& context);
+  // An sft stage's round 0: the spec's examples for the task as variants
+  // to verify, under the prompt they answer.
+  absl::StatusOr<v1::StoredGroup> StoreSftGroup(const GroupKey& key, const v1::Run& run,
+                                                const v1::BuildPromptResponse& prompt);
   v1::Variant Score(v1::Variant variant, const v1::Task& task, const RequestContext& context);
   absl::Status SubmitToTrainer(const GroupKey& key, v1::StoredGroup group, const RequestContext& context);
   // Retries `call` while it fails with UNAVAILABLE / DEADLINE_EXCEEDED /

@@ -145,7 +145,15 @@ absl::StatusOr<std::vector<TrainSequence>> Intake::Examples(const v1::SubmitExam
     const v1::Example& e = r.examples(i);
     const std::string field = absl::StrCat("examples[", i, "]");
     TrainSequence s;
-    CRL_ASSIGN_OR_RETURN(s.prompt, PromptIds(e.prompt(), e.prompt_token_ids(), field + ".prompt"));
+    if (e.prompt_token_ids_size() == 0 && e.messages_size() > 0) {
+      if (!chat_.ok()) return Bad(field + ".messages", std::string(chat_.status().message()));
+      std::vector<policy::ChatMessage> messages;
+      for (const auto& m : e.messages()) messages.push_back({m.role(), m.content()});
+      CRL_ASSIGN_OR_RETURN(s.prompt, policy::EncodeChat(*tokenizer_, *chat_, messages, true));
+      CRL_RETURN_IF_ERROR(CheckIds(s.prompt, field + ".messages"));
+    } else {
+      CRL_ASSIGN_OR_RETURN(s.prompt, PromptIds(e.prompt(), e.prompt_token_ids(), field + ".prompt"));
+    }
     CRL_ASSIGN_OR_RETURN(s.completion, CompletionIds(e.completion(), e.completion_token_ids(),
                                                      field + ".completion_token_ids"));
     if (static_cast<int64_t>(s.prompt.size() + s.completion.size()) > options_.max_seq_len) {

@@ -465,6 +465,26 @@ TEST_CASE("intake: errors name the field; groups that teach nothing are outcomes
   ex.add_examples()->set_prompt("no completion");
   CHECK_THAT(std::string(intake.Examples(ex).status().message()),
              Catch::StartsWith("examples[1].completion_token_ids: empty completion"));
+
+  // Chat messages are rendered as the sampler renders them (system + user,
+  // the assistant header opened); the text prompt is then ignored.
+  v1::SubmitExamplesRequest chat;
+  auto* c = chat.add_examples();
+  c->set_prompt("ignored");
+  c->set_completion("return x");
+  auto* sys = c->add_messages();
+  sys->set_role("system");
+  sys->set_content("go");
+  auto* user = c->add_messages();
+  user->set_role("user");
+  user->set_content("relu");
+  auto rendered = intake.Examples(chat);
+  REQUIRE(rendered.ok());
+  auto format = policy::LoadChatFormat(model);
+  REQUIRE(format.ok());
+  auto expected = policy::EncodeChat(**tok, *format, {{"system", "go"}, {"user", "relu"}}, true);
+  REQUIRE(expected.ok());
+  CHECK((*rendered)[0].prompt == *expected);
 }
 
 }  // namespace

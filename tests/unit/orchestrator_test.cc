@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "common/clock.h"
 #include "lib/run/run_spec.h"
@@ -135,7 +136,31 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   bad = run::ParseRunSpec("tasks: [t1]\nbudget: {seconds: -1}\n", d.path);
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("budget.seconds"));
   bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft}]\n", d.path);
-  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("'sft' is not supported"));
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].kind: 'sft' needs sft_examples"));
+
+  // sft_examples: a task's shipped candidates whose expected verdict is OK
+  // (for the run's backend), with the analysis their first line gives.
+  fs::create_directories(d.path + "/t1/candidates");
+  std::ofstream(d.path + "/t1/candidates/expect.yaml")
+      << "fast.cc: {verdict: OK, faster_than_reference: true}\nslow.cc: OK\nwrong.cc: WRONG_ANSWER\nfast.cu: OK\n";
+  std::ofstream(d.path + "/t1/candidates/fast.cc") << "// expect: OK \xe2\x80\x94 one pass per row\nint x;\n";
+  std::ofstream(d.path + "/t1/candidates/slow.cc") << "int y;\n";
+  std::ofstream(d.path + "/t1/candidates/wrong.cc") << "int z;\n";
+  std::ofstream(d.path + "/t1/candidates/fast.cu") << "int w;\n";
+  auto sft = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped\nstages: [{kind: sft, rounds: 3}]\n", d.path);
+  REQUIRE(sft.ok());
+  REQUIRE(sft->sft_examples_size() == 2);
+  CHECK(sft->sft_examples(0).task_name() == "t1");
+  CHECK(sft->sft_examples(0).analysis() == "One pass per row");
+  CHECK(sft->sft_examples(1).source() == "int y;\n");
+  CHECK(sft->sft_examples(1).analysis().empty());
+  // A JSON-lines file: each line names its task; errors name file and line.
+  std::ofstream(d.path + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n\n{\"task\": \"t9\", \"source\": \"b\"}\n";
+  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("sft_examples[1].task: 't9' is not a task"));
+  std::ofstream(d.path + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n{\"source\": \"b\"}\n";
+  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("ex.jsonl:2: needs \"task\" and \"source\""));
 }
 
 TEST_CASE("the store: idempotent runs, gapless event sequences, schema versions", "[orchestrator]") {
@@ -293,6 +318,61 @@ TEST_CASE("an interrupted run resumes without sampling, scoring or submitting tw
     variants += (*events)[i].kind() == "variant";
   }
   CHECK(variants == 4);
+}
+
+TEST_CASE("sft: examples verified once, then trained on every epoch; training none sends nothing",
+          "[orchestrator]") {
+  Rig rig;
+  v1::RunSpec spec = Spec("sft", 3, 4);
+  for (const char* code : {"good", "bad"}) {
+    auto* e = spec.add_sft_examples();
+    e->set_task_name("row_sum");
+    e->set_source(code);
+  }
+  rig.prompt.Push(Parsed("good"));
+  rig.prompt.Push(Parsed("bad"));
+  rig.w1.Push(Verdict(v1::VERDICT_OK));
+  rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  rig.timing.Push(Timed(1.5));
+  ExecutorOptions eo;
+  eo.parallel_candidates = 1;
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  // Two examples scored once (round 0), nothing sampled.
+  CHECK(end->candidates() == 2);
+  CHECK(rig.sampler.requests().empty());
+  CHECK(rig.w1.evaluate_requests().size() + rig.w2.evaluate_requests().size() == 2);
+  // The verified one reaches the trainer once per epoch, as chat messages
+  // with the answer in the template's three sections, under distinct ids.
+  auto examples = rig.trainer.examples();
+  REQUIRE(examples.size() == 3);
+  std::set<std::string> ids;
+  for (const auto& e : examples) {
+    ids.insert(e.example_id());
+    REQUIRE(e.messages_size() == 1);
+    CHECK(e.messages(0).content() == "prompt 1 for row_sum");  // the fake's prompt
+    CHECK_THAT(e.completion(), Catch::Contains("### Code\n```cpp\ngood\n```"));
+  }
+  CHECK(ids.size() == 3);
+
+  // The same spec with training none: verified, nothing sent anywhere.
+  Rig twin;
+  spec.set_training("none");
+  twin.prompt.Push(Parsed("good"));
+  twin.prompt.Push(Parsed("bad"));
+  twin.w1.Push(Verdict(v1::VERDICT_OK));
+  twin.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  twin.timing.Push(Timed(1.5));
+  RunExecutor ex2(twin.services(), twin.store.get(), &twin.clock, eo, nullptr);
+  auto off = ex2.Execute(twin.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(off.ok());
+  CHECK(off->state() == v1::RUN_STATE_SUCCEEDED);
+  CHECK(off->candidates() == 2);
+  CHECK(twin.trainer.examples().empty());
+  CHECK(twin.trainer.groups().empty());
 }
 
 TEST_CASE("the orchestrator: idempotent submit, cancel, list, best variants", "[orchestrator]") {

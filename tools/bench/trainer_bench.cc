@@ -6,9 +6,13 @@
 //
 //   crl-bench-trainer --preset qwen2.5-0.5b --mode full --sequences 8 --prompt_len 512 --completion_len 512
 //   crl-bench-trainer --preset embedded --device cpu
+#include <dlfcn.h>
 #include <execinfo.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -37,19 +41,94 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using crl::policy::ModelConfig;
 
-// A crash on a remote GPU machine has no debugger: print the stack.
-void PrintStackOnCrash() {
-  std::signal(SIGSEGV, [](int sig) {
-    void* frames[64];
-    const int n = backtrace(frames, 64);
-    backtrace_symbols_fd(frames, n, STDERR_FILENO);
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-  });
+// A crash on a remote GPU machine has no debugger: say where it happened.
+// glibc's backtrace() stops at the signal frame when the faulting pc has no
+// unwind information (a jump through a bad pointer, a JIT-compiled or
+// stripped kernel stub), so also print the faulting pc, the thread, and every
+// stack word near sp that points into a loaded object (a heuristic stack).
+void DescribeAddress(const char* what, uintptr_t a) {
+  Dl_info di{};
+  char buf[512];
+  int n;
+  if (a != 0 && dladdr(reinterpret_cast<void*>(a), &di) && di.dli_fname) {
+    n = std::snprintf(buf, sizeof buf, "  %s %#lx %s+%#lx (%s)\n", what, static_cast<unsigned long>(a),
+                      di.dli_sname ? di.dli_sname : "?",
+                      static_cast<unsigned long>(a - reinterpret_cast<uintptr_t>(
+                                                         di.dli_saddr ? di.dli_saddr : di.dli_fbase)),
+                      di.dli_fname);
+  } else {
+    n = std::snprintf(buf, sizeof buf, "  %s %#lx (in no loaded object)\n", what, static_cast<unsigned long>(a));
+  }
+  if (n > 0) (void)!write(STDERR_FILENO, buf, std::min<size_t>(n, sizeof buf - 1));
 }
 
-void Stage(const char* what) {
-  std::fprintf(stderr, "crl-bench-trainer: %s\n", what);
+void OnCrash(int sig, siginfo_t* info, void* context) {
+  uintptr_t pc = 0, sp = 0;
+#if defined(__x86_64__)
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  pc = uc->uc_mcontext.gregs[REG_RIP];
+  sp = uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  pc = uc->uc_mcontext.pc;
+  sp = uc->uc_mcontext.sp;
+#else
+  (void)context;
+#endif
+  char buf[256];
+  const int n = std::snprintf(buf, sizeof buf,
+                              "crl-bench-trainer: signal %d (code %d) at address %p in thread %ld "
+                              "(main thread %d)\n",
+                              sig, info->si_code, info->si_addr, static_cast<long>(syscall(SYS_gettid)),
+                              static_cast<int>(getpid()));
+  if (n > 0) (void)!write(STDERR_FILENO, buf, std::min<size_t>(n, sizeof buf - 1));
+  DescribeAddress("pc", pc);
+  void* frames[64];
+  const int depth = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, depth, STDERR_FILENO);
+  // The handler is reset (SA_RESETHAND): reading past the stack's end kills
+  // the process with the report above already written.
+  const char head[] = "  stack words that point into loaded objects:\n";
+  (void)!write(STDERR_FILENO, head, sizeof head - 1);
+  const auto* words = reinterpret_cast<const uintptr_t*>(sp);
+  for (int i = 0, shown = 0; sp != 0 && i < 1024 && shown < 48; ++i) {
+    Dl_info di{};
+    if (words[i] > 4096 && dladdr(reinterpret_cast<void*>(words[i]), &di) && di.dli_sname) {
+      DescribeAddress("sp+", words[i]);
+      ++shown;
+    }
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void PrintStackOnCrash() {
+  // Its own stack, so that a stack overflow is reported too.
+  static std::vector<char> alt(1 << 16);
+  stack_t ss{};
+  ss.ss_sp = alt.data();
+  ss.ss_size = alt.size();
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_sigaction = OnCrash;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
+// The library this process's std::filesystem resolves to. It must be
+// libstdc++: PyTorch's wheels export private copies from libtorch*.so
+// (pytorch/pytorch#133437), and libtorch.so's remove_all calls through a
+// null pointer. tools/gpu/CMakeLists.txt links libstdc++ first for this.
+std::string FilesystemLibrary() {
+  std::uintmax_t (*remove_all)(const fs::path&, std::error_code&) = &fs::remove_all;
+  Dl_info di{};
+  if (!dladdr(reinterpret_cast<void*>(remove_all), &di) || !di.dli_fname) return "?";
+  return di.dli_fname;
+}
+
+void Stage(const std::string& what) {
+  std::fprintf(stderr, "crl-bench-trainer: %s\n", what.c_str());
 }
 
 bool g_peak_memory = true;
@@ -88,6 +167,8 @@ double FlopsPerToken(const ModelConfig& c, bool lora, double context, bool train
 
 int main(int argc, char** argv) {
   PrintStackOnCrash();
+  // Each result line reaches a pipe (tee) as soon as it is printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string preset = "qwen2.5-0.5b", config_path, device = "auto", precision = "auto", mode = "full";
   std::string json_out;
   int sequences = 8, prompt_len = 512, completion_len = 512, steps = 5, warmup = 2;
@@ -111,6 +192,11 @@ int main(int argc, char** argv) {
   flags.Add("peak_tflops", &peak_tflops, "the device's dense bf16 peak, for MFU (H100/H200 SXM: 989.4)");
   flags.Add("json", &json_out, "also write the results here");
   if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
+  if (const std::string lib = FilesystemLibrary(); lib.find("libtorch") != std::string::npos) {
+    Stage(absl::StrCat("warning: std::filesystem resolves to ", lib,
+                       ", LibTorch's private copy, not libstdc++'s (link libstdc++ first: "
+                       "tools/gpu/CMakeLists.txt); its remove_all crashes"));
+  }
 
   auto config = config_path.empty() ? crl::bench::PolicyPreset(preset) : crl::policy::LoadModelConfig(config_path);
   if (!config.ok()) {
@@ -176,6 +262,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
       return 1;
     }
+    Stage(absl::StrCat("warm-up step ", i + 1, " of ", warmup, ": loss ", st->loss, ", grad norm ", st->grad_norm));
   }
   Stage("timed steps");
   ResetPeak();
@@ -188,15 +275,21 @@ int main(int argc, char** argv) {
       return 1;
     }
     step_seconds.push_back(secs(t0, now()));
+    Stage(absl::StrCat("timed step ", i + 1, " of ", steps, ": ", step_seconds.back(), " s"));
   }
   const double train_peak = PeakGiB();
   std::sort(step_seconds.begin(), step_seconds.end());
   const double step = step_seconds[step_seconds.size() / 2];
+  Stage("timed log-probabilities");
   ResetPeak();
   std::vector<double> lp_seconds;
   for (int i = 0; i < std::max(1, steps); ++i) {
     auto t0 = now();
-    (void)(*trainer)->Logprobs(batch);
+    auto timed = (*trainer)->Logprobs(batch);
+    if (!timed.ok()) {
+      std::fprintf(stderr, "%s\n", timed.status().ToString().c_str());
+      return 1;
+    }
     lp_seconds.push_back(secs(t0, now()));
   }
   const double lp_peak = PeakGiB();
@@ -224,5 +317,6 @@ int main(int argc, char** argv) {
   if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, r.dump(2) + "\n");
   std::error_code ec;
   fs::remove_all(dir, ec);
+  Stage("done");
   return 0;
 }
