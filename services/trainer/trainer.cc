@@ -145,9 +145,10 @@ void Trainer::FillLogprobs(std::vector<MicroBatch>& mbs, bool reference) {
     if (mb.segment_ids.defined()) fo.segment_ids = mb.segment_ids.to(placement_.device);
     torch::Tensor h = m->Hidden(mb.ids.to(placement_.device), fo);
     torch::Tensor rows = h.reshape({-1, h.size(-1)}).index_select(0, mb.positions.to(placement_.device));
-    torch::Tensor lp = policy::ChunkedTokenLogprobs(rows, m->OutputEmbedding(),
-                                                    mb.targets.to(placement_.device),
-                                                    options_.logprob_chunk_rows)
+    policy::LogprobOptions lo;
+    lo.chunk_rows = options_.logprob_chunk_rows;
+    lo.entropy = false;
+    torch::Tensor lp = policy::ChunkedTokenLogprobs(rows, m->OutputEmbedding(), mb.targets.to(placement_.device), lo)
                            .logprobs.to(torch::kCPU);
     (reference ? mb.ref_logprobs : mb.old_logprobs) = lp;
   }
@@ -216,8 +217,9 @@ absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective 
   for (MicroBatch& mb : mbs) {
     policy::AutocastGuard autocast(autocast_, dev);
     torch::Tensor rows = SelectedHidden(mb, mb.segment_ids.defined());
-    policy::ChunkedLogprobs lp = policy::ChunkedTokenLogprobs(
-        rows, model_->OutputEmbedding(), mb.targets.to(dev), options_.logprob_chunk_rows);
+    policy::LogprobOptions lo;
+    lo.chunk_rows = options_.logprob_chunk_rows;
+    policy::ChunkedLogprobs lp = policy::ChunkedTokenLogprobs(rows, model_->OutputEmbedding(), mb.targets.to(dev), lo);
     torch::Tensor weights = mb.weights.to(dev);
     torch::Tensor loss, kl = torch::zeros({}), clipped = torch::zeros({}), ratio = torch::zeros({});
     if (pg) {

@@ -153,7 +153,10 @@ TEST_CASE("chunked log-softmax equals the plain one, values and gradients", "[tr
   torch::Tensor plain = torch::log_softmax(torch::matmul(h, w.t()), -1).gather(1, targets.unsqueeze(1)).squeeze(1);
   auto grads = torch::autograd::grad({(plain * g).sum()}, {h, w});
   for (int64_t chunk : {int64_t{1}, int64_t{3}, int64_t{0}}) {
-    policy::ChunkedLogprobs c = policy::ChunkedTokenLogprobs(h, w, targets, chunk);
+    CAPTURE(chunk);
+    policy::LogprobOptions lo;
+    lo.chunk_rows = chunk;
+    policy::ChunkedLogprobs c = policy::ChunkedTokenLogprobs(h, w, targets, lo);
     CHECK(torch::allclose(c.logprobs.to(torch::kFloat64), plain, 1e-6, 1e-6));
     auto ours = torch::autograd::grad({(c.logprobs.to(torch::kFloat64) * g).sum()}, {h, w});
     CHECK(torch::allclose(ours[0], grads[0], 1e-5, 1e-6));
@@ -161,6 +164,12 @@ TEST_CASE("chunked log-softmax equals the plain one, values and gradients", "[tr
     torch::Tensor p = torch::softmax(torch::matmul(h, w.t()), -1);
     CHECK(torch::allclose(c.entropy.to(torch::kFloat64), -(p * p.log()).sum(1), 1e-5, 1e-6));
   }
+  // Without the entropy: the same log-probabilities, no entropy tensor.
+  policy::LogprobOptions no_entropy;
+  no_entropy.entropy = false;
+  policy::ChunkedLogprobs bare = policy::ChunkedTokenLogprobs(h, w, targets, no_entropy);
+  CHECK(torch::allclose(bare.logprobs.to(torch::kFloat64), plain, 1e-6, 1e-6));
+  CHECK_FALSE(bare.entropy.defined());
 }
 
 TEST_CASE("packed rows give each sequence its own logits", "[trainer][policy]") {
