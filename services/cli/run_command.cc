@@ -5,13 +5,14 @@
 //   crl run list [--state running] [--page_size N] [--json]
 //   crl run show RUN_ID [--json]
 //   crl run cancel RUN_ID [--json]
-//   crl run export RUN_ID --format jsonl|kernelbench --out DIR
+//   crl run export RUN_ID --format jsonl|kernelbench|report --out DIR [--baseline RUN_ID]
 //
 // Exit codes: 0 done (a watched run succeeded), 1 a watched run failed or
 // was cancelled, 2 bad usage or spec, 3 the orchestrator could not be reached.
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,7 @@ int Watch(OrchestratorClientInterface* c, const std::string& run_id, int64_t aft
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
-  std::string address = "127.0.0.1:50050", key, state, format = "jsonl", out;
+  std::string address = "127.0.0.1:50050", key, state, format = "jsonl", out, baseline;
   bool json = false, watch = false;
   int page_size = 50;
   int64_t after = 0;
@@ -103,7 +104,8 @@ int RunCommand(int argc, char** argv) {
   flags.Add("state", &state, "list: only runs in this state");
   flags.Add("page_size", &page_size, "list: runs per page");
   flags.Add("after", &after, "watch: events after this sequence number");
-  flags.Add("format", &format, "export: jsonl or kernelbench");
+  flags.Add("format", &format, "export: jsonl, kernelbench or report");
+  flags.Add("baseline", &baseline, "export report: the untrained twin's run id, shown beside the run");
   flags.Add("out", &out, "export: directory on the orchestrator's machine");
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
@@ -168,7 +170,10 @@ int RunCommand(int argc, char** argv) {
     v1::ExportRunRequest req;
     req.set_run_id(args[1]);
     req.set_format(format);
-    req.set_out_dir(out);
+    // The orchestrator writes: a relative directory is resolved here, where
+    // the person typing it is (the same machine for a local cluster).
+    req.set_out_dir(out.empty() ? out : std::filesystem::absolute(out).string());
+    req.set_baseline_run_id(baseline);
     auto r = (*c)->ExportRun(req, ctx);
     if (!r.ok()) return r.status().code() == absl::StatusCode::kInvalidArgument ? UsageError(flags, r.status())
                                                                                  : Fail(r.status());

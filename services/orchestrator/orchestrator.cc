@@ -8,6 +8,7 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/status.h"
+#include "lib/report/report.h"
 #include "lib/run/run_spec.h"
 
 namespace crl::orchestrator {
@@ -238,8 +239,21 @@ absl::StatusOr<v1::ExportRunResponse> Orchestrator::Export(const v1::ExportRunRe
           (fs::path(request.out_dir()) / absl::StrCat(v.task_name(), ext)).string(), v.candidate().source()));
       r.set_files_written(r.files_written() + 1);
     }
+  } else if (format == "report") {
+    report::ReportInput in;
+    CRL_ASSIGN_OR_RETURN(in.run, store_->GetRun(request.run_id()));
+    CRL_ASSIGN_OR_RETURN(in.variants, store_->Variants(request.run_id(), ""));
+    if (!request.baseline_run_id().empty()) {
+      auto twin = store_->GetRun(request.baseline_run_id());
+      if (!twin.ok()) return absl::InvalidArgumentError(absl::StrCat("baseline_run_id: ", twin.status().message()));
+      in.has_twin = true;
+      in.twin = *twin;
+      CRL_ASSIGN_OR_RETURN(in.twin_variants, store_->Variants(request.baseline_run_id(), ""));
+    }
+    CRL_ASSIGN_OR_RETURN(std::vector<std::string> files, report::WriteReport(in, request.out_dir()));
+    r.set_files_written(static_cast<int>(files.size()));
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("format: '", format, "' is not jsonl or kernelbench"));
+    return absl::InvalidArgumentError(absl::StrCat("format: '", format, "' is not jsonl, kernelbench or report"));
   }
   return r;
 }

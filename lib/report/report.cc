@@ -1,0 +1,316 @@
+#include "lib/report/report.h"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/file.h"
+#include "common/status.h"
+#include "lib/kernelbench/results.h"
+#include "lib/report/chart.h"
+#include "lib/stats/stats.h"
+
+namespace crl::report {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint32_t kTrained = 0x1f77b4, kUntrained = 0x9a9a9a;
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+const uint32_t kOutcomeColors[kOutcomes] = {0xc7c7c7, 0xff9896, 0xd62728, 0x8c564b,
+                                            0xffbb78, 0x98df8a, 0x2ca02c, 0x555555};
+
+std::string Html(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The rounds shown: the trained run's, then any the twin has beyond them.
+std::vector<std::string> RoundLabels(const RunSummary& t, const RunSummary* u) {
+  std::vector<std::string> labels;
+  for (const auto& r : t.rounds) labels.push_back(r.label);
+  if (u) {
+    for (const auto& r : u->rounds) {
+      if (std::find(labels.begin(), labels.end(), r.label) == labels.end()) labels.push_back(r.label);
+    }
+  }
+  return labels;
+}
+
+std::vector<double> PerRound(const RunSummary& s, const std::vector<std::string>& labels,
+                             double RoundStats::*field) {
+  std::vector<double> out;
+  for (const auto& l : labels) {
+    double v = kNone;
+    for (const auto& r : s.rounds) {
+      if (r.label == l) v = r.*field;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+struct Sides {
+  const RunSummary& trained;
+  const RunSummary* untrained;
+};
+
+Chart RewardChart(const Sides& s, const std::vector<std::string>& labels) {
+  Chart c;
+  c.title = "Mean reward per round";
+  c.y_title = "mean reward";
+  c.x_labels = labels;
+  c.series.push_back({"trained", PerRound(s.trained, labels, &RoundStats::mean_reward), kTrained});
+  if (s.untrained) {
+    c.series.push_back({"untrained (same start, training off)", PerRound(*s.untrained, labels, &RoundStats::mean_reward),
+                        kUntrained});
+  }
+  c.y_min = 0;
+  return c;
+}
+
+Chart SharesChart(const Sides& s, const std::vector<std::string>& labels) {
+  Chart c;
+  c.title = "Share verified (solid) and faster than the reference (dashed), per round";
+  c.x_labels = labels;
+  c.percent = true;
+  c.y_max = 1;
+  c.series.push_back({"verified (trained)", PerRound(s.trained, labels, &RoundStats::verified_share), kTrained});
+  c.series.push_back({"faster (trained)", PerRound(s.trained, labels, &RoundStats::faster_share), kTrained, 0, true});
+  if (s.untrained) {
+    c.series.push_back({"verified (untrained)", PerRound(*s.untrained, labels, &RoundStats::verified_share), kUntrained});
+    c.series.push_back({"faster (untrained)", PerRound(*s.untrained, labels, &RoundStats::faster_share), kUntrained,
+                        0, true});
+  }
+  return c;
+}
+
+Chart VerdictChart(const Sides& s, const std::vector<std::string>& labels) {
+  Chart c;
+  c.kind = Chart::Kind::kStackedBars;
+  c.title = "What became of the candidates, per round";
+  c.y_title = "candidates";
+  c.x_labels = labels;
+  c.group_names = {"trained"};
+  if (s.untrained) c.group_names.push_back("untrained");
+  for (int side = 0; side < (s.untrained ? 2 : 1); ++side) {
+    const RunSummary& r = side == 0 ? s.trained : *s.untrained;
+    for (int o = 0; o < kOutcomes; ++o) {
+      Series series{OutcomeName(static_cast<Outcome>(o)), {}, kOutcomeColors[o], side};
+      for (const auto& l : labels) {
+        double v = kNone;
+        for (const auto& rs : r.rounds) {
+          if (rs.label == l) v = rs.outcomes[o];
+        }
+        series.values.push_back(v);
+      }
+      c.series.push_back(series);
+    }
+  }
+  return c;
+}
+
+Chart SpeedupChart(const Sides& s) {
+  static const std::vector<double> kEdges = {0.5, 0.8, 1.0, 1.25, 1.5, 2.0, 4.0};
+  Chart c;
+  c.kind = Chart::Kind::kBars;
+  c.title = "Speedups of verified, trusted candidates";
+  c.x_title = "speedup over the reference";
+  c.y_title = "candidates";
+  c.x_labels.push_back("< 0.5");
+  for (size_t i = 0; i + 1 < kEdges.size(); ++i) {
+    c.x_labels.push_back(absl::StrFormat("%g-%g", kEdges[i], kEdges[i + 1]));
+  }
+  c.x_labels.push_back("> 4");
+  auto histogram = [&](const std::vector<double>& v) {
+    std::vector<double> h(kEdges.size() + 1, 0);
+    for (double x : v) h[std::upper_bound(kEdges.begin(), kEdges.end(), x) - kEdges.begin()] += 1;
+    return h;
+  };
+  c.series.push_back({"trained", histogram(s.trained.speedups), kTrained});
+  if (s.untrained) c.series.push_back({"untrained", histogram(s.untrained->speedups), kUntrained});
+  return c;
+}
+
+Chart BestPerTaskChart(const Sides& s) {
+  Chart c;
+  c.kind = Chart::Kind::kBars;
+  c.title = "Best trusted speedup per task (0: none verified)";
+  c.y_title = "speedup";
+  c.reference_lines = {1.0};
+  std::vector<double> t, u;
+  for (const auto& task : s.trained.tasks) {
+    c.x_labels.push_back(task.task);
+    t.push_back(task.best_speedup);
+    double b = 0;
+    if (s.untrained) {
+      for (const auto& x : s.untrained->tasks) {
+        if (x.task == task.task) b = x.best_speedup;
+      }
+    }
+    u.push_back(b);
+  }
+  c.series.push_back({"trained", t, kTrained});
+  if (s.untrained) c.series.push_back({"untrained", u, kUntrained});
+  return c;
+}
+
+Chart FastPChart(const Sides& s) {
+  Chart c;
+  c.kind = Chart::Kind::kBars;
+  c.title = "fast_p: share of tasks with a verified variant faster than p";
+  c.percent = true;
+  c.y_max = 1;
+  std::vector<double> t, u;
+  for (double p : kb::FastPThresholds()) {
+    c.x_labels.push_back(kb::FastPKey(p));
+    t.push_back(s.trained.fast_p.at(kb::FastPKey(p)));
+    if (s.untrained) u.push_back(s.untrained->fast_p.at(kb::FastPKey(p)));
+  }
+  c.series.push_back({"trained", t, kTrained});
+  if (s.untrained) c.series.push_back({"untrained", u, kUntrained});
+  return c;
+}
+
+std::string Percent(double v) { return absl::StrFormat("%.0f%%", v * 100); }
+
+std::string RoundsTable(const Sides& s, const std::vector<std::string>& labels) {
+  std::string h = "<table><tr><th>round</th><th>candidates</th><th>mean reward</th><th>verified</th><th>faster</th>"
+                  "<th>best speedup</th><th>policy versions</th></tr>\n";
+  auto row = [&](const RunSummary& r, const std::string& label, const char* side) {
+    for (const auto& rs : r.rounds) {
+      if (rs.label != label) continue;
+      absl::StrAppendFormat(&h, "<tr class=\"%s\"><td>%s (%s)</td><td>%d</td><td>%.3f</td><td>%s</td><td>%s</td>"
+                                "<td>%.2fx</td><td>%s</td></tr>\n",
+                            side, Html(label), side, rs.candidates, rs.mean_reward, Percent(rs.verified_share),
+                            Percent(rs.faster_share), rs.best_speedup, Html(absl::StrJoin(rs.policy_versions, " ")));
+    }
+  };
+  for (const auto& l : labels) {
+    row(s.trained, l, "trained");
+    if (s.untrained) row(*s.untrained, l, "untrained");
+  }
+  return h + "</table>\n";
+}
+
+std::string TasksTable(const Sides& s) {
+  std::string h = "<table><tr><th>task</th><th>candidates</th><th>verified</th><th>best trusted speedup</th>";
+  if (s.untrained) h += "<th>untrained: verified</th><th>untrained: best</th>";
+  h += "</tr>\n";
+  for (const auto& t : s.trained.tasks) {
+    absl::StrAppendFormat(&h, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%.2fx</td>", Html(t.task), t.candidates,
+                          t.verified, t.best_speedup);
+    if (s.untrained) {
+      TaskStats u;
+      for (const auto& x : s.untrained->tasks) {
+        if (x.task == t.task) u = x;
+      }
+      absl::StrAppendFormat(&h, "<td>%d</td><td>%.2fx</td>", u.verified, u.best_speedup);
+    }
+    h += "</tr>\n";
+  }
+  return h + "</table>\n";
+}
+
+std::string FastPTable(const Sides& s) {
+  std::string h = "<table><tr><th></th>";
+  for (double p : kb::FastPThresholds()) absl::StrAppend(&h, "<th>", kb::FastPKey(p), "</th>");
+  h += "<th>geomean speedup</th></tr>\n";
+  auto row = [&](const RunSummary& r, const char* side) {
+    absl::StrAppend(&h, "<tr><td>", side, "</td>");
+    for (double p : kb::FastPThresholds()) absl::StrAppend(&h, "<td>", Percent(r.fast_p.at(kb::FastPKey(p))), "</td>");
+    absl::StrAppendFormat(&h, "<td>%.2fx</td></tr>\n", stats::GeometricMean(r.speedups));
+  };
+  row(s.trained, "trained");
+  if (s.untrained) row(*s.untrained, "untrained");
+  return h + "</table>\n";
+}
+
+std::string SpecText(const v1::Run& run) {
+  const v1::RunSpec& spec = run.spec();
+  std::vector<std::string> tasks, stages;
+  for (const auto& t : spec.tasks()) tasks.push_back(t.name());
+  for (const auto& st : spec.stages()) stages.push_back(absl::StrCat(st.kind(), " x", st.rounds()));
+  return absl::StrCat("tasks: ", absl::StrJoin(tasks, ", "), "; stages: ", absl::StrJoin(stages, ", "),
+                      "; group size ", spec.group_size(), "; seed ", spec.seed(), "; training: ",
+                      spec.training().empty() ? "on" : spec.training());
+}
+
+}  // namespace
+
+const std::vector<std::string>& PlotFiles() {
+  static const std::vector<std::string> kFiles = {"reward_per_round.png", "shares_per_round.png",
+                                                  "verdicts_per_round.png", "speedups.png",
+                                                  "best_per_task.png", "fast_p.png"};
+  return kFiles;
+}
+
+absl::StatusOr<std::vector<std::string>> WriteReport(const ReportInput& in, const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat(out_dir, ": cannot create: ", ec.message()));
+  const RunSummary trained = Summarize(in.run, in.variants);
+  RunSummary twin;
+  if (in.has_twin) twin = Summarize(in.twin, in.twin_variants);
+  const Sides sides{trained, in.has_twin ? &twin : nullptr};
+  const std::vector<std::string> labels = RoundLabels(trained, sides.untrained);
+
+  const std::vector<Chart> charts = {RewardChart(sides, labels), SharesChart(sides, labels),
+                                     VerdictChart(sides, labels), SpeedupChart(sides),
+                                     BestPerTaskChart(sides), FastPChart(sides)};
+  std::vector<std::string> written;
+  std::string images;
+  for (size_t i = 0; i < charts.size(); ++i) {
+    const std::string path = (fs::path(out_dir) / PlotFiles()[i]).string();
+    CRL_RETURN_IF_ERROR(WritePng(charts[i], path));
+    written.push_back(path);
+    CRL_ASSIGN_OR_RETURN(std::string png, ReadFileToString(path, "plot"));
+    absl::StrAppend(&images, "<figure><img alt=\"", Html(charts[i].title), "\" src=\"data:image/png;base64,",
+                    absl::Base64Escape(png), "\"></figure>\n");
+  }
+  const std::string text = SummaryText(trained, sides.untrained);
+  const std::string json = SummaryJson(trained, sides.untrained).dump(2) + "\n";
+  std::string html = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>crl run ", Html(in.run.run_id()),
+      "</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}"
+      "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+      "td:first-child,th:first-child{text-align:left}tr.untrained{color:#777}figure{margin:1em 0}"
+      "img{max-width:100%}pre{background:#f6f6f6;padding:1em;overflow-x:auto}</style></head><body>\n",
+      "<h1>Run ", Html(in.run.spec().name().empty() ? in.run.run_id() : in.run.spec().name()), "</h1>\n<p>run <code>",
+      Html(in.run.run_id()), "</code>, ", Html(v1::RunState_Name(in.run.state())), "; ", Html(SpecText(in.run)),
+      "</p>\n");
+  if (in.has_twin) {
+    absl::StrAppend(&html, "<p>Beside it, in grey: run <code>", Html(in.twin.run_id()),
+                    "</code>, the same spec with training off (the same starting policy, seed and prompt "
+                    "template; its prompts show its own earlier variants). Whatever separates the two curves "
+                    "is what training did.</p>\n");
+  }
+  absl::StrAppend(&html, "<pre>", Html(text), "</pre>\n", images, "<h2>Rounds</h2>\n", RoundsTable(sides, labels),
+                  "<h2>Tasks</h2>\n", TasksTable(sides), "<h2>fast_p</h2>\n", FastPTable(sides),
+                  "<p>Verified: passed the correctness checks on hidden inputs. Trusted: verified and timed "
+                  "without a trust flag (a flagged timing earns no reward and counts as no speedup). Faster: "
+                  "trusted with a speedup above 1. Shares are over the candidates minus infrastructure "
+                  "failures, which are not the model's outcome.</p>\n</body></html>\n");
+  for (const auto& [name, content] : {std::pair<std::string, const std::string*>{"report.html", &html},
+                                      {"summary.json", &json},
+                                      {"summary.txt", &text}}) {
+    const std::string path = (fs::path(out_dir) / name).string();
+    CRL_RETURN_IF_ERROR(WriteStringToFile(path, *content));
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace crl::report
