@@ -172,7 +172,7 @@ TEST_CASE("bad requests name the field", "[prompt]") {
   r = NativeRequest();
   r.set_template_name("nope");
   CHECK_THAT(std::string(Builder().Build(r).status().message()),
-             Catch::Contains("template 'nope' is not loaded (loaded: kernelbench, native)"));
+             Catch::Contains("template 'nope' is not loaded (loaded: kernelbench, native, native-compact)"));
   r = NativeRequest();
   r.clear_task();
   r.mutable_task()->add_files()->set_path("reference.cu");
