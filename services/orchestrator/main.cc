@@ -25,6 +25,7 @@ struct Options {
   int max_in_flight_per_worker = 4;
   int max_parallel_runs = 4;
   int parallel_candidates = 8;
+  int parallel_groups = 4;
   crl::ClientOptions upstream;
 };
 
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker, "evaluations at once per worker");
   f->Add("max_parallel_runs", &o.max_parallel_runs, "runs executed at once (the rest wait, QUEUED)");
   f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
+  f->Add("parallel_groups", &o.parallel_groups, "groups of a round (one per task) sampled and scored at once");
   crl::BindClientOptions(f, &o.upstream, "upstream", "the services above");
 
   std::unique_ptr<crl::orchestrator::SqliteStore> store;
@@ -84,6 +86,7 @@ int main(int argc, char** argv) {
     crl::orchestrator::OrchestratorOptions oo;
     oo.max_parallel_runs = o.max_parallel_runs;
     oo.executor.parallel_candidates = o.parallel_candidates;
+  oo.executor.parallel_groups = o.parallel_groups;
     orchestrator = std::make_unique<crl::orchestrator::Orchestrator>(services, store.get(), crl::RealClock::Get(), oo);
     CRL_RETURN_IF_ERROR(orchestrator->Start());
     service = std::make_unique<crl::OrchestratorServiceImpl>(orchestrator.get(), setup.call_env());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -157,22 +158,54 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
     const int start = si == first_stage ? first_round : 0;
     if (start == 0) CRL_RETURN_IF_ERROR(Emit("stage", absl::StrCat(stage.kind(), ": ", stage.rounds(), " rounds"), nullptr));
     for (int r = start; r < stage.rounds(); ++r) {
+      // The round's groups, one per task, at most parallel_groups at once
+      // (so the sampler batches their completions together).
+      std::vector<GroupKey> keys;
       for (const v1::Task& task : spec.tasks()) {
-        if (!context.Check().ok()) return interrupted();
-        std::string why;
-        if (!BudgetLeft(&why)) return finish(v1::RUN_STATE_SUCCEEDED, why);
         if (stage.kind() == "sft" && !HasSftExamples(spec, task.name())) continue;
         GroupKey key{si, stage.kind(), r, &task, absl::StrCat("s", si, "/r", r, "/", task.name()), ""};
         // An sft stage scores its examples once, in round 0; later rounds
         // (epochs) reuse those scores.
         key.scored_group = stage.kind() == "sft" ? absl::StrCat("s", si, "/r0/", task.name()) : key.id;
-        absl::Status s = RunGroup(key, context);
-        if (!s.ok()) {
-          if (!context.Check().ok()) return interrupted();
-          if (s.code() == absl::StatusCode::kInternal || s.code() == absl::StatusCode::kDataLoss) return s;
-          return finish(v1::RUN_STATE_FAILED, absl::StrCat(key.id, ": ", s.ToString()));
-        }
+        keys.push_back(std::move(key));
       }
+      std::atomic<size_t> next{0};
+      absl::Mutex failed_mu;
+      std::optional<std::pair<std::string, absl::Status>> failed;  // the first group that failed
+      std::string budget_end;
+      auto work = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < keys.size();) {
+          {
+            absl::MutexLock lock(&failed_mu);
+            if (failed || !budget_end.empty()) return;
+          }
+          if (!context.Check().ok()) return;
+          std::string why;
+          if (!BudgetLeft(&why)) {
+            absl::MutexLock lock(&failed_mu);
+            budget_end = why;
+            return;
+          }
+          absl::Status st = RunGroup(keys[i], context);
+          if (!st.ok()) {
+            absl::MutexLock lock(&failed_mu);
+            if (!failed) failed.emplace(keys[i].id, st);
+            return;
+          }
+        }
+      };
+      const int n = std::max(1, std::min<int>(options_.parallel_groups, static_cast<int>(keys.size())));
+      std::vector<std::thread> threads;
+      for (int t = 1; t < n; ++t) threads.emplace_back(work);
+      work();
+      for (auto& t : threads) t.join();
+      if (!context.Check().ok()) return interrupted();
+      if (failed) {
+        const absl::Status& st = failed->second;
+        if (st.code() == absl::StatusCode::kInternal || st.code() == absl::StatusCode::kDataLoss) return st;
+        return finish(v1::RUN_STATE_FAILED, absl::StrCat(failed->first, ": ", st.ToString()));
+      }
+      if (!budget_end.empty()) return finish(v1::RUN_STATE_SUCCEEDED, budget_end);
       if (Trains(stage.kind()) && spec.training() != "none") {
         // The end of a round: train on whatever is queued, so the next round
         // samples from a policy that saw this one.

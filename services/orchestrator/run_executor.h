@@ -46,6 +46,8 @@ struct ExecutorOptions {
   absl::Duration max_backoff = absl::Seconds(5);
   // Completions of a group scored at once.
   int parallel_candidates = 8;
+  // Groups of a round (one per task) sampled and scored at once.
+  int parallel_groups = 4;
 };
 
 class RunExecutor {

@@ -5,6 +5,7 @@
 #ifndef CRL_SERVICES_SAMPLER_FAKE_SAMPLER_CLIENT_H_
 #define CRL_SERVICES_SAMPLER_FAKE_SAMPLER_CLIENT_H_
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -28,10 +29,27 @@ class FakeSamplerClient final : public SamplerClientInterface {
     version_ = v;
   }
 
+  // Each Sample call waits (up to 10 s) until `n` calls are in flight at
+  // once: a test of callers that must sample concurrently.
+  void HoldUntilConcurrent(int n) {
+    absl::MutexLock lock(&mu_);
+    hold_until_ = n;
+  }
+  // The most Sample calls that were in flight at once.
+  int max_concurrent() const {
+    absl::MutexLock lock(&mu_);
+    return max_concurrent_;
+  }
+
   absl::StatusOr<v1::SampleResponse> Sample(const v1::SampleRequest& request,
                                             const RequestContext&) override {
     absl::MutexLock lock(&mu_);
     requests_.push_back(request);
+    ++in_flight_;
+    max_concurrent_ = std::max(max_concurrent_, in_flight_);
+    auto enough = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return max_concurrent_ >= hold_until_; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+    --in_flight_;
     if (!scripted_.empty()) {
       auto r = std::move(scripted_.front());
       scripted_.pop_front();
@@ -71,6 +89,9 @@ class FakeSamplerClient final : public SamplerClientInterface {
   std::deque<absl::StatusOr<v1::SampleResponse>> scripted_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::SampleRequest> requests_ ABSL_GUARDED_BY(mu_);
   std::string version_ ABSL_GUARDED_BY(mu_) = "0";
+  int hold_until_ ABSL_GUARDED_BY(mu_) = 0;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int max_concurrent_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace crl

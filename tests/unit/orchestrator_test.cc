@@ -320,6 +320,28 @@ TEST_CASE("an interrupted run resumes without sampling, scoring or submitting tw
   CHECK(variants == 4);
 }
 
+TEST_CASE("a round's groups are sampled at once, so the sampler can batch them", "[orchestrator]") {
+  Rig rig;
+  v1::RunSpec spec = Spec("sample-only", 1, 1);
+  for (const char* name : {"b", "c"}) {
+    auto* t = spec.add_tasks();
+    t->set_path(std::string("/tasks/") + name);
+    t->set_name(name);
+    t->set_format(v1::TASK_FORMAT_NATIVE);
+  }
+  rig.sampler.HoldUntilConcurrent(3);
+  for (int i = 0; i < 3; ++i) rig.prompt.Push(Rejected());
+  ExecutorOptions eo;
+  eo.parallel_groups = 3;
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  CHECK(end->candidates() == 3);
+  CHECK(rig.sampler.max_concurrent() == 3);
+}
+
 TEST_CASE("sft: examples verified once, then trained on every epoch; training none sends nothing",
           "[orchestrator]") {
   Rig rig;
