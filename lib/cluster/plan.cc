@@ -1,0 +1,113 @@
+#include "lib/cluster/plan.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace crl::cluster {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Kind {
+  const char* name;
+  const char* binary;
+  const char* readiness;
+};
+
+constexpr Kind kKinds[] = {
+    {"worker", "crl-worker", "crl.v1.EvalService"},
+    {"prompt", "crl-prompt", "crl.v1.PromptService"},
+    {"trainer", "crl-trainer", "crl.v1.TrainerService"},
+    {"timing", "crl-timing", "crl.v1.TimingService"},
+    {"sampler", "crl-sampler", "crl.v1.SamplerService"},
+    {"orchestrator", "crl-orchestrator", "crl.v1.OrchestratorService"},
+};
+
+}  // namespace
+
+const std::vector<std::string>& ServiceNames() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> v;
+    for (const auto& k : kKinds) v.push_back(k.name);
+    return v;
+  }();
+  return kNames;
+}
+
+absl::Status ParseOverride(const std::string& text,
+                           std::map<std::string, std::map<std::string, std::string>>* out) {
+  const size_t dot = text.find('.'), eq = text.find('=');
+  if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not SERVICE.OPTION=VALUE"));
+  }
+  const std::string service = text.substr(0, dot);
+  bool known = false;
+  for (const auto& n : ServiceNames()) known = known || n == service;
+  if (!known) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "': no service '", service, "' (worker, prompt, trainer, timing, sampler, orchestrator)"));
+  }
+  (*out)[service][text.substr(dot + 1, eq - dot - 1)] = text.substr(eq + 1);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
+                                                     const std::function<absl::StatusOr<int>()>& free_port) {
+  if (o.data_dir.empty()) return absl::InvalidArgumentError("data_dir: required");
+  if (o.policy_dir.empty()) return absl::InvalidArgumentError("policy: required (the in-process policy)");
+  const std::string data = fs::absolute(o.data_dir).lexically_normal().string();
+  const std::string token = data + "/token";
+  std::vector<ServicePlan> plans;
+  for (const auto& k : kKinds) {
+    ServicePlan p;
+    p.name = k.name;
+    p.binary = (fs::path(o.bin_dir) / k.binary).string();
+    if (!fs::exists(p.binary)) {
+      return absl::FailedPreconditionError(absl::StrCat(p.binary, " does not exist (build crl first: make build)"));
+    }
+    p.readiness = k.readiness;
+    p.host = o.host;
+    p.log_path = absl::StrCat(data, "/logs/", k.name, ".log");
+    CRL_ASSIGN_OR_RETURN(p.grpc_port, free_port());
+    CRL_ASSIGN_OR_RETURN(p.metrics_port, free_port());
+    const std::string config = (fs::path(o.config_dir) / absl::StrCat(k.name, ".yaml")).string();
+    if (!o.config_dir.empty() && fs::exists(config)) p.args.push_back("--config=" + config);
+    p.args.push_back(absl::StrCat("--listen=", p.address()));
+    p.args.push_back(absl::StrCat("--metrics_listen=", o.host, ":", p.metrics_port));
+    p.args.push_back("--auth_token_file=" + token);
+    plans.push_back(std::move(p));
+  }
+  auto at = [&](const char* name) -> ServicePlan& {
+    for (auto& p : plans) {
+      if (p.name == name) return p;
+    }
+    return plans.front();  // unreachable: every name is planned above
+  };
+  auto add = [&](const char* name, std::vector<std::string> args) {
+    auto& a = at(name).args;
+    a.insert(a.end(), args.begin(), args.end());
+  };
+  add("worker", {"--gpus=", "--cache_dir=" + data + "/worker/cache", "--work_dir=" + data + "/worker/work"});
+  add("trainer", {"--model=" + fs::absolute(o.policy_dir).string(), "--out_dir=" + data + "/trainer"});
+  add("timing", {"--worker=" + at("worker").address(), "--worker_auth_token_file=" + token});
+  CRL_ASSIGN_OR_RETURN(at("sampler").openai_port, free_port());
+  add("sampler", {"--policy=" + fs::absolute(o.policy_dir).string(), "--trainer=" + at("trainer").address(),
+                  "--trainer_auth_token_file=" + token, "--serve_openai",
+                  absl::StrCat("--openai_listen=", o.host, ":", at("sampler").openai_port),
+                  "--openai_auth_token_file=" + token});
+  add("orchestrator", {"--data_dir=" + data + "/orchestrator", "--prompt=" + at("prompt").address(),
+                       "--sampler=" + at("sampler").address(), "--workers=" + at("worker").address(),
+                       "--timing=" + at("timing").address(), "--trainer=" + at("trainer").address(),
+                       "--upstream_auth_token_file=" + token});
+  for (const auto& [service, options] : o.overrides) {
+    bool known = false;
+    for (const auto& p : plans) known = known || p.name == service;
+    if (!known) return absl::InvalidArgumentError(absl::StrCat("overrides: no service '", service, "'"));
+    for (const auto& [key, value] : options) add(service.c_str(), {absl::StrCat("--", key, "=", value)});
+  }
+  return plans;
+}
+
+}  // namespace crl::cluster
