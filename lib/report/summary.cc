@@ -91,6 +91,20 @@ const char* OutcomeName(Outcome o) {
   return "?";
 }
 
+const char* OutcomeLabel(Outcome o) {
+  switch (o) {
+    case Outcome::kRejected: return "rejected";
+    case Outcome::kCompileError: return "compile_error";
+    case Outcome::kWrongAnswer: return "wrong_answer";
+    case Outcome::kFailed: return "crashed_or_timed_out";
+    case Outcome::kFlagged: return "verified_flagged";
+    case Outcome::kVerified: return "verified_not_faster";
+    case Outcome::kFaster: return "verified_faster";
+    case Outcome::kInfra: return "infrastructure_failure";
+  }
+  return "unknown";
+}
+
 Outcome OutcomeOf(const v1::Variant& v) {
   if (v.infra_failure() || v.verdict() == v1::VERDICT_INFRA_ERROR) return Outcome::kInfra;
   if (v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED) return Outcome::kRejected;

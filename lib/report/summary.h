@@ -28,6 +28,8 @@ enum class Outcome {
 };
 constexpr int kOutcomes = 8;
 const char* OutcomeName(Outcome o);  // "rejected", "compile error", ...
+// The same as a metric label: "rejected", "compile_error", ...
+const char* OutcomeLabel(Outcome o);
 Outcome OutcomeOf(const v1::Variant& v);
 
 struct RoundStats {

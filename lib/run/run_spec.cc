@@ -103,6 +103,8 @@ absl::Status AddShippedExamples(const std::string& file, const YAML::Node& node,
       v1::SftExample* e = spec->add_sft_examples();
       e->set_task_name(task.name());
       e->set_analysis(ShippedAnalysis(source));
+      // The "// expect:" line is the test suite's label, not part of the code.
+      if (source.rfind("// expect:", 0) == 0) source.erase(0, std::min(source.size(), source.find('\n') + 1));
       e->set_source(std::move(source));
       e->set_origin((dir / name).string());
     }

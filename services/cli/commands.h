@@ -21,6 +21,10 @@ int PromptCommand(int argc, char** argv);
 int PolicyCommand(int argc, char** argv);
 int SampleCommand(int argc, char** argv);
 int RunCommand(int argc, char** argv);
+int UpCommand(int argc, char** argv);
+int DownCommand(int argc, char** argv);
+int StatusCommand(int argc, char** argv);
+int QuickstartCommand(int argc, char** argv);
 
 // Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
 int UsageError(const OptionSet& flags, const absl::Status& status);

@@ -55,6 +55,11 @@ constexpr const char* kUsage =
     "  sample            completions from a crl-sampler, an OpenAI-compatible endpoint or a policy\n"
     "                    (--policy DIR runs crl-policy)\n"
     "  run               runs on a crl-orchestrator: submit, watch, list, show, cancel, export\n"
+    "  up                start a local cluster (six services on loopback, supervised)\n"
+    "  status            the local cluster's services\n"
+    "  down              stop the local cluster\n"
+    "  quickstart        the embedded contrastive-RL run on a local cluster, with a report\n"
+    "                    (what `make run` runs)\n"
     "\n"
     "`crl COMMAND --help` describes a command's options.\n";
 
@@ -79,6 +84,10 @@ int main(int argc, char** argv) {
   if (command == "prompt") return crl::cli::PromptCommand(argc - 1, argv + 1);
   if (command == "sample") return crl::cli::SampleCommand(argc - 1, argv + 1);
   if (command == "run") return crl::cli::RunCommand(argc - 1, argv + 1);
+  if (command == "up") return crl::cli::UpCommand(argc - 1, argv + 1);
+  if (command == "down") return crl::cli::DownCommand(argc - 1, argv + 1);
+  if (command == "status") return crl::cli::StatusCommand(argc - 1, argv + 1);
+  if (command == "quickstart") return crl::cli::QuickstartCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

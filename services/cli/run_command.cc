@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "services/cli/commands.h"
+#include "services/cli/local_cluster.h"
 #include "services/orchestrator/orchestrator_client.h"
 #include "lib/run/run_spec.h"
 
@@ -98,6 +99,8 @@ int RunCommand(int argc, char** argv) {
   ClientOptions client;
   OptionSet flags("crl run", "Runs on a crl-orchestrator: submit, watch, list, show, cancel, export.");
   flags.Add("orchestrator", &address, "HOST:PORT of the crl-orchestrator");
+  std::string cluster_dir;
+  flags.Add("cluster", &cluster_dir, "a local cluster's directory (crl up --data_dir): its orchestrator and token");
   flags.Add("key", &key, "submit: idempotency key (a retry with the same key returns the same run)");
   flags.Add("watch", &watch, "submit: then follow the run to its end");
   flags.Add("json", &json, "machine-readable output");
@@ -116,6 +119,12 @@ int RunCommand(int argc, char** argv) {
                                          : parsed);
   }
   const std::string verb = args[0];
+  if (!cluster_dir.empty()) {
+    auto up = ReadLocalCluster(cluster_dir);
+    if (!up.ok()) return Fail(up.status());
+    address = (*up)["services"]["orchestrator"]["address"].get<std::string>();
+    if (client.auth_token_file.empty()) client.auth_token_file = LocalClusterClient(*up).auth_token_file;
+  }
   auto need = [&](size_t n) { return args.size() >= n; };
   auto c = GrpcOrchestratorClient::Create(address, client);
   if (!c.ok()) return Fail(c.status());

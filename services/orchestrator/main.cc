@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<crl::GrpcTrainerClient> trainer;
   std::vector<std::unique_ptr<crl::GrpcWorkerClient>> workers;
   std::unique_ptr<crl::orchestrator::WorkerPool> pool;
+  std::unique_ptr<crl::orchestrator::OrchestratorMetrics> metrics;
   std::unique_ptr<crl::orchestrator::Orchestrator> orchestrator;
   std::unique_ptr<crl::OrchestratorServiceImpl> service;
   return service_main.Run(argc, argv, [&](crl::ServiceSetup& setup) -> absl::Status {
@@ -82,7 +83,9 @@ int main(int argc, char** argv) {
       workers.push_back(std::move(c));
     }
     pool = std::make_unique<crl::orchestrator::WorkerPool>(pooled, o.max_in_flight_per_worker, crl::RealClock::Get());
-    crl::orchestrator::Services services{prompt.get(), sampler.get(), pool.get(), timing.get(), trainer.get()};
+    metrics = std::make_unique<crl::orchestrator::OrchestratorMetrics>(setup.registry());
+    crl::orchestrator::Services services{prompt.get(), sampler.get(), pool.get(), timing.get(), trainer.get(),
+                                         metrics.get()};
     crl::orchestrator::OrchestratorOptions oo;
     oo.max_parallel_runs = o.max_parallel_runs;
     oo.executor.parallel_candidates = o.parallel_candidates;

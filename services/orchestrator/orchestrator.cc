@@ -99,6 +99,7 @@ void Orchestrator::Finished(const std::string& run_id) {
 }
 
 void Orchestrator::Notify(const v1::RunEvent& event) {
+  if (services_.metrics) services_.metrics->ObserveEvent(event);
   absl::MutexLock lock(&mu_);
   int64_t& last = last_sequence_[event.run_id()];
   last = std::max(last, event.sequence());

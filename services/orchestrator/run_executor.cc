@@ -50,6 +50,22 @@ bool UsableExemplar(const v1::Variant& v) {
 
 }  // namespace
 
+void CountScored(const v1::Variant& v, v1::Run* run) {
+  run->set_candidates(run->candidates() + 1);
+  run->set_variants(run->candidates());
+  if (v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED) run->set_rejected(run->rejected() + 1);
+  if (v.infra_failure()) run->set_infra_failures(run->infra_failures() + 1);
+  if (v.verdict() == v1::VERDICT_OK) run->set_variants_correct(run->variants_correct() + 1);
+  if (v.reward().status() == v1::REWARD_STATUS_OK) {
+    run->set_reward_sum(run->reward_sum() + v.reward().reward());
+    run->set_rewarded(run->rewarded() + 1);
+    if (v.verdict() == v1::VERDICT_OK) {
+      run->set_best_speedup(std::max(run->best_speedup(), v.speedup()));
+      if (v.speedup() > 1) run->set_faster(run->faster() + 1);
+    }
+  }
+}
+
 bool IsTransient(const absl::Status& s) {
   return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
          s.code() == absl::StatusCode::kResourceExhausted;
@@ -72,7 +88,8 @@ absl::Status RunExecutor::Patiently(const std::string& what, const RequestContex
   }
 }
 
-absl::Status RunExecutor::Emit(const std::string& kind, const std::string& message, const v1::Variant* variant) {
+v1::RunEvent RunExecutor::MakeEvent(const std::string& kind, const std::string& message,
+                                    const v1::Variant* variant) {
   v1::RunEvent e;
   {
     absl::MutexLock lock(&mu_);
@@ -84,7 +101,11 @@ absl::Status RunExecutor::Emit(const std::string& kind, const std::string& messa
   e.set_message(message);
   e.set_at(absl::ToUnixSeconds(clock_->Now()));
   if (variant) *e.mutable_variant() = *variant;
-  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, store_->AppendEvent(std::move(e)));
+  return e;
+}
+
+absl::Status RunExecutor::Emit(const std::string& kind, const std::string& message, const v1::Variant* variant) {
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, store_->AppendEvent(MakeEvent(kind, message, variant)));
   if (sink_) sink_(stored);
   return absl::OkStatus();
 }
@@ -118,6 +139,23 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
                                              const std::atomic<bool>& stopping) {
   const std::vector<v1::Stage> stages = run::EffectiveStages(run.spec());
   const bool resumed = run.state() == v1::RUN_STATE_RUNNING;
+  if (resumed) {
+    // The counters again from what is stored: each scored candidate once,
+    // whatever order concurrent writes of the run record landed in.
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> stored, store_->Variants(run.run_id(), ""));
+    run.clear_candidates();
+    run.clear_variants();
+    run.clear_rejected();
+    run.clear_infra_failures();
+    run.clear_variants_correct();
+    run.clear_reward_sum();
+    run.clear_rewarded();
+    run.clear_best_speedup();
+    run.clear_faster();
+    for (const auto& v : stored) {
+      if (v.scored()) CountScored(v, &run);
+    }
+  }
   {
     absl::MutexLock lock(&mu_);
     run_ = std::move(run);
@@ -420,7 +458,9 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
   std::string last_infra;
   std::optional<v1::EvaluateResponse> eval;
   for (int a = 0; a < attempts && !eval; ++a) {
+    const absl::Time dispatched = clock_->MonotonicNow();
     auto res = services_.workers->Evaluate(eq, avoid, context);
+    if (services_.metrics) services_.metrics->ObserveDispatch(absl::ToDoubleSeconds(clock_->MonotonicNow() - dispatched));
     if (!res.ok()) return v;  // cancelled or past the deadline: left unscored
     if (!res->response.ok()) {
       if (!context.Check().ok()) return v;
@@ -431,6 +471,7 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
         break;  // the request itself (a task the worker cannot serve): no other worker will do better
       }
       services_.workers->ReportFailure(res->worker);
+      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
       avoid.insert(res->worker);
       continue;
     }
@@ -438,6 +479,7 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
       last_infra = absl::StrCat(res->worker, ": INFRA_ERROR");
       for (const auto& m : res->response->messages()) absl::StrAppend(&last_infra, " ", m);
       services_.workers->ReportFailure(res->worker);
+      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
       avoid.insert(res->worker);
       continue;
     }
@@ -489,6 +531,13 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
 }
 
 absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& context) {
+  if (services_.metrics) services_.metrics->GroupStarted();
+  absl::Status s = RunGroupBody(key, context);
+  if (services_.metrics) services_.metrics->GroupFinished();
+  return s;
+}
+
+absl::Status RunExecutor::RunGroupBody(const GroupKey& key, const RequestContext& context) {
   CRL_ASSIGN_OR_RETURN(v1::StoredGroup group, SampleGroup(key, context));
   std::string run_id;
   bool training_off;
@@ -509,27 +558,20 @@ absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& co
     for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
       v1::Variant v = Score(todo[i], *key.task, context);
       if (!v.scored()) return;  // cancelled
-      absl::Status s = store_->PutVariant(run_id, v);
-      if (s.ok()) {
-        {
-          absl::MutexLock lock(&mu_);
-          run_.set_candidates(run_.candidates() + 1);
-          run_.set_variants(run_.candidates());
-          if (v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED) run_.set_rejected(run_.rejected() + 1);
-          if (v.infra_failure()) run_.set_infra_failures(run_.infra_failures() + 1);
-          if (v.verdict() == v1::VERDICT_OK) run_.set_variants_correct(run_.variants_correct() + 1);
-          if (v.reward().status() == v1::REWARD_STATUS_OK) {
-            run_.set_reward_sum(run_.reward_sum() + v.reward().reward());
-            run_.set_rewarded(run_.rewarded() + 1);
-            if (v.verdict() == v1::VERDICT_OK) {
-              run_.set_best_speedup(std::max(run_.best_speedup(), v.speedup()));
-              if (v.speedup() > 1) run_.set_faster(run_.faster() + 1);
-            }
-          }
-        }
-        s = SaveRun();
+      const absl::Time writing = clock_->MonotonicNow();
+      v1::Run counted;
+      {
+        absl::MutexLock lock(&mu_);
+        CountScored(v, &run_);
+        run_.set_updated_at(absl::ToUnixSeconds(clock_->Now()));
+        counted = run_;
       }
-      if (s.ok()) s = Emit("variant", "", &v);
+      // The variant, the run's counters and the event: one transaction, so
+      // a crash never leaves a candidate scored but uncounted or unreported.
+      auto stored = store_->RecordScored(v, counted, MakeEvent("variant", "", &v));
+      if (services_.metrics) services_.metrics->ObserveStoreWrite(absl::ToDoubleSeconds(clock_->MonotonicNow() - writing));
+      absl::Status s = stored.status();
+      if (s.ok() && sink_) sink_(*stored);
       if (!s.ok()) {
         absl::MutexLock lock(&status_mu);
         if (first_error.ok()) first_error = s;

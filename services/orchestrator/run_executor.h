@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/context.h"
+#include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/store.h"
 #include "services/orchestrator/worker_pool.h"
 #include "services/prompt/prompt_client.h"
@@ -38,6 +39,8 @@ struct Services {
   TimingClientInterface* timing = nullptr;
   // Null: no trainer (sample-only runs still work; training stages fail).
   TrainerClientInterface* trainer = nullptr;
+  // Null: no metrics.
+  OrchestratorMetrics* metrics = nullptr;
 };
 
 struct ExecutorOptions {
@@ -79,6 +82,7 @@ class RunExecutor {
     std::string scored_group;
   };
   absl::Status RunGroup(const GroupKey& key, const RequestContext& context);
+  absl::Status RunGroupBody(const GroupKey& key, const RequestContext& context);
   absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const RequestContext& context);
   // An sft stage's round 0: the spec's examples for the task as variants
   // to verify, under the prompt they answer.
@@ -90,6 +94,7 @@ class RunExecutor {
   // RESOURCE_EXHAUSTED (the service is down or busy), recording one event.
   absl::Status Patiently(const std::string& what, const RequestContext& context,
                          const std::function<absl::Status()>& call);
+  v1::RunEvent MakeEvent(const std::string& kind, const std::string& message, const v1::Variant* variant);
   absl::Status Emit(const std::string& kind, const std::string& message, const v1::Variant* variant);
   absl::Status SaveRun();
   bool BudgetLeft(std::string* why);
@@ -102,6 +107,10 @@ class RunExecutor {
   absl::Mutex mu_;
   v1::Run run_ ABSL_GUARDED_BY(mu_);
 };
+
+// Adds one scored candidate to a run's counters (candidates, rejects,
+// infrastructure failures, verified, rewards, best trusted speedup, faster).
+void CountScored(const v1::Variant& variant, v1::Run* run);
 
 // Whether a gRPC-style status means "the service is down or busy; try again".
 bool IsTransient(const absl::Status& status);

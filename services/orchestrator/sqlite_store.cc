@@ -191,20 +191,48 @@ absl::StatusOr<std::vector<v1::Run>> SqliteStore::ListRuns(v1::RunState state, i
   return out;
 }
 
-absl::StatusOr<v1::RunEvent> SqliteStore::AppendEvent(v1::RunEvent event) {
-  absl::MutexLock lock(&mu_);
-  CRL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+absl::Status SqliteStore::InsertEventLocked(v1::RunEvent* event) {
   int64_t last = 0;
   {
     Statement q(db_, "SELECT COALESCE(MAX(sequence), 0) FROM events WHERE run_id = ?");
-    q.Text(1, event.run_id());
+    q.Text(1, event->run_id());
     if (q.Step() == SQLITE_ROW) last = q.ColumnInt(0);
   }
-  event.set_sequence(last + 1);
+  event->set_sequence(last + 1);
   Statement ins(db_, "INSERT INTO events (run_id, sequence, event) VALUES (?, ?, ?)");
-  ins.Text(1, event.run_id()).Int(2, event.sequence()).Blob(3, event.SerializeAsString());
-  if (ins.Step() != SQLITE_DONE) {
-    absl::Status s = SqlError(db_, "append event");
+  ins.Text(1, event->run_id()).Int(2, event->sequence()).Blob(3, event->SerializeAsString());
+  if (ins.Step() != SQLITE_DONE) return SqlError(db_, "append event");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::RunEvent> SqliteStore::AppendEvent(v1::RunEvent event) {
+  absl::MutexLock lock(&mu_);
+  CRL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  if (absl::Status s = InsertEventLocked(&event); !s.ok()) {
+    (void)Exec("ROLLBACK");
+    return s;
+  }
+  CRL_RETURN_IF_ERROR(Exec("COMMIT"));
+  return event;
+}
+
+absl::StatusOr<v1::RunEvent> SqliteStore::RecordScored(const v1::Variant& variant, const v1::Run& run,
+                                                       v1::RunEvent event) {
+  absl::MutexLock lock(&mu_);
+  CRL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  absl::Status s;
+  {
+    Statement q(db_, "INSERT OR REPLACE INTO variants (run_id, key, task, variant) VALUES (?, ?, ?, ?)");
+    q.Text(1, run.run_id()).Text(2, variant.key()).Text(3, variant.task_name()).Blob(4, variant.SerializeAsString());
+    if (q.Step() != SQLITE_DONE) s = SqlError(db_, "put variant");
+  }
+  if (s.ok()) {
+    Statement q(db_, "UPDATE runs SET state = ?, run = ? WHERE id = ?");
+    q.Int(1, run.state()).Blob(2, run.SerializeAsString()).Text(3, run.run_id());
+    if (q.Step() != SQLITE_DONE) s = SqlError(db_, "update run");
+  }
+  if (s.ok()) s = InsertEventLocked(&event);
+  if (!s.ok()) {
     (void)Exec("ROLLBACK");
     return s;
   }

@@ -29,6 +29,8 @@ class SqliteStore final : public StoreInterface {
   absl::StatusOr<v1::RunEvent> AppendEvent(v1::RunEvent event) override;
   absl::StatusOr<std::vector<v1::RunEvent>> EventsAfter(const std::string& run_id, int64_t after_sequence,
                                                        int limit) override;
+  absl::StatusOr<v1::RunEvent> RecordScored(const v1::Variant& variant, const v1::Run& run,
+                                            v1::RunEvent event) override;
   absl::Status PutVariant(const std::string& run_id, const v1::Variant& variant) override;
   absl::StatusOr<std::optional<v1::Variant>> GetVariant(const std::string& run_id,
                                                        const std::string& key) override;
@@ -47,6 +49,8 @@ class SqliteStore final : public StoreInterface {
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   absl::Status Migrate();
   absl::Status Exec(const std::string& sql);
+  // Inserts `event` with its run's next sequence number (set in it).
+  absl::Status InsertEventLocked(v1::RunEvent* event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   sqlite3* db_;

@@ -1,8 +1,9 @@
 // What the orchestrator keeps: runs, their events (the watch stream, in
 // order, resumable by sequence number), variants (every sampled completion,
 // from sampled to scored) and sampled groups. One interface, SQLite
-// (sqlite_store.h) behind it; every write is one transaction, so a process
-// killed at any moment leaves each record either written or not.
+// (sqlite_store.h) behind it; every write is one transaction (a scored
+// candidate's three records are one), so a process killed at any moment
+// leaves each record either written or not.
 #ifndef CRL_SERVICES_ORCHESTRATOR_STORE_H_
 #define CRL_SERVICES_ORCHESTRATOR_STORE_H_
 
@@ -37,6 +38,13 @@ class StoreInterface {
   virtual absl::StatusOr<v1::RunEvent> AppendEvent(v1::RunEvent event) = 0;
   virtual absl::StatusOr<std::vector<v1::RunEvent>> EventsAfter(const std::string& run_id,
                                                                int64_t after_sequence, int limit) = 0;
+
+  // A scored candidate, in one transaction: the variant (inserted or
+  // replaced under (run.run_id(), variant.key())), the run with its
+  // counters, and the candidate's event with the next sequence number (set
+  // in the returned copy). A crash leaves all three written or none.
+  virtual absl::StatusOr<v1::RunEvent> RecordScored(const v1::Variant& variant, const v1::Run& run,
+                                                    v1::RunEvent event) = 0;
 
   // Inserts or replaces the variant under (run_id, variant.key()).
   virtual absl::Status PutVariant(const std::string& run_id, const v1::Variant& variant) = 0;

@@ -68,7 +68,10 @@ void BindTrainerOptions(OptionSet* set, TrainerServiceOptions* o) {
 
 absl::Status TrainerParts::StartLoop(const LoopOptions& options, TrainerMetrics* metrics,
                                      ClockInterface* clock) {
-  loop = std::make_unique<TrainingLoop>(runner.get(), intake.get(), options, metrics, clock);
+  LoopOptions o = options;
+  // Rank 0 takes the submissions: it journals them (journal.h).
+  if (o.journal_dir.empty() && trainer->rank() == 0) o.journal_dir = trainer->options().out_dir + "/journal";
+  loop = std::make_unique<TrainingLoop>(runner.get(), intake.get(), o, metrics, clock);
   return loop->Start();
 }
 

@@ -50,6 +50,12 @@ absl::Status TrainingLoop::Start() {
       return extra.status();
     }
   }
+  if (!options_.journal_dir.empty()) {
+    absl::MutexLock lock(&mu_);
+    const int replayed = ReplayJournal();
+    if (replayed > 0) CRL_LOG(INFO) << "crl-trainer: queued " << replayed << " journaled submissions again";
+    CRL_ASSIGN_OR_RETURN(journal_, Journal::Open(options_.journal_dir));
+  }
   // The current version must be loadable: the base model at step 0, else
   // the published directory of this step (publishing it if the last run
   // stopped between a step and its publication).
@@ -133,6 +139,10 @@ absl::StatusOr<v1::SubmitGroupResponse> TrainingLoop::SubmitGroup(const v1::Subm
       return absl::ResourceExhaustedError(
           absl::StrCat("crl-trainer: ", groups_.size(), " groups queued (max_queued_groups)"));
     }
+    if (outcome == v1::GROUP_OUTCOME_QUEUED && journal_) {
+      // Durable before it is acknowledged (journal.h).
+      if (absl::Status j = journal_->Append(request); !j.ok()) return j;
+    }
     if (outcome != v1::GROUP_OUTCOME_DUPLICATE) Remember(g.id);
     if (outcome == v1::GROUP_OUTCOME_QUEUED) {
       groups_.push_back({g.id, g.policy_version, std::move(g.sequences)});
@@ -164,6 +174,10 @@ absl::StatusOr<v1::SubmitExamplesResponse> TrainingLoop::SubmitExamples(
     if (static_cast<int>(examples_.size() + examples.size()) > options_.max_queued_examples) {
       return absl::ResourceExhaustedError(
           absl::StrCat("crl-trainer: ", examples_.size(), " examples queued (max_queued_examples)"));
+    }
+    if (journal_ && std::any_of(examples.begin(), examples.end(), [&](const TrainSequence& e)
+                                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !Seen(e.id); })) {
+      if (absl::Status j = journal_->Append(request); !j.ok()) return j;
     }
     for (TrainSequence& e : examples) {
       if (Seen(e.id)) {
@@ -427,12 +441,22 @@ absl::Status TrainingLoop::PublishNow(const StepStats* stats) {
 
 absl::Status TrainingLoop::CheckpointNow() {
   json extra;
+  int64_t covered_before = 0;  // journal segments this checkpoint makes redundant
   {
     absl::MutexLock lock(&mu_);
     extra = {{"loop", QueueState()}};
     queue_changed_ = false;
+    if (journal_) {
+      auto next = journal_->Rotate();
+      if (!next.ok()) return next.status();
+      covered_before = *next;
+    }
   }
   CRL_RETURN_IF_ERROR(runner_->Checkpoint(extra));
+  if (covered_before > 0) {
+    absl::MutexLock lock(&mu_);
+    journal_->DropBefore(covered_before);
+  }
   steps_since_checkpoint_ = 0;
   if (metrics_) metrics_->checkpoints.Increment();
   auto dir = LatestDirectory((fs::path(runner_->trainer()->options().out_dir) / "checkpoints").string());
@@ -449,6 +473,33 @@ json TrainingLoop::QueueState() const {
   json examples = SequencesToJson(std::vector<TrainSequence>(examples_.begin(), examples_.end()));
   return {{"groups", groups}, {"examples", examples},
           {"seen", std::vector<std::string>(seen_order_.begin(), seen_order_.end())}};
+}
+
+int TrainingLoop::ReplayJournal() {
+  int replayed = 0;
+  (void)Journal::Replay(
+      options_.journal_dir,
+      [&](const v1::SubmitGroupRequest& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto g = intake_->Group(r);
+        if (!g.ok() || g->outcome != v1::GROUP_OUTCOME_QUEUED || Seen(g->id)) return;
+        Remember(g->id);
+        groups_.push_back({g->id, g->policy_version, std::move(g->sequences)});
+        ++replayed;
+      },
+      [&](const v1::SubmitExamplesRequest& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto examples = intake_->Examples(r);
+        if (!examples.ok()) return;
+        bool any = false;
+        for (TrainSequence& e : *examples) {
+          if (Seen(e.id)) continue;
+          Remember(e.id);
+          examples_.push_back(std::move(e));
+          any = true;
+        }
+        replayed += any;
+      });
+  if (replayed > 0) queue_changed_ = true;
+  return replayed;
 }
 
 void TrainingLoop::RestoreQueue(const json& state) {

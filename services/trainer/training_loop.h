@@ -27,6 +27,7 @@
 #include "common/context.h"
 #include "crl/v1/trainer.pb.h"
 #include "services/trainer/intake.h"
+#include "services/trainer/journal.h"
 #include "services/trainer/step_runner.h"
 #include "services/trainer/trainer_metrics.h"
 
@@ -49,6 +50,10 @@ struct LoopOptions {
   int remembered_ids = 200000;
   // Continue from out_dir's latest checkpoint when there is one.
   bool resume = true;
+  // Where accepted submissions are journaled before they are acknowledged
+  // (journal.h); empty: no journal (a crash loses what was queued since the
+  // last checkpoint).
+  std::string journal_dir;
 };
 
 // Thread-safe.
@@ -107,6 +112,9 @@ class TrainingLoop {
   absl::Status CheckpointNow();
   nlohmann::json QueueState() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RestoreQueue(const nlohmann::json& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues what the journal holds beyond the checkpoint; returns how many
+  // submissions it queued again.
+  int ReplayJournal() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Seen(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Remember(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits until `id` has an outcome, or the context ends.
@@ -139,6 +147,7 @@ class TrainingLoop {
   // The trainer's step, mirrored for the submitting threads.
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
   v1::PolicyVersion current_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Journal> journal_ ABSL_GUARDED_BY(mu_);
   // Held while watchers run (not mu_: a watcher may call Current()).
   absl::Mutex watch_mu_;
   struct Watcher {

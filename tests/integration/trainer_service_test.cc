@@ -175,3 +175,54 @@ TEST_CASE("crl-trainer trains submitted groups, refuses bad ones, and streams ve
 
 }  // namespace
 }  // namespace crl::testing
+
+namespace crl::testing {
+
+TEST_CASE("crl-trainer killed with SIGKILL between checkpoints loses no acknowledged submission",
+          "[integration][trainer]") {
+  TempDir dir;
+  const std::string model = MakePolicy(dir);
+  const std::string out = dir.path() + "/out";
+  // Large batches: nothing trains before the kill; no checkpoint is taken.
+  std::vector<std::string> args = TrainerArgs(model, out);
+  args.insert(args.end(), {"--groups_per_step=50", "--examples_per_step=50"});
+  auto trainer = std::make_unique<ServiceProcess>(kBin + "/crl-trainer", args);
+  REQUIRE(trainer->started());
+  ClientOptions co;
+  co.timeout = absl::Seconds(120);
+  {
+    auto client = GrpcTrainerClient::Create(trainer->grpc_address(), co);
+    REQUIRE(client.ok());
+    auto g = (*client)->SubmitGroup(Group("journaled-group", {1.0, 0.0, 0.5}), RequestContext::Background());
+    REQUIRE(g.ok());
+    CHECK(g->outcome() == v1::GROUP_OUTCOME_QUEUED);
+    v1::SubmitExamplesRequest ex;
+    auto* e = ex.add_examples();
+    e->set_example_id("journaled-example");
+    e->set_prompt("make relu faster");
+    e->set_completion("return x.clamp_min(0)");
+    auto accepted = (*client)->SubmitExamples(ex, RequestContext::Background());
+    REQUIRE(accepted.ok());
+    CHECK(accepted->accepted() == 1);
+  }
+  trainer->Signal(SIGKILL);
+  trainer->Wait(30);
+  CHECK_FALSE(fs::exists(out + "/checkpoints/latest"));
+
+  // Restarted on the same out_dir: the journal brings both back, once.
+  trainer = std::make_unique<ServiceProcess>(kBin + "/crl-trainer", args);
+  REQUIRE(trainer->started());
+  auto client = GrpcTrainerClient::Create(trainer->grpc_address(), co);
+  REQUIRE(client.ok());
+  // Submitted again (a client retrying): a duplicate, not trained twice.
+  auto again = (*client)->SubmitGroup(Group("journaled-group", {1.0, 0.0, 0.5}), RequestContext::Background());
+  REQUIRE(again.ok());
+  CHECK(again->outcome() == v1::GROUP_OUTCOME_DUPLICATE);
+  auto flushed = (*client)->Flush(RequestContext::Background());
+  REQUIRE(flushed.ok());
+  CHECK(flushed->groups() == 1);
+  CHECK(flushed->examples() == 1);
+  CHECK(flushed->version().step() >= 1);
+}
+
+}  // namespace crl::testing

@@ -152,6 +152,7 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   REQUIRE(sft->sft_examples_size() == 2);
   CHECK(sft->sft_examples(0).task_name() == "t1");
   CHECK(sft->sft_examples(0).analysis() == "One pass per row");
+  CHECK(sft->sft_examples(0).source() == "int x;\n");  // without the expect line
   CHECK(sft->sft_examples(1).source() == "int y;\n");
   CHECK(sft->sft_examples(1).analysis().empty());
   // A JSON-lines file: each line names its task; errors name file and line.

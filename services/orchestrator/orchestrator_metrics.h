@@ -1,0 +1,54 @@
+// crl-orchestrator's Prometheus metrics: runs by state, what became of the
+// candidates (by stage and outcome), rewards and trusted speedups, groups in
+// flight, how long dispatch to a worker and store writes take, worker
+// failures. Labels are bounded: state, stage, outcome (lib/report's
+// classification), worker address (the configured workers).
+#ifndef CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_
+#define CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "crl/v1/orchestrator.pb.h"
+
+namespace crl::orchestrator {
+
+// Thread-safe.
+class OrchestratorMetrics {
+ public:
+  explicit OrchestratorMetrics(prometheus::Registry* registry);
+
+  // Every stored event passes here (the orchestrator's Notify): run states,
+  // and each scored candidate.
+  void ObserveEvent(const v1::RunEvent& event);
+  void ObserveDispatch(double seconds) { dispatch_seconds_.Observe(seconds); }
+  void ObserveStoreWrite(double seconds) { store_seconds_.Observe(seconds); }
+  void CountWorkerFailure(const std::string& worker);
+  void GroupStarted() { groups_in_flight_.Increment(); }
+  void GroupFinished() { groups_in_flight_.Decrement(); }
+
+ private:
+  prometheus::Family<prometheus::Gauge>& runs_;                  // crl_orchestrator_runs{state}
+  prometheus::Family<prometheus::Counter>& candidates_;          // crl_orchestrator_candidates_total{stage,outcome}
+  prometheus::Histogram& rewards_;                               // crl_orchestrator_reward
+  prometheus::Histogram& speedups_;                              // crl_orchestrator_speedup (trusted)
+  prometheus::Gauge& best_speedup_;                              // crl_orchestrator_best_speedup
+  prometheus::Gauge& groups_in_flight_;                          // crl_orchestrator_groups_in_flight
+  prometheus::Histogram& dispatch_seconds_;                      // crl_orchestrator_dispatch_seconds
+  prometheus::Histogram& store_seconds_;                         // crl_orchestrator_store_write_seconds
+  prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{worker}
+  absl::Mutex mu_;
+  std::map<std::string, v1::RunState> states_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace crl::orchestrator
+
+#endif  // CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_

@@ -1,0 +1,254 @@
+// `crl quickstart --quick` end to end, the way `make run` runs it but
+// smaller: a local cluster of six real service processes (crl up's
+// supervisor), the embedded policy made from scratch, SFT, an untrained twin
+// and the RL run. Meanwhile:
+//  - crash drill: every service is killed with SIGKILL once while the runs
+//    are in progress; the supervisor restarts it, the runs complete, and
+//    their counts reconcile (every candidate stored once, scored, and
+//    reported once on the watch stream);
+//  - metrics: a real Prometheus (Debian's package) scrapes every service;
+//    its HTTP API must answer each service's key series; the alert rules
+//    pass promtool check rules and promtool test rules;
+//  - the report opens in a real headless Chromium with every plot drawn and
+//    nothing logged as an error (tests/js/report_check.mjs).
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/file.h"
+#include "tests/integration/service_process.h"
+
+namespace crl::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+const std::string kBin = CRL_BIN_DIR;
+const std::string kSource = CRL_SOURCE_DIR;
+
+json ReadJson(const std::string& path) {
+  auto text = ReadFileToString(path, "json");
+  if (!text.ok()) return json();
+  json j = json::parse(*text, nullptr, false);
+  return j.is_discarded() ? json() : j;
+}
+
+std::string Run(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+int FreePortHere() {
+  const std::string out = Run("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); "
+                              "print(s.getsockname()[1])'");
+  return std::atoi(out.c_str());
+}
+
+// The value of an instant PromQL query's first sample, or -1.
+double Query(int port, const std::string& promql) {
+  std::string q;
+  for (char c : promql) {
+    if (isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      q += c;
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      q += hex;
+    }
+  }
+  json j = json::parse(HttpGet(port, "/api/v1/query?query=" + q), nullptr, false);
+  if (j.is_discarded() || j.value("status", "") != "success" || j["data"]["result"].empty()) return -1;
+  return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
+}
+
+}  // namespace
+
+TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, the report in Chromium",
+          "[e2e]") {
+  TempDir dir;
+  const std::string runs = dir.path() + "/runs", cluster = dir.path() + "/cluster";
+  // The quickstart in the background, as `make run` would start it.
+  const std::string log = dir.path() + "/quickstart.log";
+  const pid_t qs = fork();
+  REQUIRE(qs >= 0);
+  if (qs == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl((kBin + "/crl").c_str(), "crl", "quickstart", "--quick", "--quick_sft_epochs", "6", "--data_dir",
+          runs.c_str(), "--cluster_dir", cluster.c_str(), "--keep_up", nullptr);
+    _exit(127);
+  }
+  auto quickstart_done = [&](int* status) { return waitpid(qs, status, WNOHANG) == qs; };
+
+  // The cluster comes up.
+  json up;
+  for (int i = 0; i < 1200 && !up.value("ready", false); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    up = ReadJson(cluster + "/cluster.json");
+  }
+  INFO(Run("cat " + log));
+  REQUIRE(up.value("ready", false));
+  REQUIRE(up["services"].size() == 6);
+
+  // A real Prometheus scraping every service's /metrics.
+  const int prom_port = FreePortHere();
+  {
+    std::ofstream cfg(dir.path() + "/prometheus.yml");
+    cfg << "global: {scrape_interval: 1s, evaluation_interval: 1s}\nrule_files: [" << kSource
+        << "/deploy/prometheus/alerts.yaml]\nscrape_configs:\n";
+    for (const auto& [name, s] : up["services"].items()) {
+      cfg << "  - job_name: crl-" << name << "\n    static_configs: [{targets: ['" << s["metrics"].get<std::string>()
+          << "']}]\n";
+    }
+  }
+  const pid_t prom = fork();
+  REQUIRE(prom >= 0);
+  if (prom == 0) {
+    const int fd = open((dir.path() + "/prometheus.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl("/usr/bin/prometheus", "prometheus", ("--config.file=" + dir.path() + "/prometheus.yml").c_str(),
+          ("--storage.tsdb.path=" + dir.path() + "/prom").c_str(),
+          ("--web.listen-address=127.0.0.1:" + std::to_string(prom_port)).c_str(), nullptr);
+    _exit(127);
+  }
+
+  // Crash drill: kill -9 each service once while the runs go on, each after
+  // the previous one is back.
+  int status = 0;
+  bool finished = false;
+  std::vector<std::string> killed;
+  for (const std::string name : {"worker", "timing", "prompt", "sampler", "trainer", "orchestrator"}) {
+    // Wait until the runs are under way (the first candidates scored).
+    std::this_thread::sleep_for(std::chrono::seconds(killed.empty() ? 12 : 4));
+    if ((finished = quickstart_done(&status))) break;
+    json now = ReadJson(cluster + "/cluster.json");
+    const int pid = now["services"][name].value("pid", -1);
+    REQUIRE(pid > 0);
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    killed.push_back(name);
+    // Back (a new pid, ready) before the next.
+    for (int i = 0; i < 600; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      now = ReadJson(cluster + "/cluster.json");
+      if (now["services"][name].value("pid", -1) != pid && now["services"][name].value("ready", false)) break;
+    }
+    CHECK(now["services"][name].value("restarts", 0) >= 1);
+  }
+  for (int i = 0; i < 6000 && !finished; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    finished = quickstart_done(&status);
+  }
+  const std::string output = Run("cat " + log);
+  INFO(output);
+  REQUIRE(finished);
+  CHECK(killed.size() == 6);  // every kill landed while the runs were going
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  // Counts reconcile: each run's candidates are stored once, all scored,
+  // and each was reported once on its watch stream.
+  json list = json::parse(Run(kBin + "/crl run list --cluster " + cluster + " --json"), nullptr, false);
+  REQUIRE(list.contains("runs"));
+  REQUIRE(list["runs"].size() == 3);
+  std::string trained_id, twin_id;
+  for (const auto& r : list["runs"]) {
+    const std::string id = r["run_id"];
+    INFO(id);
+    CHECK(r["state"] == "RUN_STATE_SUCCEEDED");
+    const int candidates = r.value("candidates", 0);
+    CHECK(candidates > 0);
+    const std::string out = dir.path() + "/export-" + id;
+    REQUIRE(std::system((kBin + "/crl run export " + id + " --format jsonl --out " + out + " --cluster " + cluster +
+                         " > /dev/null").c_str()) == 0);
+    std::set<std::string> keys;
+    int lines = 0;
+    std::ifstream in(out + "/variants.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      json v = json::parse(line);
+      ++lines;
+      keys.insert(v["key"].get<std::string>());
+      CHECK(v.value("scored", false));
+    }
+    CHECK(lines == static_cast<int>(keys.size()));
+    // sft: examples are scored once however many epochs.
+    CHECK(lines == candidates);
+    int reported = 0;
+    std::set<std::string> reported_keys;
+    for (const auto& line : absl::StrSplit(Run(kBin + "/crl run watch " + id + " --json --cluster " + cluster), '\n')) {
+      json e = json::parse(line, nullptr, false);
+      if (e.is_discarded() || e.value("kind", "") != "variant") continue;
+      ++reported;
+      reported_keys.insert(e["variant"]["key"].get<std::string>());
+    }
+    CHECK(reported == candidates);
+    CHECK(reported_keys == keys);
+    if (r["spec"].value("training", "") == "none") twin_id = id;
+    if (r["spec"].value("name", "") == "embedded-rl") trained_id = id;
+  }
+  REQUIRE(!trained_id.empty());
+  REQUIRE(!twin_id.empty());
+
+  // Prometheus: every service is up again (after its restart) and answers
+  // its key series.
+  const std::map<std::string, std::string> key_series = {
+      {"worker", "crl_worker_evaluations_total"},      {"timing", "crl_timing_results_total"},
+      {"prompt", "crl_prompt_builds_total"},           {"sampler", "crl_sampler_completions_total"},
+      {"trainer", "crl_trainer_steps_total"},          {"orchestrator", "crl_orchestrator_candidates_total"}};
+  for (const auto& [name, series] : key_series) {
+    INFO(name << " " << series << "\n" << Run("tail -20 " + dir.path() + "/prometheus.log"));
+    double v = -1, is_up = -1;
+    for (int i = 0; i < 100 && (v < 0 || is_up != 1); ++i) {
+      v = Query(prom_port, "sum(" + series + "{job=\"crl-" + name + "\"})");
+      is_up = Query(prom_port, "up{job=\"crl-" + name + "\"}");
+      if (v < 0 || is_up != 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    CHECK(is_up == 1);
+    CHECK(v >= 0);
+  }
+  CHECK(Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})") == 3);
+  kill(prom, SIGTERM);
+  waitpid(prom, nullptr, 0);
+  CHECK(std::system(("promtool check rules " + kSource + "/deploy/prometheus/alerts.yaml > /dev/null").c_str()) == 0);
+  CHECK(std::system(("cd " + kSource + "/deploy/prometheus && promtool test rules alerts_test.yaml > /dev/null")
+                        .c_str()) == 0);
+
+  // The report: the files, and what a person sees in a real browser.
+  const std::string report = runs + "/" + trained_id;
+  for (const char* f : {"report.html", "summary.json", "summary.txt", "reward_per_round.png", "verdicts_per_round.png",
+                        "speedups.png", "best_per_task.png", "fast_p.png", "shares_per_round.png"}) {
+    CHECK(fs::exists(report + "/" + f));
+  }
+  json summary = ReadJson(report + "/summary.json");
+  CHECK(summary["trained"]["run_id"] == trained_id);
+  CHECK(summary["untrained"]["run_id"] == twin_id);
+  const std::string browser = Run("cd " + kSource + "/tests/js && node report_check.mjs " + report +
+                                  "/report.html " + dir.path() + "/report.png 2>&1; echo rc=$?");
+  INFO(browser);
+  CHECK(browser.find("rc=0") != std::string::npos);
+  CHECK(fs::file_size(dir.path() + "/report.png") > 20000);
+
+  CHECK(std::system((kBin + "/crl down --data_dir " + cluster + " > /dev/null").c_str()) == 0);
+  CHECK_FALSE(fs::exists(cluster + "/cluster.json"));
+}
+
+}  // namespace crl::testing
