@@ -33,6 +33,8 @@ bool IsTrustFlag(v1::Flag flag) {
   return flag != v1::FLAG_NO_CUSTOM_KERNEL && flag != v1::FLAG_UNSPECIFIED;
 }
 
+bool IsHonestyFlag(v1::Flag flag) { return IsTrustFlag(flag) && flag != v1::FLAG_NOISY; }
+
 bool IsTrustFlagName(const std::string& name) {
   if (name.empty()) return false;
   v1::Flag flag;

@@ -25,6 +25,12 @@ std::string LabelValue(const std::string& short_name);
 // FLAG_UNSPECIFIED). A speedup carrying one is never rewarded or reported
 // as fast.
 bool IsTrustFlag(v1::Flag flag);
+// True for the trust flags that say a candidate may be cheating (all but
+// FLAG_NOISY, which says only that the measurement was not precise enough).
+// A verified candidate carrying one is never imitated (SFT,
+// keep-the-successes); one that is merely NOISY is (its speed goes
+// unrewarded, its correctness stands).
+bool IsHonestyFlag(v1::Flag flag);
 // The same for a name, with or without the "FLAG_" prefix; unknown names
 // count as trust flags (a flag we cannot read is not one we can clear).
 bool IsTrustFlagName(const std::string& name);

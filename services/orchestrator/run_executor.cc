@@ -618,11 +618,17 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     sent = Patiently("crl-trainer", context, [&]() -> absl::Status {
       return services_.trainer->SubmitGroup(req, context).status();
     });
-  } else {  // keep-successes, sft: what verified with a trusted timing, as supervised examples
+  } else {  // keep-successes, sft: what verified honestly, as supervised examples
     v1::SubmitExamplesRequest req;
     req.set_run_id(run_id);
     for (const auto& v : all) {
-      if (v.verdict() != v1::VERDICT_OK || v.reward().status() != v1::REWARD_STATUS_OK) continue;
+      // Verified, and no flag that says it may cheat: a NOISY timing does
+      // not make a correct answer worth less as an example.
+      if (v.verdict() != v1::VERDICT_OK || v.infra_failure() ||
+          std::any_of(v.flags().begin(), v.flags().end(),
+                      [](int f) { return IsHonestyFlag(static_cast<v1::Flag>(f)); })) {
+        continue;
+      }
       if (key.stage != "sft" && v.token_ids_size() == 0) continue;
       v1::Example* e = req.add_examples();
       e->set_prompt(group.prompt());

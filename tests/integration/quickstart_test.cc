@@ -38,11 +38,12 @@ using nlohmann::json;
 const std::string kBin = CRL_BIN_DIR;
 const std::string kSource = CRL_SOURCE_DIR;
 
+// The file's JSON object ({} when missing or not an object yet).
 json ReadJson(const std::string& path) {
   auto text = ReadFileToString(path, "json");
-  if (!text.ok()) return json();
+  if (!text.ok()) return json::object();
   json j = json::parse(*text, nullptr, false);
-  return j.is_discarded() ? json() : j;
+  return j.is_object() ? j : json::object();
 }
 
 std::string Run(const std::string& command) {
@@ -79,6 +80,12 @@ double Query(int port, const std::string& promql) {
   return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
 }
 
+// A service's entry in cluster.json ({} when absent).
+json Service(const json& cluster, const std::string& name) {
+  if (!cluster.contains("services") || !cluster["services"].contains(name)) return json::object();
+  return cluster["services"][name];
+}
+
 }  // namespace
 
 TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, the report in Chromium",
@@ -87,6 +94,8 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   const std::string runs = dir.path() + "/runs", cluster = dir.path() + "/cluster";
   // The quickstart in the background, as `make run` would start it.
   const std::string log = dir.path() + "/quickstart.log";
+  std::fflush(stdout);
+  std::fflush(stderr);
   const pid_t qs = fork();
   REQUIRE(qs >= 0);
   if (qs == 0) {
@@ -120,6 +129,8 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
           << "']}]\n";
     }
   }
+  std::fflush(stdout);
+  std::fflush(stderr);
   const pid_t prom = fork();
   REQUIRE(prom >= 0);
   if (prom == 0) {
@@ -142,7 +153,8 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     std::this_thread::sleep_for(std::chrono::seconds(killed.empty() ? 12 : 4));
     if ((finished = quickstart_done(&status))) break;
     json now = ReadJson(cluster + "/cluster.json");
-    const int pid = now["services"][name].value("pid", -1);
+    REQUIRE(now.contains("services"));
+    const int pid = Service(now, name).value("pid", -1);
     REQUIRE(pid > 0);
     REQUIRE(kill(pid, SIGKILL) == 0);
     killed.push_back(name);
@@ -150,9 +162,9 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     for (int i = 0; i < 600; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       now = ReadJson(cluster + "/cluster.json");
-      if (now["services"][name].value("pid", -1) != pid && now["services"][name].value("ready", false)) break;
+      if (Service(now, name).value("pid", -1) != pid && Service(now, name).value("ready", false)) break;
     }
-    CHECK(now["services"][name].value("restarts", 0) >= 1);
+    CHECK(Service(now, name).value("restarts", 0) >= 1);
   }
   for (int i = 0; i < 6000 && !finished; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -347,16 +347,21 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
           "[orchestrator]") {
   Rig rig;
   v1::RunSpec spec = Spec("sft", 3, 4);
-  for (const char* code : {"good", "bad"}) {
+  for (const char* code : {"good", "bad", "noisy", "side"}) {
     auto* e = spec.add_sft_examples();
     e->set_task_name("row_sum");
     e->set_source(code);
   }
-  rig.prompt.Push(Parsed("good"));
-  rig.prompt.Push(Parsed("bad"));
+  for (const char* code : {"good", "bad", "noisy", "side"}) rig.prompt.Push(Parsed(code));
   rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  rig.w1.Push(Verdict(v1::VERDICT_OK));
+  rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.timing.Push(Timed(1.5));
+  // A NOISY timing withholds the reward but the answer is still a good
+  // example; a side stream may be a cheat and is never imitated.
+  rig.timing.Push(Timed(1.1, {v1::FLAG_NOISY}));
+  rig.timing.Push(Timed(9.0, {v1::FLAG_SIDE_STREAM}));
   ExecutorOptions eo;
   eo.parallel_candidates = 1;
   RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
@@ -364,36 +369,44 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
   REQUIRE(end.ok());
   CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
-  // Two examples scored once (round 0), nothing sampled.
-  CHECK(end->candidates() == 2);
+  // Four examples scored once (round 0), nothing sampled.
+  CHECK(end->candidates() == 4);
   CHECK(rig.sampler.requests().empty());
-  CHECK(rig.w1.evaluate_requests().size() + rig.w2.evaluate_requests().size() == 2);
-  // The verified one reaches the trainer once per epoch, as chat messages
-  // with the answer in the template's three sections, under distinct ids.
+  CHECK(rig.w1.evaluate_requests().size() + rig.w2.evaluate_requests().size() == 4);
+  // The good and the noisy one reach the trainer once per epoch, as chat
+  // messages with the answer in the template's three sections, under
+  // distinct ids.
   auto examples = rig.trainer.examples();
-  REQUIRE(examples.size() == 3);
+  REQUIRE(examples.size() == 6);
   std::set<std::string> ids;
+  int good = 0, noisy = 0;
   for (const auto& e : examples) {
     ids.insert(e.example_id());
     REQUIRE(e.messages_size() == 1);
     CHECK(e.messages(0).content() == "prompt 1 for row_sum");  // the fake's prompt
-    CHECK_THAT(e.completion(), Catch::Contains("### Code\n```cpp\ngood\n```"));
+    good += e.completion().find("### Code\n```cpp\ngood\n```") != std::string::npos;
+    noisy += e.completion().find("```cpp\nnoisy\n```") != std::string::npos;
   }
-  CHECK(ids.size() == 3);
+  CHECK(good == 3);
+  CHECK(noisy == 3);
+  CHECK(ids.size() == 6);
 
   // The same spec with training none: verified, nothing sent anywhere.
   Rig twin;
   spec.set_training("none");
-  twin.prompt.Push(Parsed("good"));
-  twin.prompt.Push(Parsed("bad"));
+  for (const char* code : {"good", "bad", "noisy", "side"}) twin.prompt.Push(Parsed(code));
   twin.w1.Push(Verdict(v1::VERDICT_OK));
   twin.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  twin.w1.Push(Verdict(v1::VERDICT_OK));
+  twin.w1.Push(Verdict(v1::VERDICT_OK));
   twin.timing.Push(Timed(1.5));
+  twin.timing.Push(Timed(1.1, {v1::FLAG_NOISY}));
+  twin.timing.Push(Timed(9.0, {v1::FLAG_SIDE_STREAM}));
   RunExecutor ex2(twin.services(), twin.store.get(), &twin.clock, eo, nullptr);
   auto off = ex2.Execute(twin.NewRun(spec), RequestContext::Background(), stopping);
   REQUIRE(off.ok());
   CHECK(off->state() == v1::RUN_STATE_SUCCEEDED);
-  CHECK(off->candidates() == 2);
+  CHECK(off->candidates() == 4);
   CHECK(twin.trainer.examples().empty());
   CHECK(twin.trainer.groups().empty());
 }
