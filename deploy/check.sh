@@ -19,7 +19,7 @@ skip() { echo "SKIP: $*"; }
 python3 - "$here" <<'PY'
 import json, sys, yaml
 here = sys.argv[1]
-for p in ("helm/crl/Chart.yaml", "helm/crl/values.yaml", "prometheus/alerts.yaml",
+for p in ("helm/crl/Chart.yaml", "helm/crl/values.yaml", "helm/crl/files/alerts.rules.yaml",
           "prometheus/alerts_test.yaml"):
     yaml.safe_load(open(f"{here}/{p}"))
 json.load(open(f"{here}/grafana/crl-dashboard.json"))
@@ -45,11 +45,8 @@ else
 fi
 
 if command -v promtool >/dev/null; then
-  python3 -c 'import sys,yaml; yaml.safe_dump(yaml.safe_load(open(sys.argv[1]))["spec"], open(sys.argv[2],"w"))' \
-    "$here/prometheus/alerts.yaml" "$tmp/alerts.rules.yaml"
-  cp "$here/prometheus/alerts_test.yaml" "$tmp/"
-  promtool check rules "$tmp/alerts.rules.yaml"
-  (cd "$tmp" && promtool test rules alerts_test.yaml)
+  promtool check rules "$here/helm/crl/files/alerts.rules.yaml"
+  (cd "$here/prometheus" && promtool test rules alerts_test.yaml)
 else
   skip "promtool not installed (apt-get install prometheus)"
 fi

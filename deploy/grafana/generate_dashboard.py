@@ -225,6 +225,92 @@ def build():
                     "fires above 32 for 15 minutes."))
     y += 8
 
+    # -- Runs and rewards (crl-orchestrator) -----------------------------------
+    panels.append(row(next(pid), "Runs and rewards (orchestrator)", y)); y += 1
+    panels.append(panel(
+        next(pid), "Runs by state", "stat", 0, y, 6, 8,
+        [("sum by (state) (crl_orchestrator_runs{%s})" % SEL, "{{state}}")], decimals=0,
+        description="Runs the orchestrator holds, by state (CrlRunFailed fires on a new failure)."))
+    panels.append(panel(
+        next(pid), "Candidates / s by outcome", "timeseries", 6, y, 10, 8,
+        [("sum by (outcome) (rate(crl_orchestrator_candidates_total{%s}[%s]))" % (SEL, RI), "{{outcome}}")],
+        unit="ops", stack=True,
+        description="What became of the scored candidates: rejected by the parser, compile error, wrong "
+                    "answer, crashed or timed out, verified (flagged / not faster / faster), or an "
+                    "infrastructure failure (never a reward)."))
+    panels.append(panel(
+        next(pid), "Mean reward and best speedup", "timeseries", 16, y, 8, 8,
+        [("sum(rate(crl_orchestrator_reward_sum{%s}[%s])) / sum(rate(crl_orchestrator_reward_count{%s}[%s]))"
+          % (SEL, RI, SEL, RI), "mean reward"),
+         ("max(crl_orchestrator_best_speedup{%s})" % SEL, "best trusted speedup")],
+        description="Rewards given (withheld and infrastructure failures are none) and the best speedup "
+                    "of a verified candidate with a trusted timing."))
+    y += 8
+    panels.append(panel(
+        next(pid), "Speedups of trusted candidates (p50 / p90)", "timeseries", 0, y, 8, 7,
+        [("histogram_quantile(0.5, sum by (le) (rate(crl_orchestrator_speedup_bucket{%s}[%s])))" % (SEL, RI), "p50"),
+         ("histogram_quantile(0.9, sum by (le) (rate(crl_orchestrator_speedup_bucket{%s}[%s])))" % (SEL, RI), "p90")]))
+    panels.append(panel(
+        next(pid), "Groups in flight", "timeseries", 8, y, 8, 7,
+        [("sum by (pod) (crl_orchestrator_groups_in_flight{%s})" % SEL, "{{pod}}")],
+        description="Groups being sampled or scored (the orchestrator's queue)."))
+    panels.append(panel(
+        next(pid), "Dispatch and store latency p95", "timeseries", 16, y, 8, 7,
+        [("histogram_quantile(0.95, sum by (le) (rate(crl_orchestrator_dispatch_seconds_bucket{%s}[%s])))"
+          % (SEL, RI), "dispatch to a worker"),
+         ("histogram_quantile(0.95, sum by (le) (rate(crl_orchestrator_store_write_seconds_bucket{%s}[%s])))"
+          % (SEL, RI), "store write")], unit="s"))
+    y += 7
+
+    # -- Sampler ------------------------------------------------------------------
+    panels.append(row(next(pid), "Sampler", y)); y += 1
+    panels.append(panel(
+        next(pid), "Tokens / s", "timeseries", 0, y, 8, 7,
+        [("sum by (pod) (rate(crl_sampler_completion_tokens_total{%s}[%s]))" % (SEL, RI), "{{pod}} out"),
+         ("sum by (pod) (rate(crl_sampler_prompt_tokens_total{%s}[%s]))" % (SEL, RI), "{{pod}} in")]))
+    panels.append(panel(
+        next(pid), "Queue depth and time to first token p95", "timeseries", 8, y, 8, 7,
+        [("sum by (pod) (crl_sampler_queue_depth{%s})" % SEL, "{{pod}} queue"),
+         ("histogram_quantile(0.95, sum by (le) (rate(crl_sampler_time_to_first_token_seconds_bucket{%s}[%s])))"
+          % (SEL, RI), "TTFT p95 (s)")]))
+    panels.append(panel(
+        next(pid), "Retries and endpoint errors / s", "timeseries", 16, y, 8, 7,
+        [("sum by (cause) (rate(crl_sampler_retries_total{%s}[%s]))" % (SEL, RI), "retry: {{cause}}"),
+         ("sum by (code) (rate(crl_sampler_endpoint_errors_total{%s}[%s]))" % (SEL, RI), "error {{code}}")],
+        unit="ops", description="CrlSamplerEndpointErrors fires above 0.1/s for 10 minutes."))
+    y += 7
+
+    # -- Trainer ------------------------------------------------------------------
+    panels.append(row(next(pid), "Trainer", y)); y += 1
+    panels.append(panel(
+        next(pid), "Loss and KL", "timeseries", 0, y, 8, 7,
+        [("max by (pod) (crl_trainer_loss{%s})" % SEL, "{{pod}} loss"),
+         ("max by (pod) (crl_trainer_kl{%s})" % SEL, "{{pod}} KL")]))
+    panels.append(panel(
+        next(pid), "Policy version, reward mean, clip fraction", "timeseries", 8, y, 8, 7,
+        [("max by (pod) (crl_trainer_policy_version{%s})" % SEL, "{{pod}} version"),
+         ("max by (pod) (crl_trainer_reward_mean{%s})" % SEL, "{{pod}} reward mean"),
+         ("max by (pod) (crl_trainer_clip_fraction{%s})" % SEL, "{{pod}} clip fraction")]))
+    panels.append(panel(
+        next(pid), "Queued data, tokens / s", "timeseries", 16, y, 8, 7,
+        [("sum by (pod) (crl_trainer_queued_groups{%s})" % SEL, "{{pod}} groups queued"),
+         ("sum by (pod) (crl_trainer_queued_examples{%s})" % SEL, "{{pod}} examples queued"),
+         ("max by (pod) (crl_trainer_tokens_per_second{%s})" % SEL, "{{pod}} tokens/s")],
+        description="CrlTrainerStalled fires when data stays queued with no step for 30 minutes."))
+    y += 7
+
+    # -- Timing -------------------------------------------------------------------
+    panels.append(row(next(pid), "Timing oracle", y)); y += 1
+    panels.append(panel(
+        next(pid), "Results / s by verdict and trust flags / s", "timeseries", 0, y, 12, 7,
+        [("sum by (verdict) (rate(crl_timing_results_total{%s}[%s]))" % (SEL, RI), "{{verdict}}"),
+         ("sum by (flag) (rate(crl_timing_flags_total{%s}[%s]))" % (SEL, RI), "flag {{flag}}")], unit="ops"))
+    panels.append(panel(
+        next(pid), "Measured speedup p50 / p90", "timeseries", 12, y, 12, 7,
+        [("histogram_quantile(0.5, sum by (le) (rate(crl_timing_speedup_bucket{%s}[%s])))" % (SEL, RI), "p50"),
+         ("histogram_quantile(0.9, sum by (le) (rate(crl_timing_speedup_bucket{%s}[%s])))" % (SEL, RI), "p90")]))
+    y += 7
+
     templating = [
         {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source",
          "current": {}, "hide": 0, "refresh": 1, "regex": "", "options": []},
@@ -253,7 +339,8 @@ def build():
         "uid": "crl-overview",
         "title": "crl",
         "description": "crl cluster: RPCs, evaluations and verdicts, compiles and the build "
-                       "cache, GPU lanes and queues. Generated by deploy/grafana/generate_dashboard.py.",
+                       "cache, GPU lanes and queues, runs and rewards, the sampler, the trainer and "
+                       "the timing oracle. Generated by deploy/grafana/generate_dashboard.py.",
         "tags": ["crl", "gpu", "grpc"],
         "editable": True,
         "graphTooltip": 1,

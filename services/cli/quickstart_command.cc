@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -51,6 +52,22 @@ void MakeQuick(v1::RunSpec* spec, int sft_epochs) {
 
 std::string Elapsed(absl::Time since) { return absl::StrFormat("%4.0fs", absl::ToDoubleSeconds(absl::Now() - since)); }
 
+// Retries `call` while a service is down or restarting (the local cluster's
+// supervisor brings it back), for up to two minutes.
+template <typename T>
+absl::StatusOr<T> Patiently(const std::function<absl::StatusOr<T>()>& call) {
+  const absl::Time deadline = absl::Now() + absl::Minutes(2);
+  for (;;) {
+    absl::StatusOr<T> r = call();
+    const auto code = r.status().code();
+    if (r.ok() || (code != absl::StatusCode::kUnavailable && code != absl::StatusCode::kDeadlineExceeded) ||
+        absl::Now() > deadline) {
+      return r;
+    }
+    absl::SleepFor(absl::Seconds(1));
+  }
+}
+
 // Follows a run to its end, one line per stage, round and end; on a
 // terminal also a line per candidate, redrawn in place.
 absl::StatusOr<v1::Run> Follow(OrchestratorClientInterface* c, const std::string& run_id, const std::string& label,
@@ -81,10 +98,10 @@ absl::StatusOr<v1::Run> Follow(OrchestratorClientInterface* c, const std::string
       std::fflush(stdout);
     });
     if (s.ok()) break;
-    if (++failures > 60) return s;
+    if (++failures > 120) return s;
     absl::SleepFor(absl::Seconds(1));
   }
-  return c->GetRun(run_id, RequestContext());
+  return Patiently<v1::Run>([&] { return c->GetRun(run_id, RequestContext()); });
 }
 
 // Waits until the sampler serves the trainer's latest version (the policy
@@ -111,8 +128,8 @@ absl::Status AwaitSamplerCaughtUp(SamplerClientInterface* sampler, TrainerClient
 absl::StatusOr<v1::Run> Submit(OrchestratorClientInterface* c, const v1::RunSpec& spec, const std::string& key) {
   v1::SubmitRunRequest req;
   *req.mutable_spec() = spec;
-  req.set_idempotency_key(key);
-  return c->SubmitRun(req, RequestContext());
+  req.set_idempotency_key(key);  // a retry returns the same run
+  return Patiently<v1::Run>([&] { return c->SubmitRun(req, RequestContext()); });
 }
 
 }  // namespace
@@ -213,7 +230,8 @@ int QuickstartCommand(int argc, char** argv) {
   ex.set_format("report");
   ex.set_out_dir(out);
   ex.set_baseline_run_id(done[1].run_id());
-  auto exported = (*orch)->ExportRun(ex, RequestContext());
+  auto exported =
+      Patiently<v1::ExportRunResponse>([&] { return (*orch)->ExportRun(ex, RequestContext()); });
   if (!exported.ok()) return fail(exported.status());
   stop();
   auto text = ReadFileToString(out + "/summary.txt", "summary");

@@ -29,6 +29,16 @@ Orchestrator::Orchestrator(Services services, StoreInterface* store, ClockInterf
 Orchestrator::~Orchestrator() { Stop(); }
 
 absl::Status Orchestrator::Start() {
+  if (services_.metrics) {
+    // Runs by state include the ones that ended before this process.
+    std::string after;
+    for (;;) {
+      CRL_ASSIGN_OR_RETURN(std::vector<v1::Run> page, store_->ListRuns(v1::RUN_STATE_UNSPECIFIED, 1000, after));
+      for (const auto& r : page) services_.metrics->ObserveRun(r);
+      if (page.size() < 1000) break;
+      after = page.back().run_id();
+    }
+  }
   std::vector<v1::Run> resume;
   for (v1::RunState s : {v1::RUN_STATE_RUNNING, v1::RUN_STATE_QUEUED}) {
     CRL_ASSIGN_OR_RETURN(std::vector<v1::Run> runs, store_->ListRuns(s, 100000, ""));

@@ -56,16 +56,23 @@ OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
   }
 }
 
+void OrchestratorMetrics::SetState(const std::string& run_id, v1::RunState state) {
+  auto [it, fresh] = states_.emplace(run_id, state);
+  if (!fresh && it->second == state) return;
+  if (!fresh) runs_.Add({{"state", StateLabel(it->second)}}).Decrement();
+  runs_.Add({{"state", StateLabel(state)}}).Increment();
+  it->second = state;
+}
+
+void OrchestratorMetrics::ObserveRun(const v1::Run& run) {
+  absl::MutexLock lock(&mu_);
+  SetState(run.run_id(), run.state());
+}
+
 void OrchestratorMetrics::ObserveEvent(const v1::RunEvent& e) {
-  if (e.kind() == "state" || !e.run().run_id().empty()) {
+  {
     absl::MutexLock lock(&mu_);
-    const v1::RunState state = e.run().run_id().empty() ? e.state() : e.run().state();
-    auto [it, fresh] = states_.emplace(e.run_id(), state);
-    if (fresh || it->second != state) {
-      if (!fresh) runs_.Add({{"state", StateLabel(it->second)}}).Decrement();
-      runs_.Add({{"state", StateLabel(state)}}).Increment();
-      it->second = state;
-    }
+    SetState(e.run_id(), e.run().run_id().empty() ? e.state() : e.run().state());
   }
   if (e.kind() != "variant") return;
   const v1::Variant& v = e.variant();

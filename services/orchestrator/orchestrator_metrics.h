@@ -29,6 +29,8 @@ class OrchestratorMetrics {
   // Every stored event passes here (the orchestrator's Notify): run states,
   // and each scored candidate.
   void ObserveEvent(const v1::RunEvent& event);
+  // A run as stored (the orchestrator's start: runs that ended before it).
+  void ObserveRun(const v1::Run& run);
   void ObserveDispatch(double seconds) { dispatch_seconds_.Observe(seconds); }
   void ObserveStoreWrite(double seconds) { store_seconds_.Observe(seconds); }
   void CountWorkerFailure(const std::string& worker);
@@ -45,6 +47,7 @@ class OrchestratorMetrics {
   prometheus::Histogram& dispatch_seconds_;                      // crl_orchestrator_dispatch_seconds
   prometheus::Histogram& store_seconds_;                         // crl_orchestrator_store_write_seconds
   prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{worker}
+  void SetState(const std::string& run_id, v1::RunState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Mutex mu_;
   std::map<std::string, v1::RunState> states_ ABSL_GUARDED_BY(mu_);
 };

@@ -101,13 +101,16 @@ app.kubernetes.io/part-of: crl
 
 {{/*
 The YAML config file of a component: the chart's server settings, then the
-component's `config` (which may not redefine what the chart manages).
+shipped per-service file config/<name>.yaml (the same file `crl up` passes
+to the local cluster: one source for both), then the component's `config`
+from the values (which may not redefine what the chart manages).
 */}}
 {{- define "crl.config" -}}
 {{- $root := .root -}}
 {{- $c := .c -}}
 {{- $srv := $root.Values.server -}}
-{{- $user := deepCopy ($c.config | default dict) -}}
+{{- $shipped := ($root.Files.Get (printf "config/%s.yaml" .name)) | fromYaml | default dict -}}
+{{- $user := mergeOverwrite $shipped (deepCopy ($c.config | default dict)) -}}
 {{- range $k := list "listen" "metrics_listen" "drain_delay" "shutdown_timeout" "auth_token_file" "tls_cert_file" "tls_key_file" "tls_client_ca_file" -}}
 {{- if hasKey $user $k -}}
 {{- fail (printf "%s.config.%s is managed by the chart: use %s.grpcPort, server.*, auth.* or tls.*" $.name $k $.name) -}}
