@@ -21,8 +21,10 @@ configure: setup
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The embedded contrastive-RL run on a local cluster (crl quickstart): about
+# ten minutes on two cores; the report lands in runs/<run id>/report.html.
 run: build
-	$(BUILD_DIR)/bin/crl demo
+	$(BUILD_DIR)/bin/crl quickstart
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)

@@ -2,12 +2,16 @@
 # Validates what can be validated without a cluster or a container engine:
 #   * YAML/JSON syntax of the chart's values, Chart.yaml, the alert rules and
 #     the Grafana dashboard (and that the dashboard matches its generator);
-#   * the chart: `helm lint` and `helm template` over several value sets,
-#     when helm is installed (it is not in Debian's archive);
+#   * the chart: rendered over several value sets (`helm lint` + `helm
+#     template` when helm is installed, else deploy/render/render.sh: helm is
+#     not in Debian's archive), every object validated against the
+#     Kubernetes API schemas by tests/js/validate_k8s.mjs;
 #   * the alert rules: `promtool check rules` + `promtool test rules`
 #     (apt-get install prometheus), when promtool is installed;
 #   * the container scripts: shellcheck, when installed.
-# Usage: deploy/check.sh   (from anywhere; needs python3 with PyYAML)
+# Usage: deploy/check.sh   (from anywhere; needs python3 with PyYAML, Go and
+# node with tests/js's packages: scripts/setup.sh installs them). Exits
+# non-zero on any failure; the chart's failing value sets are named.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -27,21 +31,62 @@ print("OK: YAML and JSON parse")
 PY
 python3 "$here/grafana/generate_dashboard.py" --check
 
+# The chart: rendered over several value sets (helm when installed, otherwise
+# deploy/render/render.sh, a Go text/template + sprig renderer built offline
+# from Debian's packages), every object validated against the Kubernetes API
+# schemas (tests/js/validate_k8s.mjs: kubernetes-models + prometheus-operator
+# models from npm, plus a strict unknown-field check).
+chart="$here/helm/crl"
+validator="$repo/tests/js/validate_k8s.mjs"
 if command -v helm >/dev/null; then
-  chart="$here/helm/crl"
-  helm lint "$chart"
-  for set in \
-      "" \
-      "--set tls.enabled=true --set tls.secretName=crl-tls --set tls.requireClientCert=true" \
-      "--set worker.gpu.enabled=false --set worker.cache.type=ephemeral" \
-      "--set orchestrator.enabled=true --set prompt.enabled=true --set sampler.enabled=true --set trainer.enabled=true --set metrics.serviceMonitor.enabled=true" \
-      "--set worker.sandbox.profile=privileged-userns --set auth.existingSecret=crl-token"; do
-    # shellcheck disable=SC2086
-    helm template crl "$chart" $set > "$tmp/out.yaml" || { echo "FAIL: helm template $set"; fail=1; }
-  done
-  echo "OK: helm lint/template"
+  renderer=helm
+  helm lint "$chart" || { echo "FAIL: helm lint"; fail=1; }
+  render() { helm template crl "$chart" "$@"; }
 else
-  skip "helm not installed (chart templates not rendered)"
+  renderer="deploy/render/render.sh"
+  render() { "$here/render/render.sh" "$chart" --release crl "$@"; }
+fi
+if ! command -v node >/dev/null || [ ! -d "$repo/tests/js/node_modules/kubernetes-models" ]; then
+  echo "FAIL: the validator needs node and tests/js's packages (scripts/setup.sh, or npm ci --prefix tests/js)"
+  fail=1
+  validator=""
+fi
+# label|arguments (helm template flags; render.sh takes the same ones)
+value_sets=(
+  "default|"
+  "mtls|--set tls.enabled=true --set tls.secretName=crl-tls --set tls.requireClientCert=true"
+  "cpu-worker|--set worker.gpu.enabled=false --set worker.cache.type=ephemeral"
+  "components|--set orchestrator.enabled=true --set prompt.enabled=true --set sampler.enabled=true --set trainer.enabled=true --set metrics.serviceMonitor.enabled=true"
+  "privileged-userns|--set worker.sandbox.profile=privileged-userns --set auth.existingSecret=crl-token"
+  "all-optional|--set orchestrator.enabled=true --set prompt.enabled=true --set sampler.enabled=true --set trainer.enabled=true --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true"
+  "kube-1.29|--kube-version 1.29.0"
+)
+failed_sets=()
+for entry in "${value_sets[@]}"; do
+  label=${entry%%|*}
+  args=${entry#*|}
+  out="$tmp/chart-$label.yaml"
+  # shellcheck disable=SC2086
+  if ! render $args > "$out" 2> "$tmp/render.err"; then
+    sed 's/^/    /' "$tmp/render.err"
+    echo "FAIL: [$label] $renderer could not render the chart with: ${args:-(defaults)}"
+    failed_sets+=("$label"); fail=1; continue
+  fi
+  [ -n "$validator" ] || continue
+  if node "$validator" "$out" > "$tmp/validate.out" 2>&1; then
+    echo "OK: [$label] $(tail -n 1 "$tmp/validate.out")"
+  else
+    grep -v '^OK ' "$tmp/validate.out" | sed 's/^/    /'
+    echo "FAIL: [$label] rendered objects do not validate (${args:-defaults})"
+    failed_sets+=("$label"); fail=1
+  fi
+done
+if [ ${#failed_sets[@]} -eq 0 ] && [ -n "$validator" ]; then
+  echo "OK: chart rendered ($renderer) and validated over ${#value_sets[@]} value sets"
+elif [ ${#failed_sets[@]} -eq 0 ]; then
+  echo "FAIL: chart rendered ($renderer) over ${#value_sets[@]} value sets but not validated"
+else
+  echo "FAIL: chart value sets: ${failed_sets[*]}"
 fi
 
 if command -v promtool >/dev/null; then

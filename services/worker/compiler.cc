@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/file.h"
+#include "services/worker/disk_budget.h"
 #include "common/hash.h"
 #include "common/status.h"
 #include "runner/clock.h"
@@ -165,6 +166,12 @@ absl::StatusOr<std::unique_ptr<SandboxedCompiler>> SandboxedCompiler::Create(
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create build cache ", o.cache_dir, ": ", ec.message()));
   }
+  // Builds a crash left half done: no build is in progress before we start.
+  for (const auto& e : fs::directory_iterator(fs::path(o.cache_dir) / "tmp", ec)) {
+    std::error_code e2;
+    fs::remove_all(e.path(), e2);
+  }
+  if (o.budget) o.budget->Scan();
   return c;
 }
 
@@ -188,7 +195,10 @@ absl::StatusOr<std::string> SandboxedCompiler::LibraryFor(const std::string& art
   const fs::path object = fs::path(options_.cache_dir) / "objects" / artifact_id;
   for (const BuildRecipe* recipe : {native_.get(), kernelbench_.get()}) {
     const fs::path product = object / recipe->ProductName();
-    if (fs::exists(product)) return product.string();
+    if (fs::exists(product)) {
+      if (options_.budget) options_.budget->Touch(object.string());
+      return product.string();
+    }
   }
   return absl::NotFoundError(absl::StrCat("artifact ", artifact_id, " is not in the cache"));
 }
@@ -209,6 +219,7 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job,
   // Cached result: a product, or a compile error (deterministic for a key).
   if (fs::exists(object / product) || fs::exists(object / "compile_error")) {
     outcome.cache_hit = true;
+    if (options_.budget) options_.budget->Touch(object.string());
     outcome.log = ReadFileToString((object / "log.txt").string(), "build log").value_or("");
     if (fs::exists(object / product)) {
       outcome.verdict = v1::VERDICT_OK;
@@ -292,6 +303,7 @@ absl::StatusOr<CompileOutcome> SandboxedCompiler::Compile(const CompileJob& job,
     // Another compile of the same key won the race; its result is identical.
     cleanup();
   }
+  if (options_.budget) options_.budget->Added(object.string());
   if (outcome.verdict == v1::VERDICT_OK) outcome.library_path = (object / product).string();
   return outcome;
 }

@@ -65,6 +65,8 @@ class CompilerInterface {
   virtual std::string Toolchain(BackendKind backend) const = 0;
 };
 
+class DiskBudget;
+
 struct CompilerOptions {
   // Build cache root: objects/<id>/{lib.so,log.txt}, tmp/ for builds in progress.
   std::string cache_dir = "/tmp/crl-cache";
@@ -94,6 +96,9 @@ struct CompilerOptions {
   // Paths hidden from the compiler (tokens, keys): `#include "/etc/token"`
   // would otherwise echo a secret into the log returned to the client.
   std::vector<std::string> hidden_paths;
+  // Keeps cache_dir/objects under a byte budget (disk_budget.h); not owned,
+  // may be null.
+  DiskBudget* budget = nullptr;
 };
 
 class BuildRecipe;

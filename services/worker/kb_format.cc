@@ -193,7 +193,7 @@ absl::StatusOr<std::shared_ptr<const EvalTask>> KbFormat::Resolve(const v1::Task
       return absl::InvalidArgumentError("task.files: a KernelBench task is exactly one .py file");
     }
     CRL_ASSIGN_OR_RETURN(std::string dir,
-                         UnpackBundle(t, (fs::path(options_.work_dir) / "kb-tasks").string()));
+                         UnpackBundle(t, (fs::path(options_.work_dir) / "kb-tasks").string(), options_.bundles));
     path = (fs::path(dir) / t.files(0).path()).string();
   }
   auto loaded = LoadKbTask(path);

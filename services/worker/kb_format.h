@@ -14,12 +14,16 @@
 
 namespace crl {
 
+class DiskBudget;
+
 struct KbFormatOptions {
   std::string task_root;
   // Inline task files are written under <work_dir>/kb-tasks.
   std::string work_dir = "/tmp/crl-work";
   KbOptions kb;
   RunnerOptions runner;
+  // Keeps the written task files under a byte budget; not owned, may be null.
+  DiskBudget* bundles = nullptr;
 };
 
 // Thread-safe.

@@ -223,7 +223,7 @@ absl::StatusOr<std::shared_ptr<const EvalTask>> NativeFormat::Resolve(const v1::
   if (!t.path().empty()) {
     CRL_ASSIGN_OR_RETURN(dir, ResolveTaskPath(options_.task_root, t.path()));
   } else {
-    CRL_ASSIGN_OR_RETURN(dir, UnpackBundle(t, (fs::path(options_.work_dir) / "tasks").string()));
+    CRL_ASSIGN_OR_RETURN(dir, UnpackBundle(t, (fs::path(options_.work_dir) / "tasks").string(), options_.bundles));
   }
   std::error_code ec;
   auto mtime = fs::last_write_time(fs::path(dir) / "task.yaml", ec);

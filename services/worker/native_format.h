@@ -17,6 +17,8 @@
 
 namespace crl {
 
+class DiskBudget;
+
 struct NativeFormatOptions {
   // Task paths resolve against this directory and may not leave it (empty:
   // any path).
@@ -24,6 +26,8 @@ struct NativeFormatOptions {
   // Inline bundles are unpacked under <work_dir>/tasks.
   std::string work_dir = "/tmp/crl-work";
   RunnerOptions runner;
+  // Keeps the unpacked bundles under a byte budget; not owned, may be null.
+  DiskBudget* bundles = nullptr;
 };
 
 // Thread-safe.

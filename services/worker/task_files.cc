@@ -1,5 +1,7 @@
 #include "services/worker/task_files.h"
 
+#include "services/worker/disk_budget.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -40,7 +42,7 @@ absl::StatusOr<std::string> ResolveTaskPath(const std::string& task_root, const 
   return canon.string();
 }
 
-absl::StatusOr<std::string> UnpackBundle(const v1::Task& task, const std::string& dir) {
+absl::StatusOr<std::string> UnpackBundle(const v1::Task& task, const std::string& dir, DiskBudget* budget) {
   std::string key;
   for (const v1::File& f : task.files()) {
     if (!SafeRelativePath(f.path())) {
@@ -50,7 +52,10 @@ absl::StatusOr<std::string> UnpackBundle(const v1::Task& task, const std::string
     absl::StrAppend(&key, f.path().size(), ":", f.path(), f.content().size(), ":", f.content());
   }
   const fs::path target = fs::path(dir) / Sha256Hex(key);
-  if (fs::exists(target / ".complete")) return target.string();
+  if (fs::exists(target / ".complete")) {
+    if (budget) budget->Touch(target.string());
+    return target.string();
+  }
   static std::atomic<uint64_t> counter{0};
   const fs::path tmp = absl::StrCat(target.string(), ".tmp", getpid(), ".", counter++);
   std::error_code ec;
@@ -65,6 +70,7 @@ absl::StatusOr<std::string> UnpackBundle(const v1::Task& task, const std::string
   (void)WriteStringToFile((tmp / ".complete").string(), "");
   fs::rename(tmp, target, ec);
   if (ec) fs::remove_all(tmp, ec);  // another request unpacked it first
+  if (budget) budget->Added(target.string());
   return target.string();
 }
 

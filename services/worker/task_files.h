@@ -11,6 +11,8 @@
 
 namespace crl {
 
+class DiskBudget;
+
 // `path` resolved against `task_root`, which it may not leave (empty root:
 // any path). INVALID_ARGUMENT names the field.
 absl::StatusOr<std::string> ResolveTaskPath(const std::string& task_root, const std::string& path);
@@ -18,7 +20,8 @@ absl::StatusOr<std::string> ResolveTaskPath(const std::string& task_root, const 
 // Unpacks `task.files` under `dir`/<sha256 of the bundle>/ (once: later
 // requests with the same content reuse it, and concurrent ones agree) and
 // returns that directory. File names must be relative without "..".
-absl::StatusOr<std::string> UnpackBundle(const v1::Task& task, const std::string& dir);
+// `budget` (may be null) is told of each use and of each new bundle.
+absl::StatusOr<std::string> UnpackBundle(const v1::Task& task, const std::string& dir, DiskBudget* budget);
 
 }  // namespace crl
 

@@ -39,7 +39,21 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
       sandbox_kills(prometheus::BuildCounter()
                         .Name("crl_worker_sandbox_kills_total")
                         .Help("Sandboxed processes that ended badly, by reason")
-                        .Register(*r)) {}
+                        .Register(*r)),
+      disk_bytes(prometheus::BuildGauge()
+                     .Name("crl_worker_disk_bytes")
+                     .Help("Bytes of the build cache (dir=cache) and unpacked task bundles (dir=work)")
+                     .Register(*r)),
+      disk_evictions(prometheus::BuildCounter()
+                         .Name("crl_worker_disk_evictions_total")
+                         .Help("Entries evicted to keep a directory under its byte budget")
+                         .Register(*r)) {}
+
+void WorkerMetrics::ObserveDisk(const std::string& dir, int64_t bytes, int64_t evictions) {
+  disk_bytes.Add({{"dir", dir}}).Set(static_cast<double>(bytes));
+  prometheus::Counter& c = disk_evictions.Add({{"dir", dir}});
+  if (static_cast<double>(evictions) > c.Value()) c.Increment(static_cast<double>(evictions) - c.Value());
+}
 
 void WorkerMetrics::CountEvaluation(v1::Verdict verdict) {
   evaluations.Add({{"verdict", LabelValue(VerdictShortName(verdict))}}).Increment();

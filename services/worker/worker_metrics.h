@@ -25,6 +25,8 @@ struct WorkerMetrics {
   void CountRunnerStart(const std::string& backend);
   // reason: timeout, seccomp, resource_limit, crash.
   void CountSandboxKill(const std::string& reason);
+  // dir: "cache" (build cache objects) or "work" (task bundles).
+  void ObserveDisk(const std::string& dir, int64_t bytes, int64_t evictions);
 
   // crl_worker_evaluations_total{verdict}
   prometheus::Family<prometheus::Counter>& evaluations;
@@ -43,6 +45,10 @@ struct WorkerMetrics {
   prometheus::Family<prometheus::Counter>& runner_starts;
   // crl_worker_sandbox_kills_total{reason}
   prometheus::Family<prometheus::Counter>& sandbox_kills;
+  // crl_worker_disk_bytes{dir}: bytes held under the budget (disk_budget.h).
+  prometheus::Family<prometheus::Gauge>& disk_bytes;
+  // crl_worker_disk_evictions_total{dir}
+  prometheus::Family<prometheus::Counter>& disk_evictions;
 };
 
 }  // namespace crl

@@ -21,6 +21,10 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "directory task paths resolve against and may not leave (empty: any path)");
   set->Add("work_dir", &o->work_dir, "where inline task bundles are unpacked");
   set->Add("cache_dir", &o->compiler.cache_dir, "content-addressed build cache");
+  set->Add("cache_max_bytes", &o->cache_max_bytes,
+           "build cache budget in bytes; least recently used objects are evicted (0: unbounded)");
+  set->Add("work_max_bytes", &o->work_max_bytes,
+           "budget of unpacked task bundles under work_dir (0: unbounded)");
   set->Add("include_dir", &o->compiler.include_dir,
            "directory with crl/kernel.h (default: this installation's)");
   set->Add("runner_path", &o->runner.runner_path,
@@ -79,7 +83,14 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
         absl::StrCat("runner_path: no crl-runner at ", o.runner.runner_path));
   }
   auto rt = std::make_unique<WorkerRuntime>();
+  rt->cache_budget = std::make_unique<DiskBudget>(std::vector<std::string>{o.compiler.cache_dir + "/objects"},
+                                                  DiskBudgetOptions{o.cache_max_bytes}, clock);
+  rt->work_budget = std::make_unique<DiskBudget>(
+      std::vector<std::string>{o.work_dir + "/tasks", o.work_dir + "/kb-tasks"}, DiskBudgetOptions{o.work_max_bytes},
+      clock);
+  o.compiler.budget = rt->cache_budget.get();
   CRL_ASSIGN_OR_RETURN(rt->compiler, SandboxedCompiler::Create(o.compiler));
+  rt->work_budget->Scan();
 
   std::vector<Lane> lanes;
   for (int i = 0; i < o.host_lanes; ++i) {
@@ -111,10 +122,20 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
     return absl::FailedPreconditionError("no lanes: set --host_lanes >= 1 or serve a GPU");
   }
   rt->lanes = std::make_unique<LanePool>(std::move(lanes));
-  rt->native = std::make_unique<NativeFormat>(NativeFormatOptions{o.task_root, o.work_dir, o.runner});
-  rt->kernelbench =
-      std::make_unique<KbFormat>(KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner});
-  if (registry) rt->metrics = std::make_unique<WorkerMetrics>(registry);
+  rt->native = std::make_unique<NativeFormat>(
+      NativeFormatOptions{o.task_root, o.work_dir, o.runner, rt->work_budget.get()});
+  rt->kernelbench = std::make_unique<KbFormat>(
+      KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner, rt->work_budget.get()});
+  if (registry) {
+    rt->metrics = std::make_unique<WorkerMetrics>(registry);
+    WorkerMetrics* m = rt->metrics.get();
+    for (auto [budget, dir] : {std::pair<DiskBudget*, const char*>{rt->cache_budget.get(), "cache"},
+                               {rt->work_budget.get(), "work"}}) {
+      budget->SetObserver([m, dir = std::string(dir)](int64_t bytes, int64_t evictions) {
+        m->ObserveDisk(dir, bytes, evictions);
+      });
+    }
+  }
   rt->engine = std::make_unique<EvalEngine>(o.engine, rt->compiler.get(), rt->lanes.get(),
                                             TaskFormats{rt->native.get(), rt->kernelbench.get()},
                                             rt->metrics.get(), clock);

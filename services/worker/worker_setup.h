@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/options.h"
+#include "services/worker/disk_budget.h"
 #include "services/worker/eval_engine.h"
 #include "services/worker/kb_session.h"
 #include "services/worker/runner_client.h"
@@ -32,6 +33,11 @@ struct WorkerOptions {
   // GPUs to serve: "auto" (every /dev/nvidiaN, if nvcc exists), "" (none) or
   // a list like "0,1".
   std::string gpus = "auto";
+  // Byte budgets of the build cache's objects and of the unpacked task
+  // bundles under work_dir (disk_budget.h; 0: unbounded). Below the chart's
+  // emptyDir limits, so eviction happens before the kubelet evicts the pod.
+  int64_t cache_max_bytes = int64_t{16} << 30;
+  int64_t work_max_bytes = int64_t{8} << 30;
 };
 
 // Binds the worker's options (--host_lanes, --gpus, --cache_dir, ...).
@@ -42,6 +48,8 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* options);
 void ResolveDefaultPaths(WorkerOptions* options);
 
 struct WorkerRuntime {
+  std::unique_ptr<DiskBudget> cache_budget;
+  std::unique_ptr<DiskBudget> work_budget;
   std::unique_ptr<SandboxedCompiler> compiler;
   std::unique_ptr<LanePool> lanes;
   std::unique_ptr<TaskFormatInterface> native;
