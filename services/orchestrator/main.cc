@@ -5,11 +5,16 @@
 //   crl-orchestrator --data_dir /var/lib/crl --prompt 127.0.0.1:50053 --sampler 127.0.0.1:50054
 //     --workers 10.0.0.5:50051,10.0.0.6:50051 --timing 127.0.0.1:50052 --trainer 127.0.0.1:50055
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/resolve.h"
 #include "common/service_main.h"
 #include "common/status.h"
 #include "services/orchestrator/orchestrator.h"
@@ -41,7 +46,9 @@ int main(int argc, char** argv) {
   f->Add("data_dir", &o.data_dir, "where the store (orchestrator.db) lives");
   f->Add("prompt", &o.prompt, "crl-prompt HOST:PORT (required)");
   f->Add("sampler", &o.sampler, "crl-sampler HOST:PORT (required)");
-  f->Add("workers", &o.workers, "crl-worker HOST:PORT list (required)");
+  f->Add("workers", &o.workers,
+         "crl-workers: HOST:PORT list, or dns:///NAME:PORT for every address of a headless Service, re-resolved "
+         "every 30 s (required)");
   f->Add("timing", &o.timing, "crl-timing HOST:PORT (required)");
   f->Add("trainer", &o.trainer, "crl-trainer HOST:PORT (empty: only sample-only stages run)");
   f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker, "evaluations at once per worker");
@@ -55,7 +62,12 @@ int main(int argc, char** argv) {
   std::unique_ptr<crl::GrpcSamplerClient> sampler;
   std::unique_ptr<crl::GrpcTimingClient> timing;
   std::unique_ptr<crl::GrpcTrainerClient> trainer;
-  std::vector<std::unique_ptr<crl::GrpcWorkerClient>> workers;
+  std::map<std::string, std::unique_ptr<crl::GrpcWorkerClient>> workers;  // by address, kept
+  // The workers now: a client per address, made once (outlives the setup: the
+  // resolver thread calls it).
+  std::function<absl::StatusOr<std::vector<crl::orchestrator::PooledWorker>>()> current;
+  std::thread resolver;
+  absl::Notification stop_resolving;
   std::unique_ptr<crl::orchestrator::WorkerPool> pool;
   std::unique_ptr<crl::orchestrator::OrchestratorMetrics> metrics;
   std::unique_ptr<crl::orchestrator::Orchestrator> orchestrator;
@@ -76,25 +88,45 @@ int main(int argc, char** argv) {
     if (!o.trainer.empty()) {
       CRL_ASSIGN_OR_RETURN(trainer, crl::GrpcTrainerClient::Create(o.trainer, o.upstream));
     }
-    std::vector<crl::orchestrator::PooledWorker> pooled;
-    for (const auto& w : o.workers) {
-      CRL_ASSIGN_OR_RETURN(auto c, crl::GrpcWorkerClient::Create(w, o.upstream));
-      pooled.push_back({w, c.get()});
-      workers.push_back(std::move(c));
-    }
+    current = [&]() -> absl::StatusOr<std::vector<crl::orchestrator::PooledWorker>> {
+      CRL_ASSIGN_OR_RETURN(std::vector<std::string> addresses, crl::ResolveAddresses(o.workers));
+      std::vector<crl::orchestrator::PooledWorker> pooled;
+      for (const auto& a : addresses) {
+        auto& c = workers[a];
+        if (!c) {
+          CRL_ASSIGN_OR_RETURN(c, crl::GrpcWorkerClient::Create(a, o.upstream));
+        }
+        pooled.push_back({a, c.get()});
+      }
+      return pooled;
+    };
+    CRL_ASSIGN_OR_RETURN(std::vector<crl::orchestrator::PooledWorker> pooled, current());
     pool = std::make_unique<crl::orchestrator::WorkerPool>(pooled, o.max_in_flight_per_worker, crl::RealClock::Get());
+    if (crl::HasDnsEntries(o.workers)) {
+      // Pods come and go behind a headless Service: follow them.
+      resolver = std::thread([&] {
+        while (!stop_resolving.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+          auto now = current();
+          if (now.ok()) pool->SetWorkers(*now);
+        }
+      });
+    }
     metrics = std::make_unique<crl::orchestrator::OrchestratorMetrics>(setup.registry());
     crl::orchestrator::Services services{prompt.get(), sampler.get(), pool.get(), timing.get(), trainer.get(),
                                          metrics.get()};
     crl::orchestrator::OrchestratorOptions oo;
     oo.max_parallel_runs = o.max_parallel_runs;
     oo.executor.parallel_candidates = o.parallel_candidates;
-  oo.executor.parallel_groups = o.parallel_groups;
+    oo.executor.parallel_groups = o.parallel_groups;
     orchestrator = std::make_unique<crl::orchestrator::Orchestrator>(services, store.get(), crl::RealClock::Get(), oo);
     CRL_RETURN_IF_ERROR(orchestrator->Start());
     service = std::make_unique<crl::OrchestratorServiceImpl>(orchestrator.get(), setup.call_env());
     setup.AddService(service.get());
-    setup.SetDrain([&] { orchestrator->Stop(); });
+    setup.SetDrain([&] {
+      orchestrator->Stop();
+      stop_resolving.Notify();
+      if (resolver.joinable()) resolver.join();
+    });
     return absl::OkStatus();
   });
 }

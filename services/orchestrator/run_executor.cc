@@ -457,6 +457,7 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
   std::set<std::string> avoid;
   std::string last_infra;
   std::optional<v1::EvaluateResponse> eval;
+  std::string evaluated_on;
   for (int a = 0; a < attempts && !eval; ++a) {
     const absl::Time dispatched = clock_->MonotonicNow();
     auto res = services_.workers->Evaluate(eq, avoid, context);
@@ -484,6 +485,7 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
       continue;
     }
     eval = *std::move(res->response);
+    evaluated_on = res->worker;
   }
   if (!eval) return infra(absl::StrCat("evaluate (", attempts, " attempts): ", last_infra));
   v.set_verdict(eval->verdict());
@@ -496,6 +498,7 @@ v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const Reques
     *tq.mutable_task() = task;
     *tq.mutable_candidate() = v.candidate();
     tq.set_artifact_id(eval->artifact_id());
+    tq.set_worker(evaluated_on);  // timing measures where the artifact was built
     tq.set_backend(spec.backend());
     tq.set_budget_seconds(spec.timing_budget_seconds());
     std::optional<v1::TimeResponse> timed;

@@ -6,9 +6,27 @@ namespace crl::orchestrator {
 
 WorkerPool::WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_worker, ClockInterface* clock,
                        absl::Duration cool_off)
-    : workers_(std::move(workers)), max_in_flight_(std::max(1, max_in_flight_per_worker)), clock_(clock),
-      cool_off_(cool_off) {
-  for (const auto& w : workers_) slots_.push_back(Slot{w});
+    : max_in_flight_(std::max(1, max_in_flight_per_worker)), clock_(clock), cool_off_(cool_off) {
+  for (auto& w : workers) slots_.push_back(Slot{std::move(w)});
+}
+
+void WorkerPool::SetWorkers(const std::vector<PooledWorker>& workers) {
+  absl::MutexLock lock(&mu_);
+  for (Slot& s : slots_) s.present = false;
+  for (const PooledWorker& w : workers) {
+    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.worker.name == w.name; });
+    if (it != slots_.end()) {
+      it->present = true;
+      it->worker.client = w.client;
+    } else {
+      slots_.push_back(Slot{w});
+    }
+  }
+}
+
+int WorkerPool::size() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.present; }));
 }
 
 int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
@@ -18,7 +36,7 @@ int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
     int best = -1;
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot& s = slots_[i];
-      if (s.in_flight >= max_in_flight_) continue;
+      if (!s.present || s.in_flight >= max_in_flight_) continue;
       if (pass < 2 && avoid.count(s.worker.name)) continue;
       if (pass < 1 && s.cooling_until > now) continue;
       if (best < 0 || s.in_flight < slots_[best].in_flight) best = static_cast<int>(i);
@@ -28,6 +46,7 @@ int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
     // for a preferred one first, unless every worker is avoided/cooling.
     bool preferred_busy = false;
     for (const Slot& s : slots_) {
+      if (!s.present) continue;
       const bool ok = pass == 0 ? !avoid.count(s.worker.name) && s.cooling_until <= now
                                 : !avoid.count(s.worker.name);
       preferred_busy = preferred_busy || ok;
@@ -40,17 +59,20 @@ int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
 absl::StatusOr<WorkerPool::Result> WorkerPool::Evaluate(const v1::EvaluateRequest& request,
                                                         const std::set<std::string>& avoid,
                                                         const RequestContext& context) {
-  if (slots_.empty()) return absl::FailedPreconditionError("workers: none configured");
   int index = -1;
+  PooledWorker worker;
   {
     absl::MutexLock lock(&mu_);
+    if (slots_.empty()) return absl::FailedPreconditionError("workers: none configured");
+    // No worker present (a headless Service with no ready pod): wait.
     while ((index = PickLocked(avoid)) < 0) {
       if (!context.Check().ok()) return context.Check();
       mu_.AwaitWithTimeout(absl::Condition(+[](int*) { return false; }, &index), absl::Milliseconds(20));
     }
     ++slots_[index].in_flight;
+    worker = slots_[index].worker;
   }
-  Result r{workers_[index].client->Evaluate(request, context), workers_[index].name};
+  Result r{worker.client->Evaluate(request, context), worker.name};
   absl::MutexLock lock(&mu_);
   --slots_[index].in_flight;
   return r;

@@ -39,8 +39,13 @@ class WorkerPool {
   absl::StatusOr<Result> Evaluate(const v1::EvaluateRequest& request, const std::set<std::string>& avoid,
                                   const RequestContext& context);
   void ReportFailure(const std::string& worker);
+  // The workers now (a re-resolved headless Service): new ones join, absent
+  // ones take no new evaluations (their calls in flight finish). Clients
+  // must outlive the pool.
+  void SetWorkers(const std::vector<PooledWorker>& workers);
 
-  int size() const { return static_cast<int>(workers_.size()); }
+  // Workers present now.
+  int size() const;
   // Evaluations in flight over all workers.
   int in_flight() const;
 
@@ -49,11 +54,11 @@ class WorkerPool {
     PooledWorker worker;
     int in_flight = 0;
     absl::Time cooling_until = absl::InfinitePast();
+    bool present = true;
   };
   // The index of the slot to use now, or -1 when none is free.
   int PickLocked(const std::set<std::string>& avoid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::vector<PooledWorker> workers_;
   const int max_in_flight_;
   ClockInterface* clock_;
   const absl::Duration cool_off_;

@@ -1,5 +1,6 @@
-// crl-timing: the timing oracle service. It drives one crl-worker's lanes
-// through MeasurePair and owns the statistics and trust decisions.
+// crl-timing: the timing oracle service. It drives crl-workers' lanes
+// through MeasurePair (each request on one worker) and owns the statistics
+// and trust decisions.
 #include <memory>
 
 #include "common/clock.h"
@@ -8,6 +9,8 @@
 #include "services/timing/timing_metrics.h"
 #include "services/timing/timing_service.h"
 #include "services/timing/timing_setup.h"
+#include "services/timing/worker_set.h"
+#include "common/status.h"
 #include "services/worker/worker_client.h"
 
 int main(int argc, char** argv) {
@@ -16,17 +19,23 @@ int main(int argc, char** argv) {
                                  "127.0.0.1:50052", {"timing", 4, 64}});
   crl::timing::TimingOptions options;
   crl::timing::BindTimingOptions(service_main.flags(), &options);
-  std::unique_ptr<crl::WorkerClientInterface> worker;
+  std::unique_ptr<crl::timing::WorkerSet> workers;
   std::unique_ptr<crl::timing::TimingMetrics> metrics;
   std::unique_ptr<crl::timing::TimingOracle> oracle;
   std::unique_ptr<crl::TimingServiceImpl> service;
   return service_main.Run(argc, argv, [&](crl::ServiceSetup& setup) -> absl::Status {
-    auto client = crl::GrpcWorkerClient::Create(options.worker, options.worker_client);
-    if (!client.ok()) return client.status();
-    worker = std::move(*client);
+    workers = std::make_unique<crl::timing::WorkerSet>(
+        options.workers.empty() ? std::vector<std::string>{options.worker} : options.workers,
+        [&](const std::string& address) -> absl::StatusOr<std::unique_ptr<crl::WorkerClientInterface>> {
+          CRL_ASSIGN_OR_RETURN(auto c, crl::GrpcWorkerClient::Create(address, options.worker_client));
+          return std::unique_ptr<crl::WorkerClientInterface>(std::move(c));
+        },
+        crl::RealClock::Get());
+    // A name that does not resolve, or a bad address, is a start-up error.
+    if (auto first = workers->Pick(""); !first.ok()) return first.status();
     metrics = std::make_unique<crl::timing::TimingMetrics>(setup.registry());
-    oracle = std::make_unique<crl::timing::TimingOracle>(options.oracle, worker.get(),
-                                                         crl::RealClock::Get(), metrics.get());
+    oracle = std::make_unique<crl::timing::TimingOracle>(options.oracle, workers.get(), crl::RealClock::Get(),
+                                                         metrics.get());
     if (options.calibrate_host) {
       oracle->SetHostCeiling({crl::timing::MeasureHostCopyBandwidth(), 0});
     }

@@ -1,4 +1,7 @@
 #include "services/timing/oracle.h"
+#include "common/status.h"
+
+#include <optional>
 
 #include <algorithm>
 #include <chrono>
@@ -63,9 +66,17 @@ double MeasureHostCopyBandwidth() {
   return best;
 }
 
+TimingOracle::TimingOracle(OracleOptions options, WorkerSetInterface* workers, ClockInterface* clock,
+                           TimingMetrics* metrics)
+    : options_(std::move(options)), workers_(workers), clock_(clock), metrics_(metrics) {}
+
 TimingOracle::TimingOracle(OracleOptions options, WorkerClientInterface* worker,
                            ClockInterface* clock, TimingMetrics* metrics)
-    : options_(std::move(options)), worker_(worker), clock_(clock), metrics_(metrics) {}
+    : options_(std::move(options)),
+      single_(std::make_unique<SingleWorker>(worker)),
+      workers_(single_.get()),
+      clock_(clock),
+      metrics_(metrics) {}
 
 void TimingOracle::SetHostCeiling(DeviceCeiling ceiling) {
   absl::MutexLock lock(&mu_);
@@ -172,10 +183,16 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Time(const v1::TimeRequest& reque
 absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& request,
                                                        const RequestContext& context) {
   v1::TimeResponse resp;
+  // Every call of this request on one worker: the one that built the
+  // artifact, when the caller says which (worker_set.h).
+  CRL_ASSIGN_OR_RETURN(WorkerClientInterface* worker, workers_->Pick(request.worker()));
   std::string artifact = request.artifact_id();
-  if (artifact.empty()) {
+  // Builds (or finds) the candidate on this worker: when no artifact is
+  // given, or the given one is not in this worker's cache (evicted, or
+  // built elsewhere).
+  auto build = [&]() -> absl::StatusOr<std::optional<v1::TimeResponse>> {
     if (!request.has_candidate() || request.candidate().source().empty()) {
-      return absl::InvalidArgumentError("artifact_id: empty, and no candidate to evaluate");
+      return absl::InvalidArgumentError("artifact_id: empty or unknown to the worker, and no candidate to evaluate");
     }
     v1::EvaluateRequest e;
     *e.mutable_task() = request.task();
@@ -183,16 +200,21 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     if (request.backend() != v1::BACKEND_UNSPECIFIED) {
       e.mutable_candidate()->set_backend(request.backend());
     }
-    auto ev = worker_->Evaluate(e, context);
+    auto ev = worker->Evaluate(e, context);
     if (!ev.ok()) return ev.status();
     if (ev->verdict() != v1::VERDICT_OK) {
       // Only verified candidates are timed.
       resp.set_verdict(ev->verdict());
       resp.set_stop_reason(v1::STOP_REASON_ERROR);
       for (const auto& msg : ev->messages()) resp.add_flag_evidence(msg);
-      return resp;
+      return std::optional<v1::TimeResponse>(resp);
     }
     artifact = ev->artifact_id();
+    return std::optional<v1::TimeResponse>();
+  };
+  if (artifact.empty()) {
+    CRL_ASSIGN_OR_RETURN(std::optional<v1::TimeResponse> refused, build());
+    if (refused) return *refused;
   }
   auto next_seed = [this] {
     absl::MutexLock lock(&mu_);
@@ -200,7 +222,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     return seed_counter_;
   };
   auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
-    return worker_->MeasurePair(PairRequest(request, artifact, next_seed()), context);
+    return worker->MeasurePair(PairRequest(request, artifact, next_seed()), context);
   };
   auto failed = [&](const v1::MeasurePairResponse& m) {
     resp.set_verdict(m.verdict());
@@ -214,6 +236,12 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   };
 
   auto m = measure();
+  if (!m.ok() && m.status().code() == absl::StatusCode::kNotFound && !request.artifact_id().empty() &&
+      request.has_candidate()) {
+    CRL_ASSIGN_OR_RETURN(std::optional<v1::TimeResponse> refused, build());
+    if (refused) return *refused;
+    m = measure();
+  }
   if (!m.ok()) return m.status();
   if (m->verdict() != v1::VERDICT_OK) return failed(*m);
   const v1::Aggregation aggregation = request.aggregation();
@@ -362,7 +390,8 @@ absl::StatusOr<v1::Baseline> TimingOracle::GetBaseline(const v1::GetBaselineRequ
   m.set_backend(request.backend());
   m.set_iterations(100);
   m.set_warmup(options_.warmup);
-  auto r = worker_->Measure(m, context);
+  CRL_ASSIGN_OR_RETURN(WorkerClientInterface* worker, workers_->Pick(""));
+  auto r = worker->Measure(m, context);
   if (!r.ok()) return r.status();
   if (r->verdict() != v1::VERDICT_OK) {
     return absl::UnavailableError(absl::StrCat("measuring the reference failed: ",

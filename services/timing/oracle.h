@@ -16,6 +16,7 @@
 #include "common/context.h"
 #include "crl/v1/timing.pb.h"
 #include "services/timing/timing_metrics.h"
+#include "services/timing/worker_set.h"
 #include "services/worker/worker_client.h"
 
 namespace crl::timing {
@@ -73,7 +74,11 @@ struct OracleOptions {
 // Thread-safe.
 class TimingOracle {
  public:
-  // `worker`, `clock` and `metrics` (may be null) must outlive the oracle.
+  // `workers`, `clock` and `metrics` (may be null) must outlive the oracle.
+  // Each request runs on one worker of the set (worker_set.h).
+  TimingOracle(OracleOptions options, WorkerSetInterface* workers, ClockInterface* clock,
+               TimingMetrics* metrics = nullptr);
+  // One worker.
   TimingOracle(OracleOptions options, WorkerClientInterface* worker, ClockInterface* clock,
                TimingMetrics* metrics = nullptr);
 
@@ -109,7 +114,8 @@ class TimingOracle {
                                            const RequestContext& context);
 
   const OracleOptions options_;
-  WorkerClientInterface* worker_;
+  std::unique_ptr<SingleWorker> single_;  // the one-worker constructor's set
+  WorkerSetInterface* workers_;
   ClockInterface* clock_;
   TimingMetrics* metrics_;
   mutable absl::Mutex mu_;

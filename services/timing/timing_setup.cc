@@ -3,7 +3,10 @@
 namespace crl::timing {
 
 void BindTimingOptions(OptionSet* set, TimingOptions* o) {
-  set->Add("worker", &o->worker, "crl-worker address HOST:PORT whose lanes are measured");
+  set->Add("workers", &o->workers,
+           "crl-workers whose lanes are measured: HOST:PORT list, or dns:///NAME:PORT for every address of a "
+           "headless Service (each request stays on one worker: the one that built its artifact)");
+  set->Add("worker", &o->worker, "one crl-worker HOST:PORT (when --workers is empty)");
   BindClientOptions(set, &o->worker_client, "worker", "the worker");
   set->Add("target_rel_ci", &o->oracle.target_rel_ci,
            "stop when the speedup's 95% CI half-width is below this fraction");

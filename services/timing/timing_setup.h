@@ -5,6 +5,7 @@
 #define CRL_SERVICES_TIMING_TIMING_SETUP_H_
 
 #include <string>
+#include <vector>
 
 #include "common/client.h"
 #include "common/options.h"
@@ -16,7 +17,11 @@ namespace crl::timing {
 struct TimingOptions {
   OracleOptions oracle;
   reward::RewardParams rewards;
-  // The crl-worker whose lanes are measured, and how to reach it.
+  // The crl-workers whose lanes are measured (HOST:PORT list; an entry
+  // dns:///NAME:PORT is every address NAME resolves to), and how to reach
+  // them. `worker` is the older single-address flag (used when `workers` is
+  // empty).
+  std::vector<std::string> workers;
   std::string worker = "127.0.0.1:50051";
   ClientOptions worker_client;
   // Measure this machine's copy bandwidth as the host backend's ceiling.
