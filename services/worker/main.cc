@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     service = std::make_unique<crl::EvalServiceImpl>(worker->engine.get(), setup.call_env(),
                                                      worker->metrics.get());
     setup.AddService(service.get());
+    // Ready only after a self-test: the shipped row_sum task's reference,
+    // compiled and verified on this worker's first lane kind, must pass.
+    setup.SetWarmUp([&]() -> absl::Status { return crl::SelfTest(worker->engine.get(), options); });
     return absl::OkStatus();
   });
 }

@@ -5,6 +5,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/file.h"
+#include "common/logging.h"
 #include "common/paths.h"
 #include "common/status.h"
 #include "services/worker/kb_format.h"
@@ -140,6 +142,42 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
                                             TaskFormats{rt->native.get(), rt->kernelbench.get()},
                                             rt->metrics.get(), clock);
   return rt;
+}
+
+absl::Status SelfTest(EvalEngine* engine, const WorkerOptions& options) {
+  const std::string dir = FindShippedDir("tasks/native/row_sum");
+  if (dir.empty()) {
+    CRL_LOG(WARNING) << "crl-worker: no shipped tasks/native/row_sum beside the binary; self-test skipped";
+    return absl::OkStatus();
+  }
+  const bool host = options.host_lanes > 0;
+  CRL_ASSIGN_OR_RETURN(std::string source,
+                       ReadFileToString(dir + (host ? "/reference.cc" : "/reference.cu"), "self-test reference"));
+  v1::EvaluateRequest req;
+  // Inline, so a --task_root that excludes the shipped tasks does not matter.
+  req.mutable_task()->set_name("row_sum");
+  req.mutable_task()->set_format(v1::TASK_FORMAT_NATIVE);
+  for (const char* f : {"task.yaml", "reference.cc", "reference.cu"}) {
+    auto content = ReadFileToString(dir + "/" + f, "self-test task");
+    if (!content.ok()) continue;
+    v1::File* file = req.mutable_task()->add_files();
+    file->set_path(f);
+    file->set_content(*content);
+  }
+  req.mutable_candidate()->set_source(source);
+  req.mutable_candidate()->set_filename(host ? "self_test.cc" : "self_test.cu");
+  req.mutable_candidate()->set_backend(host ? v1::BACKEND_HOST : v1::BACKEND_CUDA);
+  RequestContext context(RealClock::Get(), absl::Now() + absl::Minutes(5));
+  CRL_ASSIGN_OR_RETURN(v1::EvaluateResponse r, engine->Evaluate(req, context));
+  if (r.verdict() != v1::VERDICT_OK) {
+    std::string why = v1::Verdict_Name(r.verdict());
+    for (const auto& m : r.messages()) absl::StrAppend(&why, "; ", m);
+    if (!r.compile().log().empty()) absl::StrAppend(&why, "; compile log: ", r.compile().log().substr(0, 2000));
+    return absl::FailedPreconditionError(absl::StrCat("self-test (", host ? "host" : "cuda",
+                                                      " row_sum reference): ", why));
+  }
+  CRL_LOG(INFO) << "crl-worker: self-test passed (" << (host ? "host" : "cuda") << ")";
+  return absl::OkStatus();
 }
 
 }  // namespace crl

@@ -58,6 +58,13 @@ struct WorkerRuntime {
   std::unique_ptr<EvalEngine> engine;
 };
 
+// The worker's start-up self-test (before readiness turns on): the shipped
+// native row_sum task's reference, submitted as a candidate, must compile and
+// verify (VERDICT_OK) on the host backend when there are host lanes, else on
+// cuda. FAILED_PRECONDITION naming what failed; OK when no task is shipped
+// beside the binary (nothing to test with: logged).
+absl::Status SelfTest(EvalEngine* engine, const WorkerOptions& options);
+
 // `registry` may be null (no metrics); `clock` must outlive the runtime.
 absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions options,
                                                            prometheus::Registry* registry,

@@ -139,6 +139,17 @@ TEST_CASE("liveness, readiness, reflection and metrics on a real worker", "[inte
   CHECK(w.process->Wait(30) == 0);
 }
 
+TEST_CASE("a worker whose self-test fails never turns ready and exits naming it", "[integration]") {
+  TempDir dir;
+  // A "compiler" that fails everything: the shipped reference cannot build.
+  ServiceProcess p(kBin + "/crl-worker",
+                   {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--gpus=", "--gxx=/bin/false",
+                    "--cache_dir=" + dir.path() + "/cache", "--work_dir=" + dir.path() + "/work",
+                    "--drain_delay=0s", "--log_level=warning"});
+  REQUIRE(p.started());  // it listens (liveness) while the self-test runs
+  CHECK(p.Wait(60) == 1);
+}
+
 TEST_CASE("calls without the right bearer token are UNAUTHENTICATED", "[integration]") {
   Worker w;
   auto stub = v1::EvalService::NewStub(w.channel);
