@@ -28,6 +28,9 @@ PACKAGES=(
   # The end-to-end tests: a real Prometheus scraping a local cluster (and
   # promtool for the alert rules), a real headless browser opening a report.
   prometheus chromium
+  # clients/python (crl_client): gRPC stubs built from the protos, run on
+  # Debian's Python (the build finds grpc_python_plugin in protobuf-compiler-grpc).
+  python3-grpcio python3-protobuf
   # deploy/check.sh: renders the chart without helm (deploy/render: Go + sprig, offline) and reads YAML.
   golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev python3-yaml
   # Outside clients the tests run (tests/js: published tokenizer files and an

@@ -1,5 +1,6 @@
 // crl run: runs on a crl-orchestrator (--orchestrator HOST:PORT).
 //
+//   crl run spec SPEC.yaml                 (the spec as the RunSpec it resolves to, JSON)
 //   crl run submit SPEC.yaml [--key K] [--watch] [--json]
 //   crl run watch RUN_ID [--after N] [--json]
 //   crl run list [--state running] [--page_size N] [--json]
@@ -115,7 +116,7 @@ int RunCommand(int argc, char** argv) {
   absl::Status parsed = flags.Parse(argc, argv, &args);
   if (!parsed.ok() || args.empty()) {
     return UsageError(flags, parsed.ok() ? absl::InvalidArgumentError(
-                                               "usage: crl run submit|watch|list|show|cancel|export ...")
+                                               "usage: crl run spec|submit|watch|list|show|cancel|export ...")
                                          : parsed);
   }
   const std::string verb = args[0];
@@ -126,6 +127,13 @@ int RunCommand(int argc, char** argv) {
     if (client.auth_token_file.empty()) client.auth_token_file = LocalClusterClient(*up).auth_token_file;
   }
   auto need = [&](size_t n) { return args.size() >= n; };
+  if (verb == "spec" && need(2)) {
+    // Offline: what a spec file resolves to (task paths, shipped examples).
+    auto spec = run::LoadRunSpecFile(args[1]);
+    if (!spec.ok()) return UsageError(flags, spec.status());
+    std::printf("%s\n", ProtoJson(*spec, true).c_str());
+    return 0;
+  }
   auto c = GrpcOrchestratorClient::Create(address, client);
   if (!c.ok()) return Fail(c.status());
   RequestContext ctx;

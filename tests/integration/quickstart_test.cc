@@ -220,6 +220,13 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   REQUIRE(!trained_id.empty());
   REQUIRE(!twin_id.empty());
 
+  // The Python client against the same cluster (clients/python).
+  const std::string python = Run("cd " + kSource + " && CRL_BIN=" + kBin + "/crl PYTHONPATH=" + kBin +
+                                 "/../python:clients/python /usr/bin/python3 tests/integration/python_client_check.py " +
+                                 cluster + " examples/embedded.yaml 2>&1; echo rc=$?");
+  INFO(python);
+  CHECK(python.find("rc=0") != std::string::npos);
+
   // Prometheus: every service is up again (after its restart) and answers
   // its key series.
   const std::map<std::string, std::string> key_series = {
@@ -239,7 +246,8 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     CHECK(is_up == 1);
     CHECK(v >= 0);
   }
-  CHECK(Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})") == 3);
+  // The quickstart's three runs and the Python client's.
+  CHECK(Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})") == 4);
   // The rules were loaded by the server that scraped the cluster.
   const std::string rules = HttpGet(prom_port, "/api/v1/rules");
   CHECK(rules.find("CrlRunFailed") != std::string::npos);
