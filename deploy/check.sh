@@ -56,10 +56,13 @@ value_sets=(
   "default|"
   "mtls|--set tls.enabled=true --set tls.secretName=crl-tls --set tls.requireClientCert=true"
   "cpu-worker|--set worker.gpu.enabled=false --set worker.cache.type=ephemeral"
-  "components|--set orchestrator.enabled=true --set prompt.enabled=true --set sampler.enabled=true --set trainer.enabled=true --set metrics.serviceMonitor.enabled=true"
+  "worker-timing-only|--set orchestrator.enabled=false --set prompt.enabled=false --set sampler.enabled=false --set trainer.enabled=false --set metrics.serviceMonitor.enabled=true"
   "privileged-userns|--set worker.sandbox.profile=privileged-userns --set auth.existingSecret=crl-token"
-  "all-optional|--set orchestrator.enabled=true --set prompt.enabled=true --set sampler.enabled=true --set trainer.enabled=true --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true"
+  "all-optional|--set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true --set orchestrator.ingress.enabled=true"
   "kube-1.29|--kube-version 1.29.0"
+  "ingress-digests|--set orchestrator.ingress.enabled=true --set orchestrator.ingress.className=nginx --set orchestrator.ingress.host=crl.example.com --set orchestrator.ingress.tls[0].secretName=crl-ingress --set orchestrator.ingress.tls[0].hosts[0]=crl.example.com --set-string orchestrator.ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/backend-protocol=GRPC --set images.services.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --set images.worker.digest=sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+  "sampler-endpoints-gpu-trainer|--set sampler.backend=endpoints --set sampler.endpoints.urls[0]=http://vllm.llm.svc:8000/v1 --set sampler.endpoints.model=qwen --set sampler.endpoints.apiKeySecret.name=vllm-key --set trainer.image=trainer --set trainer.gpu.enabled=true --set policy.persistence.existingClaim=my-model --set policy.embedded.init=false"
+  "no-auth-no-persistence|--set auth.enabled=false --set orchestrator.persistence.enabled=false --set policy.persistence.enabled=false --set tests.smoke.backend=host --set worker.config.host_lanes=1"
 )
 failed_sets=()
 for entry in "${value_sets[@]}"; do
@@ -98,7 +101,30 @@ fi
 
 if command -v shellcheck >/dev/null; then
   shellcheck "$repo/docker/runtime-deps.sh" "$repo/docker/worker-entrypoint.sh" "$here/check.sh"
-  echo "OK: shellcheck"
+  # The sh scripts the chart renders into pods (the policy's initContainer,
+  # the `helm test` pod), from every value set that rendered.
+  scripts=$(python3 - "$tmp" <<'PY'
+import glob, sys, yaml
+tmp = sys.argv[1]
+n = 0
+for path in sorted(glob.glob(f"{tmp}/chart-*.yaml")):
+    for doc in yaml.safe_load_all(open(path)):
+        if not doc or doc.get("kind") not in ("Pod", "Deployment", "StatefulSet"):
+            continue
+        spec = doc["spec"] if doc["kind"] == "Pod" else doc["spec"]["template"]["spec"]
+        for c in spec.get("initContainers", []) + spec.get("containers", []):
+            if c.get("command", [])[:2] == ["/bin/sh", "-c"]:
+                with open(f"{tmp}/pod-script-{n}.sh", "w") as f:
+                    f.write(f"# {path.rsplit('/', 1)[1]}: {doc['kind']}/{doc['metadata']['name']} {c['name']}\n")
+                    f.write(c["args"][0])
+                n += 1
+print(n)
+PY
+)
+  if [ "$scripts" -gt 0 ]; then
+    shellcheck -s sh "$tmp"/pod-script-*.sh
+  fi
+  echo "OK: shellcheck (and $scripts sh scripts of rendered pods)"
 else
   skip "shellcheck not installed"
 fi

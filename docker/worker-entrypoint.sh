@@ -3,15 +3,12 @@
 #
 # CRL_GPUS=devices (set by the Helm chart): serve exactly the GPUs whose device
 # nodes this container was given, by appending `--gpus N[,M...]` (flags win
-# over --config), N being the device node's number. Why not the worker's own
-# `--gpus auto`: it counts /dev/nvidia0, /dev/nvidia1, ... and stops at the
-# first gap, but the NVIDIA container runtime keeps the HOST's minor numbers,
-# so the pod given the node's third GPU sees only /dev/nvidia2 and `auto`
-# finds nothing.
-# Known limitation (docs/deploy.md, "GPU numbering"): the worker also uses N
-# as the runner's CUDA_VISIBLE_DEVICES, but inside the sandbox only
-# /dev/nvidiaN is reachable, so CUDA numbers that GPU 0; until the worker
-# sets CUDA_VISIBLE_DEVICES=0 for a lane, only pods given minor 0 work.
+# over --config), N being the device node's number. The NVIDIA container
+# runtime keeps the HOST's minor numbers (the pod given the node's third GPU
+# sees only /dev/nvidia2); the worker binds only /dev/nvidiaN into a lane's
+# sandbox with CUDA_VISIBLE_DEVICES=0, so any N works (docs/deploy.md, "GPU
+# numbering"). The worker's own `--gpus auto` scans every /dev/nvidiaN and
+# finds the same nodes: this mode only makes "no GPU node" a start-up error.
 #
 # Any other CRL_GPUS value (or none) runs crl-worker with the arguments as given.
 set -eu

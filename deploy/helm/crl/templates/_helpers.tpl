@@ -48,7 +48,11 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 app.kubernetes.io/part-of: crl
 {{- end -}}
 
-{{/* registry/repository:tag of images.<c.image> */}}
+{{/*
+registry/repository:tag of images.<c.image>, or registry/repository@digest
+when images.<c.image>.digest is set (the digest pins the content; the tag
+is then ignored).
+*/}}
 {{- define "crl.image" -}}
 {{- $img := index .root.Values.images .c.image -}}
 {{- if not $img -}}
@@ -58,7 +62,43 @@ app.kubernetes.io/part-of: crl
 {{- if .root.Values.images.registry -}}
 {{- $repo = printf "%s/%s" (trimSuffix "/" .root.Values.images.registry) $repo -}}
 {{- end -}}
+{{- if $img.digest -}}
+{{- if not (regexMatch "^sha256:[0-9a-f]{64}$" $img.digest) -}}
+{{- fail (printf "images.%s.digest: %q is not sha256:<64 hex digits>" .c.image $img.digest) -}}
+{{- end -}}
+{{- printf "%s@%s" $repo $img.digest -}}
+{{- else -}}
 {{- printf "%s:%s" $repo (default .root.Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* In-cluster gRPC address of a component's Service: dict "root" "name" */}}
+{{- define "crl.address" -}}
+{{- $c := index .root.Values .name -}}
+{{- printf "%s.%s.svc:%d" (include "crl.componentFullname" .) .root.Release.Namespace (int $c.grpcPort) -}}
+{{- end -}}
+
+{{/* The workers as the timing oracle and the orchestrator dial them: every
+address of the headless Service, re-resolved as pods come and go. */}}
+{{- define "crl.workersAddress" -}}
+{{- printf "dns:///%s" (include "crl.address" (dict "root" .root "name" "worker")) -}}
+{{- end -}}
+
+{{/* Whether a component runs the policy (trainer; sampler with backend policy): dict "root" "name" "c" */}}
+{{- define "crl.usesPolicy" -}}
+{{- if or (eq .name "trainer") (and (eq .name "sampler") (eq (default "policy" .c.backend) "policy")) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Bytes of a Kubernetes quantity ("20Gi", "500M", "1073741824"). */}}
+{{- define "crl.quantityBytes" -}}
+{{- $q := toString . -}}
+{{- $units := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- $num := regexFind "^[0-9]+" $q -}}
+{{- $unit := trimPrefix $num $q -}}
+{{- if or (not $num) (not (hasKey $units $unit)) -}}
+{{- fail (printf "%q: not a quantity the chart understands (an integer with Ki, Mi, Gi, Ti, k, M, G, T or no suffix)" $q) -}}
+{{- end -}}
+{{- mul (int64 $num) (int64 (index $units $unit)) -}}
 {{- end -}}
 
 {{- define "crl.drainSeconds" -}}
@@ -101,20 +141,97 @@ app.kubernetes.io/part-of: crl
 
 {{/*
 The YAML config file of a component: the chart's server settings, then the
-shipped per-service file config/<name>.yaml (the same file `crl up` passes
-to the local cluster: one source for both), then the component's `config`
-from the values (which may not redefine what the chart manages).
+wiring between the components (addresses of the other Services, the token
+and TLS files for the calls they make, data and model paths on the
+component's volumes), then the shipped per-service file config/<name>.yaml
+(the same file `crl up` passes to the local cluster: one source for both),
+then the component's `config` from the values. The server keys may not be
+redefined; the wiring may (e.g. workers outside this release).
 */}}
 {{- define "crl.config" -}}
 {{- $root := .root -}}
 {{- $c := .c -}}
 {{- $srv := $root.Values.server -}}
 {{- $shipped := ($root.Files.Get (printf "config/%s.yaml" .name)) | fromYaml | default dict -}}
-{{- $user := mergeOverwrite $shipped (deepCopy ($c.config | default dict)) -}}
+{{- $userConfig := deepCopy ($c.config | default dict) -}}
 {{- range $k := list "listen" "metrics_listen" "drain_delay" "shutdown_timeout" "auth_token_file" "tls_cert_file" "tls_key_file" "tls_client_ca_file" -}}
-{{- if hasKey $user $k -}}
+{{- if or (hasKey $userConfig $k) (hasKey $shipped $k) -}}
 {{- fail (printf "%s.config.%s is managed by the chart: use %s.grpcPort, server.*, auth.* or tls.*" $.name $k $.name) -}}
 {{- end -}}
+{{- end -}}
+{{- /* Client side of every call a component makes (prefix_<key>). */ -}}
+{{- $client := dict -}}
+{{- if $root.Values.auth.enabled -}}
+{{- $_ := set $client "auth_token_file" "/etc/crl/auth/token" -}}
+{{- end -}}
+{{- if $root.Values.tls.enabled -}}
+{{- $_ := set $client "tls" true -}}
+{{- $_ := set $client "tls_ca_file" "/etc/crl/tls/ca.crt" -}}
+{{- if $root.Values.tls.requireClientCert -}}
+{{- $_ := set $client "tls_cert_file" "/etc/crl/tls/tls.crt" -}}
+{{- $_ := set $client "tls_key_file" "/etc/crl/tls/tls.key" -}}
+{{- end -}}
+{{- end -}}
+{{- $wiring := dict -}}
+{{- $prefixes := list -}}
+{{- $enabled := dict -}}
+{{- range $n := splitList " " (include "crl.components" $root) -}}
+{{- if (index $root.Values $n).enabled -}}
+{{- $_ := set $enabled $n (include "crl.address" (dict "root" $root "name" $n)) -}}
+{{- end -}}
+{{- end -}}
+{{- if $enabled.worker -}}
+{{- $_ := set $enabled "worker" (include "crl.workersAddress" (dict "root" $root)) -}}
+{{- end -}}
+{{- $policy := $root.Values.policy -}}
+{{- if eq .name "timing" -}}
+{{- if $enabled.worker }}{{ $_ := set $wiring "workers" $enabled.worker }}{{ end -}}
+{{- $prefixes = list "worker" -}}
+{{- else if eq .name "orchestrator" -}}
+{{- if $enabled.worker }}{{ $_ := set $wiring "workers" $enabled.worker }}{{ end -}}
+{{- range $n := list "prompt" "sampler" "timing" "trainer" -}}
+{{- if hasKey $enabled $n }}{{ $_ := set $wiring $n (index $enabled $n) }}{{ end -}}
+{{- end -}}
+{{- /* The store on the StatefulSet's volume; without persistence on /tmp (an emptyDir: lost with the pod). */ -}}
+{{- $_ := set $wiring "data_dir" (ternary $c.persistence.mountPath "/tmp/crl-data" (eq (toString $c.persistence.enabled) "true")) -}}
+{{- $prefixes = list "upstream" -}}
+{{- else if eq .name "sampler" -}}
+{{- $backend := default "policy" $c.backend -}}
+{{- if eq $backend "policy" -}}
+{{- $_ := set $wiring "policy" $policy.modelPath -}}
+{{- else if eq $backend "endpoints" -}}
+{{- $ep := $c.endpoints | default dict -}}
+{{- with $ep.urls }}{{ $_ := set $wiring "endpoints" . }}{{ end -}}
+{{- with $ep.model }}{{ $_ := set $wiring "endpoint_model" . }}{{ end -}}
+{{- if ($ep.apiKeySecret | default dict).name -}}
+{{- $_ := set $wiring "endpoint_api_key_file" "/etc/crl/endpoint/api-key" -}}
+{{- end -}}
+{{- else -}}
+{{- fail (printf "sampler.backend: %q is not policy or endpoints" $backend) -}}
+{{- end -}}
+{{- if $enabled.trainer }}{{ $_ := set $wiring "trainer" $enabled.trainer }}{{ end -}}
+{{- $prefixes = list "trainer" -}}
+{{- else if eq .name "trainer" -}}
+{{- $_ := set $wiring "model" $policy.modelPath -}}
+{{- $_ := set $wiring "out_dir" (printf "%s/trainer" (trimSuffix "/" $policy.mountPath)) -}}
+{{- if $policy.persistence.enabled }}{{ $_ := set $wiring "resume" true }}{{ end -}}
+{{- end -}}
+{{- range $p := $prefixes -}}
+{{- range $k, $v := $client }}{{ $_ := set $wiring (printf "%s_%s" $p $k) $v }}{{ end -}}
+{{- end -}}
+{{- $user := mergeOverwrite $wiring $shipped $userConfig -}}
+{{- /* What a binary refuses to start without, caught at render time. */ -}}
+{{- $required := dict "timing" (list "workers|worker") "orchestrator" (list "workers" "prompt" "sampler" "timing") "trainer" (list "model" "out_dir") -}}
+{{- range $key := (index $required .name | default list) -}}
+{{- $found := false -}}
+{{- range $alt := splitList "|" $key }}{{ if index $user $alt }}{{ $found = true }}{{ end }}{{ end -}}
+{{- if not $found -}}
+{{- $opt := first (splitList "|" $key) -}}
+{{- fail (printf "%s needs --%s: enable the component it names or set %s.config.%s" $.name $opt $.name $opt) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq .name "sampler") (not (or (index $user "policy") (index $user "endpoints"))) -}}
+{{- fail "sampler.backend=endpoints needs sampler.endpoints.urls (OpenAI-compatible base URLs, e.g. http://vllm.llm.svc:8000/v1)" -}}
 {{- end -}}
 {{- $cfg := dict
       "listen" (printf "%s:%d" $srv.listenHost (int $c.grpcPort))
@@ -142,6 +259,16 @@ from the values (which may not redefine what the chart manages).
 {{- $_ := set $user "hidden_paths" (uniq $hidden) -}}
 {{- if ($c.tasks | default dict).volume -}}
 {{- $_ := set $user "task_root" $c.tasks.mountPath -}}
+{{- end -}}
+{{- /* Byte budgets below the volumes' sizes: the worker evicts before the kubelet evicts the pod. */ -}}
+{{- $cacheSize := ternary $c.cache.sizeLimit $c.cache.ephemeral.size (eq $c.cache.type "emptyDir") -}}
+{{- range $pair := list (list "cache_max_bytes" $cacheSize "worker.cache") (list "work_max_bytes" $c.workDirSizeLimit "worker.workDirSizeLimit") -}}
+{{- $key := index $pair 0 -}}
+{{- $limit := include "crl.quantityBytes" (index $pair 1) | int64 -}}
+{{- $budget := int64 (default 0 (index $user $key)) -}}
+{{- if or (le $budget 0) (ge $budget $limit) -}}
+{{- fail (printf "worker.config.%s (%d) must be above 0 and below %s (%s = %d bytes), leaving room for in-flight builds and the KernelBench PCH" $key $budget (index $pair 2) (toString (index $pair 1)) $limit) -}}
+{{- end -}}
 {{- end -}}
 {{- if $c.gpu.enabled -}}
 {{- if and $c.gpu.fromDeviceNodes (hasKey $user "gpus") -}}
@@ -199,7 +326,7 @@ false
 {{- end -}}
 {{- end -}}
 
-{{/* Container securityContext of the worker (and of its sandbox check). */}}
+{{/* Container securityContext of the worker. */}}
 {{- define "crl.worker.securityContext" -}}
 {{- $profile := .c.sandbox.profile -}}
 {{- if eq $profile "restricted-userns" -}}
@@ -255,6 +382,9 @@ dict "root" "name" "c".
 {{- $name := .name -}}
 {{- $isWorker := eq $name "worker" -}}
 {{- $gpu := and (hasKey $c "gpu") $c.gpu.enabled -}}
+{{- $policy := $root.Values.policy -}}
+{{- $usesPolicy := include "crl.usesPolicy" . -}}
+{{- $endpointKey := and (eq $name "sampler") (eq (default "policy" $c.backend) "endpoints") (($c.endpoints | default dict).apiKeySecret | default dict).name -}}
 metadata:
   labels:
     {{- include "crl.selectorLabels" . | nindent 4 }}
@@ -318,6 +448,64 @@ spec:
   {{- with $c.topologySpreadConstraints }}
   topologySpreadConstraints:
     {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if and $usesPolicy $policy.embedded.init }}
+  {{- if not (hasPrefix (printf "%s/" (trimSuffix "/" $policy.mountPath)) $policy.modelPath) }}
+  {{- fail (printf "policy.modelPath (%s) must lie under policy.mountPath (%s) for policy.embedded.init" $policy.modelPath $policy.mountPath) }}
+  {{- end }}
+  initContainers:
+    # The embedded policy (models/embedded: a 2.4M-parameter Llama-style model
+    # and a tokenizer trained on the shipped tasks and prompts), created at
+    # policy.modelPath when nothing is there yet; what `crl up` prepares
+    # locally. Trainer and sampler pods both run it; on a shared volume the
+    # first complete copy wins (atomic rename).
+    - name: policy-init
+      image: {{ include "crl.image" (dict "root" $root "name" "policy.embedded" "c" (dict "image" $policy.embedded.image)) }}
+      imagePullPolicy: {{ $root.Values.images.pullPolicy }}
+      command: ["/bin/sh", "-c"]
+      args:
+        - |
+          set -eu
+          model={{ $policy.modelPath | quote }}
+          if [ -f "$model/config.json" ] && [ -f "$model/model.safetensors" ]; then
+            echo "policy-init: $model is there"
+            exit 0
+          fi
+          work="$model.build.$(uname -n)"
+          rm -rf "$work"
+          mkdir -p "$work/corpus" "$work/tokenizer"
+          n=0
+          add() {
+            root=$1
+            shift
+            find "$root" -type f \( "$@" \) | LC_ALL=C sort > "$work/list"
+            while read -r f; do
+              cp "$f" "$work/corpus/${n}_$(basename "$f")"
+              n=$((n + 1))
+            done < "$work/list"
+          }
+          add /opt/crl/tasks/native -name '*.cc' -o -name '*.cu' -o -name '*.yaml'
+          add /opt/crl/prompts -name '*.tmpl'
+          add /opt/crl/include/crl -name '*.h'
+          /opt/crl/bin/crl policy tokenizer-train --corpus "$work/corpus" --vocab 4096 \
+            --out "$work/tokenizer/tokenizer.json"
+          /opt/crl/bin/crl policy init --config /opt/crl/models/embedded/config.json --out "$work/policy" \
+            --tokenizer "$work/tokenizer/tokenizer.json" --seed {{ int $policy.embedded.seed }}
+          mkdir -p "$(dirname "$model")"
+          mv -T "$work/policy" "$model" 2>/dev/null || [ -f "$model/model.safetensors" ]
+          rm -rf "$work"
+          echo "policy-init: wrote $model"
+      {{- with $policy.embedded.resources }}
+      resources:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- toYaml ($c.securityContext | default dict) | nindent 8 }}
+      volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+        - name: policy
+          mountPath: {{ $policy.mountPath }}
   {{- end }}
   containers:
     - name: {{ $name }}
@@ -404,6 +592,15 @@ spec:
         - name: data
           mountPath: {{ $c.persistence.mountPath }}
         {{- end }}
+        {{- if $usesPolicy }}
+        - name: policy
+          mountPath: {{ $policy.mountPath }}
+        {{- end }}
+        {{- if $endpointKey }}
+        - name: endpoint-key
+          mountPath: /etc/crl/endpoint
+          readOnly: true
+        {{- end }}
         {{- with $c.extraVolumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -462,9 +659,33 @@ spec:
       {{- toYaml . | nindent 6 }}
     {{- end }}
     {{- end }}
+    {{- if $usesPolicy }}
+    - name: policy
+      {{- if $policy.persistence.enabled }}
+      persistentVolumeClaim:
+        claimName: {{ include "crl.policyClaimName" $root }}
+      {{- else }}
+      emptyDir:
+        sizeLimit: {{ $policy.persistence.size }}
+      {{- end }}
+    {{- end }}
+    {{- if $endpointKey }}
+    - name: endpoint-key
+      secret:
+        secretName: {{ $endpointKey }}
+        defaultMode: 0400
+        items:
+          - key: {{ default "api-key" $c.endpoints.apiKeySecret.key }}
+            path: api-key
+    {{- end }}
     {{- with $c.extraVolumes }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+{{- end -}}
+
+{{/* The policy volume's claim: policy.persistence.existingClaim, or the chart's <fullname>-policy. */}}
+{{- define "crl.policyClaimName" -}}
+{{- default (printf "%s-policy" (include "crl.fullname" .)) .Values.policy.persistence.existingClaim -}}
 {{- end -}}
 
 {{/* ConfigMap holding a component's config.yaml. */}}
