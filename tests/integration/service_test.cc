@@ -66,6 +66,12 @@ struct Worker {
                                  "--gpus=", "--log_level=warning"});
     REQUIRE(process->started());
     channel = grpc::CreateChannel(process->grpc_address(), grpc::InsecureChannelCredentials());
+    // Live at once; ready after its start-up self-test (a compile and a
+    // verification: about a second).
+    CHECK(Health("") == HealthCheckResponse::SERVING);
+    for (int i = 0; i < 600 && Health("crl.v1.EvalService") != HealthCheckResponse::SERVING; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
 
   HealthCheckResponse::ServingStatus Health(const std::string& service) {
