@@ -43,6 +43,16 @@ bool HasSftExamples(const v1::RunSpec& spec, const std::string& task) {
   return false;
 }
 
+// Runs `work` (which takes items until none is left) on min(parallelism,
+// items) threads, this one included, and waits for them.
+void OnThreads(int parallelism, size_t items, const std::function<void()>& work) {
+  const int n = std::max(1, std::min<int>(parallelism, static_cast<int>(items)));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+}
+
 bool UsableExemplar(const v1::Variant& v) {
   return v.scored() && !v.infra_failure() && v.parse_error() == v1::PARSE_ERROR_UNSPECIFIED &&
          v.verdict() != v1::VERDICT_UNSPECIFIED && v.verdict() != v1::VERDICT_INFRA_ERROR;
@@ -232,11 +242,7 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
           }
         }
       };
-      const int n = std::max(1, std::min<int>(options_.parallel_groups, static_cast<int>(keys.size())));
-      std::vector<std::thread> threads;
-      for (int t = 1; t < n; ++t) threads.emplace_back(work);
-      work();
-      for (auto& t : threads) t.join();
+      OnThreads(options_.parallel_groups, keys.size(), work);
       if (!context.Check().ok()) return interrupted();
       if (failed) {
         const absl::Status& st = failed->second;
@@ -247,12 +253,33 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
       if (Trains(stage.kind()) && spec.training() != "none") {
         // The end of a round: train on whatever is queued, so the next round
         // samples from a policy that saw this one.
+        std::string version;
         absl::Status flushed = Patiently("crl-trainer", context, [&]() -> absl::Status {
-          return services_.trainer->Flush(context).status();
+          CRL_ASSIGN_OR_RETURN(v1::FlushResponse f, services_.trainer->Flush(context));
+          version = f.version().version();
+          return absl::OkStatus();
         });
         if (!flushed.ok()) {
           if (!context.Check().ok()) return interrupted();
           CRL_RETURN_IF_ERROR(Emit("error", absl::StrCat("trainer flush: ", flushed.ToString()), nullptr));
+        } else if (!version.empty()) {
+          // ... and waits (a while) for the sampler to serve that version:
+          // it follows the trainer asynchronously.
+          const absl::Time until = clock_->MonotonicNow() + options_.sampler_catch_up;
+          std::string serving;
+          while (clock_->MonotonicNow() < until && context.Check().ok()) {
+            auto p = services_.sampler->ListPolicies(context);
+            if (p.ok() && p->policies_size() > 0) serving = p->policies(0).version();
+            if (serving == version) break;
+            clock_->SleepFor(absl::Milliseconds(100));
+          }
+          if (!context.Check().ok()) return interrupted();
+          if (serving != version) {
+            CRL_RETURN_IF_ERROR(Emit("waiting", absl::StrCat("the sampler serves policy version '", serving,
+                                                             "', the trainer published '", version,
+                                                             "'; the next round samples from what it serves"),
+                                     nullptr));
+          }
         }
       }
       {
@@ -582,11 +609,7 @@ absl::Status RunExecutor::RunGroupBody(const GroupKey& key, const RequestContext
       }
     }
   };
-  const int n = std::max(1, std::min<int>(options_.parallel_candidates, static_cast<int>(todo.size())));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
+  OnThreads(options_.parallel_candidates, todo.size(), work);
   CRL_RETURN_IF_ERROR(first_error);
   CRL_RETURN_IF_ERROR(context.Check());
   if (!Trains(key.stage) || training_off || group.submitted()) return absl::OkStatus();

@@ -51,6 +51,9 @@ struct ExecutorOptions {
   int parallel_candidates = 8;
   // Groups of a round (one per task) sampled and scored at once.
   int parallel_groups = 4;
+  // After a training round, how long to wait for the sampler to serve the
+  // trainer's new version (an in-process sampler swaps in a second or two).
+  absl::Duration sampler_catch_up = absl::Seconds(60);
 };
 
 class RunExecutor {

@@ -390,6 +390,15 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(good == 3);
   CHECK(noisy == 3);
   CHECK(ids.size() == 6);
+  // After each epoch's flush the run waited for the sampler to serve the new
+  // version; the fake sampler never does, and the run said so.
+  auto events = rig.store->EventsAfter("run-1", 0, 1000);
+  REQUIRE(events.ok());
+  int lagging = 0;
+  for (const auto& e : *events) {
+    lagging += e.kind() == "waiting" && e.message().find("the sampler serves policy version '0'") != std::string::npos;
+  }
+  CHECK(lagging == 3);
 
   // The same spec with training none: verified, nothing sent anywhere.
   Rig twin;
