@@ -648,11 +648,15 @@ absl::Status RunExecutor::SubmitToTrainer(const GroupKey& key, v1::StoredGroup g
     v1::SubmitExamplesRequest req;
     req.set_run_id(run_id);
     for (const auto& v : all) {
-      // Verified, and no flag that says it may cheat: a NOISY timing does
-      // not make a correct answer worth less as an example.
-      if (v.verdict() != v1::VERDICT_OK || v.infra_failure() ||
-          std::any_of(v.flags().begin(), v.flags().end(),
-                      [](int f) { return IsHonestyFlag(static_cast<v1::Flag>(f)); })) {
+      // Verified. A sampled answer must also carry no flag that says it may
+      // cheat (a NOISY timing does not make a correct answer worth less as
+      // an example); the spec author's sft examples are vouched for, and a
+      // flag on their timing (a loaded machine's host timer) says nothing of
+      // what they teach.
+      if (v.verdict() != v1::VERDICT_OK || v.infra_failure()) continue;
+      if (key.stage != "sft" && std::any_of(v.flags().begin(), v.flags().end(), [](int f) {
+            return IsHonestyFlag(static_cast<v1::Flag>(f));
+          })) {
         continue;
       }
       if (key.stage != "sft" && v.token_ids_size() == 0) continue;

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_split.h"
 #include "common/file.h"
+#include "lib/reward/names.h"
 #include "services/orchestrator/orchestrator_client.h"
 #include "services/trainer/trainer_client.h"
 #include "tests/integration/policy_fixture.h"
@@ -204,7 +205,14 @@ TEST_CASE("a run survives kill -9 of the orchestrator and completes with every c
     keys.insert(v["key"].get<std::string>());
     verdicts[v.value("verdict", std::string("none"))]++;
     const bool trusted = v.contains("reward") && v["reward"].value("status", std::string()) == "REWARD_STATUS_OK";
-    if (v.value("stage", std::string()) == "keep-successes" && trusted &&
+    // Keep-successes imitates what verified with no flag that says it may
+    // cheat; a NOISY timing (a loaded machine) withholds the reward only.
+    bool may_cheat = false;
+    for (const auto& f : v.value("flags", json::array())) {
+      v1::Flag flag;
+      may_cheat |= !v1::Flag_Parse(f.get<std::string>(), &flag) || IsHonestyFlag(flag);
+    }
+    if (v.value("stage", std::string()) == "keep-successes" && !may_cheat &&
         v.value("verdict", std::string()) == "VERDICT_OK") {
       ++examples;
     }

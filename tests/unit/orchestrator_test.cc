@@ -358,8 +358,8 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.timing.Push(Timed(1.5));
-  // A NOISY timing withholds the reward but the answer is still a good
-  // example; a side stream may be a cheat and is never imitated.
+  // A flagged timing withholds the reward; the author's examples are still
+  // trained on (keep-successes would drop the side-stream one: it may cheat).
   rig.timing.Push(Timed(1.1, {v1::FLAG_NOISY}));
   rig.timing.Push(Timed(9.0, {v1::FLAG_SIDE_STREAM}));
   ExecutorOptions eo;
@@ -373,11 +373,11 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(end->candidates() == 4);
   CHECK(rig.sampler.requests().empty());
   CHECK(rig.w1.evaluate_requests().size() + rig.w2.evaluate_requests().size() == 4);
-  // The good and the noisy one reach the trainer once per epoch, as chat
+  // The three verified ones reach the trainer once per epoch, as chat
   // messages with the answer in the template's three sections, under
   // distinct ids.
   auto examples = rig.trainer.examples();
-  REQUIRE(examples.size() == 6);
+  REQUIRE(examples.size() == 9);
   std::set<std::string> ids;
   int good = 0, noisy = 0;
   for (const auto& e : examples) {
@@ -389,7 +389,7 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   }
   CHECK(good == 3);
   CHECK(noisy == 3);
-  CHECK(ids.size() == 6);
+  CHECK(ids.size() == 9);
   // After each epoch's flush the run waited for the sampler to serve the new
   // version; the fake sampler never does, and the run said so.
   auto events = rig.store->EventsAfter("run-1", 0, 1000);
