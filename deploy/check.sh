@@ -62,6 +62,7 @@ value_sets=(
   "kube-1.29|--kube-version 1.29.0"
   "ingress-digests|--set orchestrator.ingress.enabled=true --set orchestrator.ingress.className=nginx --set orchestrator.ingress.host=crl.example.com --set orchestrator.ingress.tls[0].secretName=crl-ingress --set orchestrator.ingress.tls[0].hosts[0]=crl.example.com --set-string orchestrator.ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/backend-protocol=GRPC --set images.services.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --set images.worker.digest=sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
   "sampler-endpoints-gpu-trainer|--set sampler.backend=endpoints --set sampler.endpoints.urls[0]=http://vllm.llm.svc:8000/v1 --set sampler.endpoints.model=qwen --set sampler.endpoints.apiKeySecret.name=vllm-key --set trainer.image=trainer --set trainer.gpu.enabled=true --set policy.persistence.existingClaim=my-model --set policy.embedded.init=false"
+  "postgres-store|--set orchestrator.postgres.url=postgresql://crl@postgres.db.svc:5432/crl?sslmode=require --set orchestrator.postgres.passwordSecret.name=crl-postgres"
   "no-auth-no-persistence|--set auth.enabled=false --set orchestrator.persistence.enabled=false --set policy.persistence.enabled=false --set tests.smoke.backend=host --set worker.config.host_lanes=1"
 )
 failed_sets=()

@@ -23,6 +23,8 @@ PACKAGES=(
   libcpp-httplib-dev
   # Data-parallel training on CPU: LibTorch's c10d Gloo backend needs its headers.
   libgloo-dev
+  # The orchestrator's PostgreSQL store (libpqxx), and a real server for its tests.
+  libpqxx-dev postgresql
   # Run reports: PNG charts (cairo) with a font that is always there.
   libcairo2-dev fonts-dejavu-core
   # The end-to-end tests: a real Prometheus scraping a local cluster (and

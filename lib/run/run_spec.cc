@@ -76,9 +76,11 @@ std::string ShippedAnalysis(const std::string& source) {
   return why;
 }
 
-// `sft_examples: shipped`: each native task's shipped candidates for the
-// backend whose expected verdict is OK (candidates/expect.yaml).
-absl::Status AddShippedExamples(const std::string& file, const YAML::Node& node, v1::RunSpec* spec) {
+// `sft_examples: shipped[:PREFIX]`: each native task's shipped candidates
+// for the backend whose expected verdict is OK (candidates/expect.yaml),
+// only those whose file name starts with PREFIX when given.
+absl::Status AddShippedExamples(const std::string& file, const YAML::Node& node, const std::string& prefix,
+                                v1::RunSpec* spec) {
   const std::string ext = spec->backend() == v1::BACKEND_CUDA ? ".cu" : ".cc";
   for (const v1::Task& task : spec->tasks()) {
     if (task.format() != v1::TASK_FORMAT_NATIVE) continue;
@@ -95,7 +97,7 @@ absl::Status AddShippedExamples(const std::string& file, const YAML::Node& node,
       const std::string name = kv.first.as<std::string>();
       const YAML::Node v = kv.second;
       const std::string verdict = v.IsMap() ? v["verdict"].as<std::string>("") : v.as<std::string>("");
-      if (verdict == "OK" && fs::path(name).extension() == ext) names.push_back(name);
+      if (verdict == "OK" && fs::path(name).extension() == ext && name.rfind(prefix, 0) == 0) names.push_back(name);
     }
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) {
@@ -183,8 +185,11 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
   }
   if (const YAML::Node sft = root["sft_examples"]) {
     CRL_RETURN_IF_ERROR(Read(file, sft, "sft_examples", &s));
-    if (s == "shipped") {
-      CRL_RETURN_IF_ERROR(AddShippedExamples(file, sft, spec));
+    if (s == "shipped" || s.rfind("shipped:", 0) == 0) {
+      CRL_RETURN_IF_ERROR(AddShippedExamples(file, sft, s == "shipped" ? "" : s.substr(8), spec));
+      if (spec->sft_examples_size() == 0) {
+        return FieldError(file, sft, "sft_examples", absl::StrCat("'", s, "' matches no shipped candidate with verdict OK"));
+      }
     } else {
       const std::string path = fs::path(s).is_absolute() ? s : (fs::path(base) / s).string();
       CRL_RETURN_IF_ERROR(AddFileExamples(file, sft, path, spec));

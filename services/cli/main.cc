@@ -55,6 +55,8 @@ constexpr const char* kUsage =
     "  sample            completions from a crl-sampler, an OpenAI-compatible endpoint or a policy\n"
     "                    (--policy DIR runs crl-policy)\n"
     "  run               runs on a crl-orchestrator: submit, watch, list, show, cancel, export\n"
+    "  reward            crl's rewards for another RL engine: score completions, or serve\n"
+    "                    OpenRLHF's remote reward endpoint\n"
     "  up                start a local cluster (six services on loopback, supervised)\n"
     "  status            the local cluster's services\n"
     "  down              stop the local cluster\n"
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
   if (command == "down") return crl::cli::DownCommand(argc - 1, argv + 1);
   if (command == "status") return crl::cli::StatusCommand(argc - 1, argv + 1);
   if (command == "quickstart") return crl::cli::QuickstartCommand(argc - 1, argv + 1);
+  if (command == "reward") return crl::cli::RewardCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

@@ -1,6 +1,7 @@
 // crl-orchestrator: runs of prompt → sample → parse → evaluate → time →
 // reward → train over the other services, stored in SQLite under
-// --data_dir so that a restart resumes every run where it was.
+// --data_dir (or PostgreSQL, --store postgresql://...) so that a restart
+// resumes every run where it was.
 //
 //   crl-orchestrator --data_dir /var/lib/crl --prompt 127.0.0.1:50053 --sampler 127.0.0.1:50054
 //     --workers 10.0.0.5:50051,10.0.0.6:50051 --timing 127.0.0.1:50052 --trainer 127.0.0.1:50055
@@ -19,12 +20,13 @@
 #include "common/status.h"
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/orchestrator_service.h"
-#include "services/orchestrator/sqlite_store.h"
+#include "services/orchestrator/open_store.h"
 
 namespace {
 
 struct Options {
   std::string data_dir = "crl-data";
+  std::string store;
   std::string prompt, sampler, timing, trainer;
   std::vector<std::string> workers;
   int max_in_flight_per_worker = 4;
@@ -43,7 +45,10 @@ int main(int argc, char** argv) {
   Options o;
   o.upstream.timeout = absl::Minutes(15);
   crl::OptionSet* f = service_main.flags();
-  f->Add("data_dir", &o.data_dir, "where the store (orchestrator.db) lives");
+  f->Add("data_dir", &o.data_dir, "where the SQLite store (orchestrator.db) lives");
+  f->Add("store", &o.store,
+         "empty: SQLite in --data_dir; sqlite:PATH; or postgresql://USER@HOST:PORT/DB (password from "
+         "PGPASSWORD or a libpq passfile, never the command line)");
   f->Add("prompt", &o.prompt, "crl-prompt HOST:PORT (required)");
   f->Add("sampler", &o.sampler, "crl-sampler HOST:PORT (required)");
   f->Add("workers", &o.workers,
@@ -57,7 +62,7 @@ int main(int argc, char** argv) {
   f->Add("parallel_groups", &o.parallel_groups, "groups of a round (one per task) sampled and scored at once");
   crl::BindClientOptions(f, &o.upstream, "upstream", "the services above");
 
-  std::unique_ptr<crl::orchestrator::SqliteStore> store;
+  std::unique_ptr<crl::orchestrator::StoreInterface> store;
   std::unique_ptr<crl::GrpcPromptClient> prompt;
   std::unique_ptr<crl::GrpcSamplerClient> sampler;
   std::unique_ptr<crl::GrpcTimingClient> timing;
@@ -78,10 +83,7 @@ int main(int argc, char** argv) {
       if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": HOST:PORT is required"));
     }
     if (o.workers.empty()) return absl::InvalidArgumentError("workers: at least one HOST:PORT is required");
-    std::error_code ec;
-    std::filesystem::create_directories(o.data_dir, ec);
-    if (ec) return absl::FailedPreconditionError(absl::StrCat("data_dir: cannot create ", o.data_dir, ": ", ec.message()));
-    CRL_ASSIGN_OR_RETURN(store, crl::orchestrator::SqliteStore::Open(o.data_dir + "/orchestrator.db"));
+    CRL_ASSIGN_OR_RETURN(store, crl::orchestrator::OpenStore(o.store, o.data_dir));
     CRL_ASSIGN_OR_RETURN(prompt, crl::GrpcPromptClient::Create(o.prompt, o.upstream));
     CRL_ASSIGN_OR_RETURN(sampler, crl::GrpcSamplerClient::Create(o.sampler, o.upstream));
     CRL_ASSIGN_OR_RETURN(timing, crl::GrpcTimingClient::Create(o.timing, o.upstream));

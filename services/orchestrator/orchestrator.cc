@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
@@ -89,13 +90,30 @@ void Orchestrator::Launch(const v1::Run& run) {
   a.context = std::make_unique<RequestContext>(clock_, absl::InfiniteFuture());
   RequestContext* ctx = a.context.get();
   a.thread = std::thread([this, run, ctx] {
-    RunExecutor executor(services_, store_, clock_, options_.executor,
-                         [this](const v1::RunEvent& e) { Notify(e); });
-    absl::StatusOr<v1::Run> end = executor.Execute(run, *ctx, stopping_);
-    if (!end.ok()) {
-      // The store failed: the run stays as last stored, and resumes on restart.
+    v1::Run current = run;
+    absl::Duration backoff = absl::Seconds(1);
+    for (;;) {
+      RunExecutor executor(services_, store_, clock_, options_.executor,
+                           [this](const v1::RunEvent& e) { Notify(e); });
+      absl::StatusOr<v1::Run> end = executor.Execute(current, *ctx, stopping_);
+      if (end.ok()) break;
+      // The store failed: the run stays as last stored. Unreachable (a
+      // database restarting): resume it from there once the store answers
+      // again; anything else: on the next start.
       std::fprintf(stderr, "crl-orchestrator: run %s stopped: %s\n", run.run_id().c_str(),
                    end.status().ToString().c_str());
+      if (end.status().code() != absl::StatusCode::kUnavailable) break;
+      std::optional<v1::Run> stored;
+      while (!stored && !stopping_.load()) {
+        for (absl::Duration slept; slept < backoff && !stopping_.load(); slept += absl::Milliseconds(100)) {
+          clock_->SleepFor(absl::Milliseconds(100));
+        }
+        backoff = std::min(backoff * 2, absl::Seconds(30));
+        if (auto again = store_->GetRun(run.run_id()); again.ok()) stored = *std::move(again);
+      }
+      if (!stored || RunEnded(stored->state())) break;
+      std::fprintf(stderr, "crl-orchestrator: run %s resumes: the store answers again\n", run.run_id().c_str());
+      current = *std::move(stored);
     }
     Finished(run.run_id());
   });
@@ -282,6 +300,55 @@ absl::StatusOr<std::vector<v1::RunEvent>> Orchestrator::Events(const std::string
     mu_.AwaitWithTimeout(absl::Condition(&newer), wait);
   }
   return store_->EventsAfter(run_id, after_sequence, 256);
+}
+
+absl::StatusOr<v1::ScoreCompletionsResponse> Orchestrator::Score(const v1::ScoreCompletionsRequest& request,
+                                                                const RequestContext& context) {
+  constexpr int kMaxItems = 4096;
+  if (request.items_size() == 0) return absl::InvalidArgumentError("items: nothing to score");
+  if (request.items_size() > kMaxItems) {
+    return absl::InvalidArgumentError(absl::StrCat("items: ", request.items_size(), " in one call, more than ", kMaxItems));
+  }
+  std::map<std::string, const v1::Task*> tasks;
+  for (const v1::Task& t : request.spec().tasks()) tasks[t.name()] = &t;
+  if (tasks.empty()) return absl::InvalidArgumentError("spec.tasks: no tasks to score against");
+  std::vector<const v1::Task*> task_of(request.items_size());
+  for (int i = 0; i < request.items_size(); ++i) {
+    auto it = tasks.find(request.items(i).task_name());
+    if (it == tasks.end()) {
+      std::string names;
+      for (const auto& [name, t] : tasks) absl::StrAppend(&names, names.empty() ? "" : ", ", name);
+      return absl::InvalidArgumentError(absl::StrCat("items[", i, "].task_name: '", request.items(i).task_name(),
+                                                     "' is not one of spec.tasks (", names, ")"));
+    }
+    task_of[i] = it->second;
+  }
+  CandidateScorer scorer(services_, clock_, options_.executor.initial_backoff, options_.executor.max_backoff);
+  v1::ScoreCompletionsResponse out;
+  for (int i = 0; i < request.items_size(); ++i) {
+    v1::Variant* v = out.add_results();
+    v->set_task_name(request.items(i).task_name());
+    v->set_completion(request.items(i).completion());
+    v->set_index(i);
+    v->set_key(absl::StrCat("score/", i));
+  }
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i; (i = next.fetch_add(1)) < out.results_size();) {
+      v1::Variant* v = out.mutable_results(i);
+      *v = scorer.Score(*v, *task_of[i], request.spec(), context, nullptr);
+    }
+  };
+  std::vector<std::thread> threads;
+  const int n = std::min(std::max(1, options_.executor.parallel_candidates), out.results_size());
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  CRL_RETURN_IF_ERROR(context.Check());
+  for (const auto& v : out.results()) {
+    if (!v.scored()) return absl::DeadlineExceededError("scoring ended before every item was scored");
+  }
+  return out;
 }
 
 }  // namespace crl::orchestrator

@@ -16,6 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "services/orchestrator/run_executor.h"
+#include "services/orchestrator/scorer.h"
 #include "services/orchestrator/store.h"
 
 namespace crl::orchestrator {
@@ -50,6 +51,11 @@ class Orchestrator {
   // The best verified, trusted variants per task (limit per task).
   absl::StatusOr<std::vector<v1::Variant>> Best(const std::string& run_id, int limit);
   absl::StatusOr<v1::ExportRunResponse> Export(const v1::ExportRunRequest& request);
+  // Scores completions outside any run (CandidateScorer, at most
+  // parallel_candidates at once); stores nothing. An error only for a bad
+  // request or when `context` ends first.
+  absl::StatusOr<v1::ScoreCompletionsResponse> Score(const v1::ScoreCompletionsRequest& request,
+                                                     const RequestContext& context);
 
   // Events after `after_sequence`, waiting up to `wait` for the first one.
   // Empty: none yet (the run may have ended: check its state).

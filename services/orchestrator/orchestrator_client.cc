@@ -40,6 +40,12 @@ absl::StatusOr<v1::GetBestVariantsResponse> GrpcOrchestratorClient::GetBestVaria
       context, request, [this](auto... args) { stub_->async()->GetBestVariants(args...); });
 }
 
+absl::StatusOr<v1::ScoreCompletionsResponse> GrpcOrchestratorClient::ScoreCompletions(
+    const v1::ScoreCompletionsRequest& request, const RequestContext& context) {
+  return client_.Call<v1::ScoreCompletionsResponse>(
+      context, request, [this](auto... args) { stub_->async()->ScoreCompletions(args...); });
+}
+
 absl::StatusOr<v1::ExportRunResponse> GrpcOrchestratorClient::ExportRun(const v1::ExportRunRequest& request,
                                                                         const RequestContext& context) {
   return client_.Call<v1::ExportRunResponse>(context, request,

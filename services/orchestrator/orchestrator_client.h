@@ -27,6 +27,8 @@ class OrchestratorClientInterface {
                                                                       const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::ExportRunResponse> ExportRun(const v1::ExportRunRequest& request,
                                                           const RequestContext& context) = 0;
+  virtual absl::StatusOr<v1::ScoreCompletionsResponse> ScoreCompletions(const v1::ScoreCompletionsRequest& request,
+                                                                        const RequestContext& context) = 0;
   // Calls `on_event` for each event after request.after_sequence until the
   // run ends (OK), the stream breaks (its status: reconnect from the last
   // sequence seen) or `context` is cancelled.
@@ -47,6 +49,8 @@ class GrpcOrchestratorClient final : public OrchestratorClientInterface {
                                                               const RequestContext& context) override;
   absl::StatusOr<v1::ExportRunResponse> ExportRun(const v1::ExportRunRequest& request,
                                                   const RequestContext& context) override;
+  absl::StatusOr<v1::ScoreCompletionsResponse> ScoreCompletions(const v1::ScoreCompletionsRequest& request,
+                                                                const RequestContext& context) override;
   absl::Status WatchRun(const v1::WatchRunRequest& request, const RequestContext& context,
                         const std::function<void(const v1::RunEvent&)>& on_event) override;
 

@@ -145,4 +145,12 @@ grpc::ServerUnaryReactor* OrchestratorServiceImpl::ExportRun(grpc::CallbackServe
   });
 }
 
+grpc::ServerUnaryReactor* OrchestratorServiceImpl::ScoreCompletions(grpc::CallbackServerContext* context,
+                                                                    const v1::ScoreCompletionsRequest* request,
+                                                                    v1::ScoreCompletionsResponse* response) {
+  return ServeUnary(context, env_, [this, request, response](const RequestContext& ctx) {
+    return FillResponse(orchestrator_->Score(*request, ctx), response);
+  });
+}
+
 }  // namespace crl

@@ -31,6 +31,9 @@ class OrchestratorServiceImpl final : public v1::OrchestratorService::CallbackSe
                                             v1::GetBestVariantsResponse* response) override;
   grpc::ServerUnaryReactor* ExportRun(grpc::CallbackServerContext* context, const v1::ExportRunRequest* request,
                                       v1::ExportRunResponse* response) override;
+  grpc::ServerUnaryReactor* ScoreCompletions(grpc::CallbackServerContext* context,
+                                             const v1::ScoreCompletionsRequest* request,
+                                             v1::ScoreCompletionsResponse* response) override;
 
  private:
   orchestrator::Orchestrator* orchestrator_;

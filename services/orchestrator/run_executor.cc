@@ -76,26 +76,9 @@ void CountScored(const v1::Variant& v, v1::Run* run) {
   }
 }
 
-bool IsTransient(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
-         s.code() == absl::StatusCode::kResourceExhausted;
-}
-
 absl::Status RunExecutor::Patiently(const std::string& what, const RequestContext& context,
                                     const std::function<absl::Status()>& call) {
-  absl::Duration backoff = options_.initial_backoff;
-  bool told = false;
-  for (;;) {
-    absl::Status s = call();
-    if (s.ok() || !IsTransient(s)) return s;
-    CRL_RETURN_IF_ERROR(context.Check());
-    if (!told) {
-      CRL_RETURN_IF_ERROR(Emit("waiting", absl::StrCat(what, " unavailable, retrying: ", s.message()), nullptr));
-      told = true;
-    }
-    clock_->SleepFor(std::min(backoff, context.Remaining()));
-    backoff = std::min(backoff * 2, options_.max_backoff);
-  }
+  return RetryTransient(what, context, clock_, options_.initial_backoff, options_.max_backoff, waiting_, call);
 }
 
 v1::RunEvent RunExecutor::MakeEvent(const std::string& kind, const std::string& message,
@@ -246,7 +229,12 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
       if (!context.Check().ok()) return interrupted();
       if (failed) {
         const absl::Status& st = failed->second;
-        if (st.code() == absl::StatusCode::kInternal || st.code() == absl::StatusCode::kDataLoss) return st;
+        // The store failed (other services' outages are waited out or
+        // recorded per candidate): the run stays as last stored.
+        if (st.code() == absl::StatusCode::kInternal || st.code() == absl::StatusCode::kDataLoss ||
+            st.code() == absl::StatusCode::kUnavailable) {
+          return st;
+        }
         return finish(v1::RUN_STATE_FAILED, absl::StrCat(failed->first, ": ", st.ToString()));
       }
       if (!budget_end.empty()) return finish(v1::RUN_STATE_SUCCEEDED, budget_end);
@@ -436,130 +424,6 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::StoreSftGroup(const GroupKey& key, 
   return g;
 }
 
-v1::Variant RunExecutor::Score(v1::Variant v, const v1::Task& task, const RequestContext& context) {
-  if (!context.Check().ok()) return v;  // a cancelled run starts no new candidate
-  v1::RunSpec spec;
-  {
-    absl::MutexLock lock(&mu_);
-    spec = run_.spec();
-  }
-  const int attempts = spec.max_infra_attempts() > 0 ? spec.max_infra_attempts() : 3;
-  auto infra = [&](const std::string& detail) {
-    v.set_infra_failure(true);
-    v.set_infra_detail(detail);
-    v.set_scored(true);
-    return v;
-  };
-  // Parse: a reject is the model's failure, recorded and never evaluated.
-  v1::ParseCompletionRequest pq;
-  pq.set_completion(v.completion());
-  pq.set_backend(spec.backend());
-  pq.set_format(task.format());
-  v1::ParseCompletionResponse parsed;
-  absl::Status s = Patiently("crl-prompt", context, [&]() -> absl::Status {
-    CRL_ASSIGN_OR_RETURN(parsed, services_.prompt->ParseCompletion(pq, context));
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return context.Check().ok() ? infra(absl::StrCat("parse: ", s.ToString())) : v;
-  v1::ComputeRewardRequest rr;
-  rr.set_preset(spec.reward_preset() != v1::REWARD_PRESET_UNSPECIFIED ? spec.reward_preset()
-                                                                      : v1::REWARD_PRESET_CUDA_L1);
-  if (parsed.error() != v1::PARSE_ERROR_UNSPECIFIED) {
-    v.set_parse_error(parsed.error());
-    v.set_parse_detail(parsed.error_detail());
-    rr.set_verdict(v1::VERDICT_COMPILE_ERROR);  // no code to run: rewarded as code that does not build
-    *v.mutable_reward() = reward::ComputeReward(rr);
-    v.set_scored(true);
-    return v;
-  }
-  *v.mutable_candidate() = parsed.candidate();
-  v.mutable_candidate()->set_backend(spec.backend());
-  v.set_analysis(parsed.analysis());
-  v.set_design(parsed.design());
-
-  // Evaluate: an infrastructure failure moves to another worker.
-  v1::EvaluateRequest eq;
-  *eq.mutable_task() = task;
-  *eq.mutable_candidate() = v.candidate();
-  std::set<std::string> avoid;
-  std::string last_infra;
-  std::optional<v1::EvaluateResponse> eval;
-  std::string evaluated_on;
-  for (int a = 0; a < attempts && !eval; ++a) {
-    const absl::Time dispatched = clock_->MonotonicNow();
-    auto res = services_.workers->Evaluate(eq, avoid, context);
-    if (services_.metrics) services_.metrics->ObserveDispatch(absl::ToDoubleSeconds(clock_->MonotonicNow() - dispatched));
-    if (!res.ok()) return v;  // cancelled or past the deadline: left unscored
-    if (!res->response.ok()) {
-      if (!context.Check().ok()) return v;
-      last_infra = absl::StrCat(res->worker, ": ", res->response.status().ToString());
-      const auto code = res->response.status().code();
-      if (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound ||
-          code == absl::StatusCode::kFailedPrecondition) {
-        break;  // the request itself (a task the worker cannot serve): no other worker will do better
-      }
-      services_.workers->ReportFailure(res->worker);
-      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
-      avoid.insert(res->worker);
-      continue;
-    }
-    if (res->response->verdict() == v1::VERDICT_INFRA_ERROR) {
-      last_infra = absl::StrCat(res->worker, ": INFRA_ERROR");
-      for (const auto& m : res->response->messages()) absl::StrAppend(&last_infra, " ", m);
-      services_.workers->ReportFailure(res->worker);
-      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
-      avoid.insert(res->worker);
-      continue;
-    }
-    eval = *std::move(res->response);
-    evaluated_on = res->worker;
-  }
-  if (!eval) return infra(absl::StrCat("evaluate (", attempts, " attempts): ", last_infra));
-  v.set_verdict(eval->verdict());
-  *v.mutable_flags() = eval->flags();
-  *v.mutable_flag_evidence() = eval->flag_evidence();
-
-  // Time what verified, on the timing service (which re-verifies).
-  if (eval->verdict() == v1::VERDICT_OK) {
-    v1::TimeRequest tq;
-    *tq.mutable_task() = task;
-    *tq.mutable_candidate() = v.candidate();
-    tq.set_artifact_id(eval->artifact_id());
-    tq.set_worker(evaluated_on);  // timing measures where the artifact was built
-    tq.set_backend(spec.backend());
-    tq.set_budget_seconds(spec.timing_budget_seconds());
-    std::optional<v1::TimeResponse> timed;
-    for (int a = 0; a < attempts && !timed; ++a) {
-      absl::StatusOr<v1::TimeResponse> t = services_.timing->Time(tq, context);
-      if (!context.Check().ok()) return v;
-      if (!t.ok()) {
-        last_infra = absl::StrCat("timing: ", t.status().ToString());
-        if (!IsTransient(t.status()) && t.status().code() != absl::StatusCode::kInternal) break;
-        clock_->SleepFor(options_.initial_backoff * (a + 1));
-        continue;
-      }
-      if (t->verdict() == v1::VERDICT_INFRA_ERROR) {
-        last_infra = "timing: INFRA_ERROR";
-        continue;
-      }
-      timed = *std::move(t);
-    }
-    if (!timed) return infra(absl::StrCat("time (", attempts, " attempts): ", last_infra));
-    v.set_verdict(timed->verdict());
-    v.set_speedup(timed->speedup());
-    v.set_speedup_ci_low(timed->speedup_ci_low());
-    v.set_speedup_ci_high(timed->speedup_ci_high());
-    for (int f : timed->flags()) v.add_flags(static_cast<v1::Flag>(f));
-    for (const auto& e : timed->flag_evidence()) v.add_flag_evidence(e);
-  }
-  rr.set_verdict(v.verdict());
-  rr.set_speedup(v.speedup());
-  *rr.mutable_flags() = v.flags();
-  *v.mutable_reward() = reward::ComputeReward(rr);
-  v.set_scored(true);
-  return v;
-}
-
 absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& context) {
   if (services_.metrics) services_.metrics->GroupStarted();
   absl::Status s = RunGroupBody(key, context);
@@ -570,12 +434,13 @@ absl::Status RunExecutor::RunGroup(const GroupKey& key, const RequestContext& co
 absl::Status RunExecutor::RunGroupBody(const GroupKey& key, const RequestContext& context) {
   CRL_ASSIGN_OR_RETURN(v1::StoredGroup group, SampleGroup(key, context));
   std::string run_id;
-  bool training_off;
+  v1::RunSpec spec;
   {
     absl::MutexLock lock(&mu_);
     run_id = run_.run_id();
-    training_off = run_.spec().training() == "none";
+    spec = run_.spec();
   }
+  const bool training_off = spec.training() == "none";
   CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->GroupVariants(run_id, key.scored_group));
   std::vector<v1::Variant> todo;
   for (auto& v : all) {
@@ -586,7 +451,7 @@ absl::Status RunExecutor::RunGroupBody(const GroupKey& key, const RequestContext
   absl::Status first_error;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
-      v1::Variant v = Score(todo[i], *key.task, context);
+      v1::Variant v = scorer_.Score(todo[i], *key.task, spec, context, waiting_);
       if (!v.scored()) return;  // cancelled
       const absl::Time writing = clock_->MonotonicNow();
       v1::Run counted;

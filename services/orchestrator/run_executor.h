@@ -19,10 +19,12 @@
 #include <functional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/context.h"
 #include "services/orchestrator/orchestrator_metrics.h"
+#include "services/orchestrator/scorer.h"
 #include "services/orchestrator/store.h"
 #include "services/orchestrator/worker_pool.h"
 #include "services/prompt/prompt_client.h"
@@ -31,17 +33,6 @@
 #include "services/trainer/trainer_client.h"
 
 namespace crl::orchestrator {
-
-struct Services {
-  PromptClientInterface* prompt = nullptr;
-  SamplerClientInterface* sampler = nullptr;
-  WorkerPool* workers = nullptr;
-  TimingClientInterface* timing = nullptr;
-  // Null: no trainer (sample-only runs still work; training stages fail).
-  TrainerClientInterface* trainer = nullptr;
-  // Null: no metrics.
-  OrchestratorMetrics* metrics = nullptr;
-};
 
 struct ExecutorOptions {
   // Back-off while a service is down.
@@ -63,7 +54,15 @@ class RunExecutor {
 
   RunExecutor(Services services, StoreInterface* store, ClockInterface* clock, ExecutorOptions options,
               EventSink sink)
-      : services_(services), store_(store), clock_(clock), options_(options), sink_(std::move(sink)) {}
+      : services_(services),
+        store_(store),
+        clock_(clock),
+        options_(options),
+        sink_(std::move(sink)),
+        scorer_(services, clock, options.initial_backoff, options.max_backoff),
+        waiting_([this](const std::string& what, const absl::Status& why) {
+          return Emit("waiting", absl::StrCat(what, " unavailable, retrying: ", why.message()), nullptr);
+        }) {}
 
   // Runs (or resumes) `run` until it ends: returns the final run
   // (SUCCEEDED, FAILED with the error, or CANCELLED when `context` is
@@ -91,7 +90,6 @@ class RunExecutor {
   // to verify, under the prompt they answer.
   absl::StatusOr<v1::StoredGroup> StoreSftGroup(const GroupKey& key, const v1::Run& run,
                                                 const v1::BuildPromptResponse& prompt);
-  v1::Variant Score(v1::Variant variant, const v1::Task& task, const RequestContext& context);
   absl::Status SubmitToTrainer(const GroupKey& key, v1::StoredGroup group, const RequestContext& context);
   // Retries `call` while it fails with UNAVAILABLE / DEADLINE_EXCEEDED /
   // RESOURCE_EXHAUSTED (the service is down or busy), recording one event.
@@ -107,6 +105,8 @@ class RunExecutor {
   ClockInterface* clock_;
   ExecutorOptions options_;
   EventSink sink_;
+  CandidateScorer scorer_;
+  OnWaiting waiting_;  // records a "waiting" event
   absl::Mutex mu_;
   v1::Run run_ ABSL_GUARDED_BY(mu_);
 };
@@ -115,8 +115,6 @@ class RunExecutor {
 // infrastructure failures, verified, rewards, best trusted speedup, faster).
 void CountScored(const v1::Variant& variant, v1::Run* run);
 
-// Whether a gRPC-style status means "the service is down or busy; try again".
-bool IsTransient(const absl::Status& status);
 
 }  // namespace crl::orchestrator
 

@@ -7,31 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "services/orchestrator/store_schema.h"
 
 namespace crl::orchestrator {
 namespace {
-
-// Migration i takes the schema from version i to i + 1. Append only.
-const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> m = {
-      R"(CREATE TABLE runs (
-           id TEXT PRIMARY KEY, idempotency_key TEXT, state INTEGER NOT NULL,
-           created_at INTEGER NOT NULL, run BLOB NOT NULL);
-         CREATE UNIQUE INDEX runs_key ON runs(idempotency_key) WHERE idempotency_key <> '';
-         CREATE INDEX runs_state ON runs(state, created_at);
-         CREATE TABLE events (
-           run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event BLOB NOT NULL,
-           PRIMARY KEY (run_id, sequence));
-         CREATE TABLE variants (
-           run_id TEXT NOT NULL, key TEXT NOT NULL, task TEXT NOT NULL, variant BLOB NOT NULL,
-           PRIMARY KEY (run_id, key));
-         CREATE INDEX variants_task ON variants(run_id, task);
-         CREATE TABLE groups (
-           run_id TEXT NOT NULL, group_id TEXT NOT NULL, grp BLOB NOT NULL,
-           PRIMARY KEY (run_id, group_id));)",
-  };
-  return m;
-}
 
 // A prepared statement, finalised on scope exit.
 class Statement {
@@ -88,8 +67,6 @@ absl::StatusOr<std::vector<v1::Variant>> ReadVariants(sqlite3* db, Statement& q)
 
 }  // namespace
 
-int SqliteStore::SchemaVersion() { return static_cast<int>(Migrations().size()); }
-
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
@@ -126,12 +103,12 @@ absl::Status SqliteStore::Migrate() {
     Statement q(db_, "SELECT MAX(version) FROM schema_version");
     if (q.ok() && q.Step() == SQLITE_ROW) version = q.ColumnInt(0);
   }
-  if (version > SchemaVersion()) {
+  if (version > StoreSchemaVersion()) {
     return absl::FailedPreconditionError(absl::StrCat("store: the database has schema version ", version,
-                                                      ", newer than this orchestrator's ", SchemaVersion()));
+                                                      ", newer than this orchestrator's ", StoreSchemaVersion()));
   }
-  for (int64_t v = version; v < SchemaVersion(); ++v) {
-    CRL_RETURN_IF_ERROR(Exec(absl::StrCat("BEGIN IMMEDIATE; ", Migrations()[v],
+  for (int64_t v = version; v < StoreSchemaVersion(); ++v) {
+    CRL_RETURN_IF_ERROR(Exec(absl::StrCat("BEGIN IMMEDIATE; ", StoreMigrations(SqlDialect::kSqlite)[v],
                                           "; INSERT INTO schema_version VALUES (", v + 1, "); COMMIT;")));
   }
   return absl::OkStatus();
@@ -229,7 +206,11 @@ absl::StatusOr<v1::RunEvent> SqliteStore::RecordScored(const v1::Variant& varian
   if (s.ok()) {
     Statement q(db_, "UPDATE runs SET state = ?, run = ? WHERE id = ?");
     q.Int(1, run.state()).Blob(2, run.SerializeAsString()).Text(3, run.run_id());
-    if (q.Step() != SQLITE_DONE) s = SqlError(db_, "update run");
+    if (q.Step() != SQLITE_DONE) {
+      s = SqlError(db_, "update run");
+    } else if (sqlite3_changes(db_) == 0) {
+      s = absl::NotFoundError(absl::StrCat("run_id: no run '", run.run_id(), "'"));
+    }
   }
   if (s.ok()) s = InsertEventLocked(&event);
   if (!s.ok()) {

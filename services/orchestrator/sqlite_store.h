@@ -1,7 +1,5 @@
 // StoreInterface on SQLite in WAL mode (one file under --data_dir), with
-// versioned schema migrations (schema_version table; a database newer than
-// this binary is refused). Records are the protos' bytes plus the columns
-// queries filter on.
+// the versioned schema migrations of store_schema.h (schema_version table).
 #ifndef CRL_SERVICES_ORCHESTRATOR_SQLITE_STORE_H_
 #define CRL_SERVICES_ORCHESTRATOR_SQLITE_STORE_H_
 
@@ -41,9 +39,6 @@ class SqliteStore final : public StoreInterface {
   absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) override;
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                           const std::string& group_id) override;
-
-  // The schema version this binary writes.
-  static int SchemaVersion();
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -22,6 +22,7 @@
 #include "services/orchestrator/orchestrator_client.h"
 #include "services/trainer/trainer_client.h"
 #include "tests/integration/policy_fixture.h"
+#include "tests/integration/postgres_server.h"
 #include "tests/integration/service_process.h"
 
 namespace crl::testing {
@@ -82,7 +83,7 @@ class ScriptedModel {
 
 }  // namespace
 
-TEST_CASE("a run survives kill -9 of the orchestrator and completes with every candidate once",
+TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and completes with every candidate once",
           "[integration][orchestrator]") {
   TempDir dir;
   const std::string model = MakePolicy(dir);
@@ -111,8 +112,12 @@ TEST_CASE("a run survives kill -9 of the orchestrator and completes with every c
                                                  "--endpoint_tokenizer=" + model, "--endpoint_extensions=false",
                                                  "--drain_delay=0s", "--log_level=warning"});
   REQUIRE(sampler.started());
+  // The store is a real PostgreSQL server (the cluster's choice; SQLite
+  // goes through the same drill in the quickstart's e2e test).
+  auto pg = PostgresServer::Start();
+  REQUIRE(pg.ok());
   const std::vector<std::string> orchestrator_args = {
-      "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--data_dir=" + dir.path() + "/data",
+      "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--store=" + (*pg)->url(),
       "--prompt=" + prompt.grpc_address(), "--sampler=" + sampler.grpc_address(),
       "--workers=" + worker.grpc_address(), "--timing=" + timing.grpc_address(),
       "--trainer=" + trainer.grpc_address(), "--parallel_candidates=2", "--drain_delay=0s", "--log_level=warning"};
@@ -170,8 +175,21 @@ TEST_CASE("a run survives kill -9 of the orchestrator and completes with every c
   w.set_after_sequence(last_seq);
   std::vector<v1::RunEvent> events;
   RequestContext ctx(RealClock::Get(), absl::Now() + absl::Minutes(10));
-  REQUIRE((*client)->WatchRun(w, ctx, [&](const v1::RunEvent& e) { events.push_back(e); }).ok());
-  REQUIRE_FALSE(events.empty());
+  // A few events on, the database crashes and comes back 3 s later: the
+  // store reconnects, the run and the watch go on.
+  std::thread db_crash;
+  REQUIRE((*client)->WatchRun(w, ctx, [&](const v1::RunEvent& e) {
+                      events.push_back(e);
+                      if (events.size() == 3) {
+                        db_crash = std::thread([&] {
+                          CHECK((*pg)->Kill().ok());
+                          RealClock::Get()->SleepFor(absl::Seconds(3));
+                          CHECK((*pg)->Restart().ok());
+                        });
+                      }
+                    }).ok());
+  if (db_crash.joinable()) db_crash.join();
+  REQUIRE(events.size() > 3);
   for (size_t i = 0; i < events.size(); ++i) CHECK(events[i].sequence() == last_seq + 1 + static_cast<int64_t>(i));
   auto run = (*client)->GetRun(run_id, RequestContext());
   REQUIRE(run.ok());

@@ -155,6 +155,13 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   CHECK(sft->sft_examples(0).source() == "int x;\n");  // without the expect line
   CHECK(sft->sft_examples(1).source() == "int y;\n");
   CHECK(sft->sft_examples(1).analysis().empty());
+  // shipped:PREFIX keeps the candidates whose file name starts with it.
+  auto fast = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped:fast\nstages: [{kind: sft}]\n", d.path);
+  REQUIRE(fast.ok());
+  REQUIRE(fast->sft_examples_size() == 1);
+  CHECK(fast->sft_examples(0).source() == "int x;\n");
+  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped:quick\nstages: [{kind: sft}]\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("'shipped:quick' matches no shipped candidate"));
   // A JSON-lines file: each line names its task; errors name file and line.
   std::ofstream(d.path + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n\n{\"task\": \"t9\", \"source\": \"b\"}\n";
   bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path);
@@ -162,49 +169,6 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   std::ofstream(d.path + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n{\"source\": \"b\"}\n";
   bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path);
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("ex.jsonl:2: needs \"task\" and \"source\""));
-}
-
-TEST_CASE("the store: idempotent runs, gapless event sequences, schema versions", "[orchestrator]") {
-  Dir d;
-  {
-    auto s = SqliteStore::Open(d.path + "/o.db");
-    REQUIRE(s.ok());
-    v1::Run r;
-    r.set_run_id("a");
-    r.set_idempotency_key("k");
-    bool created = false;
-    REQUIRE((*s)->CreateRun(r, &created).ok());
-    CHECK(created);
-    r.set_run_id("b");
-    auto again = (*s)->CreateRun(r, &created);
-    REQUIRE(again.ok());
-    CHECK_FALSE(created);
-    CHECK(again->run_id() == "a");
-    for (int i = 0; i < 3; ++i) {
-      v1::RunEvent e;
-      e.set_run_id("a");
-      auto stored = (*s)->AppendEvent(e);
-      REQUIRE(stored.ok());
-      CHECK(stored->sequence() == i + 1);
-    }
-    auto after = (*s)->EventsAfter("a", 1, 10);
-    REQUIRE(after.ok());
-    REQUIRE(after->size() == 2);
-    CHECK((*after)[0].sequence() == 2);
-    CHECK((*s)->GetRun("zzz").status().code() == absl::StatusCode::kNotFound);
-  }
-  // A database from a newer orchestrator is refused, not guessed at.
-  {
-    auto s = SqliteStore::Open(d.path + "/o.db");
-    REQUIRE(s.ok());
-  }
-  REQUIRE(std::system(("sqlite3 " + d.path + "/o.db 'INSERT INTO schema_version VALUES (99)' 2>/dev/null || "
-                       "python3 -c \"import sqlite3; c=sqlite3.connect('" + d.path +
-                       "/o.db'); c.execute('INSERT INTO schema_version VALUES (99)'); c.commit()\"")
-                          .c_str()) == 0);
-  auto newer = SqliteStore::Open(d.path + "/o.db");
-  REQUIRE_FALSE(newer.ok());
-  CHECK_THAT(std::string(newer.status().message()), Catch::Contains("schema version 99"));
 }
 
 TEST_CASE("a round: rejects skip the worker, infra failures move and are never rewards, flags withhold",
@@ -450,6 +414,50 @@ TEST_CASE("the orchestrator: idempotent submit, cancel, list, best variants", "[
   auto events = o.Events(a->run_id(), 0, absl::ZeroDuration());
   REQUIRE(events.ok());
   CHECK(events->back().message() == "cancelled");
+  o.Stop();
+}
+
+TEST_CASE("ScoreCompletions: a run's scoring outside any run, stored nowhere, infrastructure never a reward",
+          "[orchestrator]") {
+  Rig rig;
+  OrchestratorOptions oo;
+  oo.executor.parallel_candidates = 1;  // the scripted fakes answer in order
+  Orchestrator o(rig.services(), rig.store.get(), &rig.clock, oo);
+  v1::ScoreCompletionsRequest req;
+  *req.mutable_spec() = Spec("contrastive-rl", 1, 1);
+  for (const char* text : {"fast", "prose", "down"}) {
+    v1::ScoreItem* item = req.add_items();
+    item->set_task_name("row_sum");
+    item->set_completion(text);
+  }
+  rig.prompt.Push(Parsed("fast"));
+  rig.prompt.Push(Rejected());
+  rig.prompt.Push(Parsed("down"));
+  rig.w1.Push(Verdict(v1::VERDICT_OK));
+  rig.timing.Push(Timed(2.0));
+  // The third: INFRA_ERROR on both workers (max_infra_attempts 2).
+  rig.w2.Push(Verdict(v1::VERDICT_INFRA_ERROR));
+  rig.w1.Push(Verdict(v1::VERDICT_INFRA_ERROR));
+  auto out = o.Score(req, RequestContext::Background());
+  REQUIRE(out.ok());
+  REQUIRE(out->results_size() == 3);
+  CHECK(out->results(0).verdict() == v1::VERDICT_OK);
+  CHECK(out->results(0).speedup() == Approx(2.0));
+  CHECK(out->results(0).reward().status() == v1::REWARD_STATUS_OK);
+  CHECK(out->results(0).reward().reward() == Approx(1.0));  // cuda-l1: speedup - 1
+  CHECK(out->results(1).parse_error() == v1::PARSE_ERROR_NO_CODE_BLOCK);
+  CHECK(out->results(1).reward().reward() == Approx(-1.0));
+  CHECK(out->results(2).infra_failure());
+  CHECK(out->results(2).reward().status() == v1::REWARD_STATUS_UNSPECIFIED);
+  CHECK(rig.store->ListRuns(v1::RUN_STATE_UNSPECIFIED, 10, "")->empty());
+
+  // A task the spec does not have, or nothing to score: the request is wrong.
+  req.mutable_items(1)->set_task_name("matmul");
+  auto bad = o.Score(req, RequestContext::Background());
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("items[1].task_name: 'matmul' is not one of"));
+  req.clear_items();
+  CHECK(o.Score(req, RequestContext::Background()).status().code() == absl::StatusCode::kInvalidArgument);
   o.Stop();
 }
 

@@ -192,7 +192,11 @@ redefined; the wiring may (e.g. workers outside this release).
 {{- range $n := list "prompt" "sampler" "timing" "trainer" -}}
 {{- if hasKey $enabled $n }}{{ $_ := set $wiring $n (index $enabled $n) }}{{ end -}}
 {{- end -}}
-{{- /* The store on the StatefulSet's volume; without persistence on /tmp (an emptyDir: lost with the pod). */ -}}
+{{- /* The store: PostgreSQL when orchestrator.postgres.url is set; else SQLite on the StatefulSet's volume, or without persistence on /tmp (an emptyDir: lost with the pod). */ -}}
+{{- with ($c.postgres | default dict).url }}
+{{- if regexMatch "://[^/@]*:[^/@]*@" . }}{{ fail "orchestrator.postgres.url: no password in the URL (orchestrator.postgres.passwordSecret)" }}{{ end -}}
+{{- $_ := set $wiring "store" . -}}
+{{- end -}}
 {{- $_ := set $wiring "data_dir" (ternary $c.persistence.mountPath "/tmp/crl-data" (eq (toString $c.persistence.enabled) "true")) -}}
 {{- $prefixes = list "upstream" -}}
 {{- else if eq .name "sampler" -}}
@@ -520,11 +524,21 @@ spec:
         {{- range $c.extraArgs }}
         - {{ tpl (toString .) $root | quote }}
         {{- end }}
-      {{- if or (and $isWorker $gpu $c.gpu.fromDeviceNodes) $c.env }}
+      {{- $pgSecret := "" }}
+      {{- if eq $name "orchestrator" }}{{ $pgSecret = (($c.postgres | default dict).passwordSecret | default dict).name }}{{ end }}
+      {{- if or (and $isWorker $gpu $c.gpu.fromDeviceNodes) $c.env $pgSecret }}
       env:
         {{- if and $isWorker $gpu $c.gpu.fromDeviceNodes }}
         - name: CRL_GPUS
           value: devices
+        {{- end }}
+        {{- if $pgSecret }}
+        # The PostgreSQL store's password (libpq reads PGPASSWORD).
+        - name: PGPASSWORD
+          valueFrom:
+            secretKeyRef:
+              name: {{ $pgSecret }}
+              key: {{ default "password" $c.postgres.passwordSecret.key }}
         {{- end }}
         {{- with $c.env }}
         {{- toYaml . | nindent 8 }}

@@ -1,0 +1,157 @@
+#include "services/orchestrator/scorer.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "lib/reward/rewards.h"
+
+namespace crl::orchestrator {
+
+bool IsTransient(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
+         s.code() == absl::StatusCode::kResourceExhausted;
+}
+
+absl::Status RetryTransient(const std::string& what, const RequestContext& context, ClockInterface* clock,
+                            absl::Duration initial_backoff, absl::Duration max_backoff,
+                            const OnWaiting& on_waiting, const std::function<absl::Status()>& call) {
+  absl::Duration backoff = initial_backoff;
+  bool told = false;
+  for (;;) {
+    absl::Status s = call();
+    if (s.ok() || !IsTransient(s)) return s;
+    CRL_RETURN_IF_ERROR(context.Check());
+    if (!told && on_waiting) {
+      CRL_RETURN_IF_ERROR(on_waiting(what, s));
+      told = true;
+    }
+    clock->SleepFor(std::min(backoff, context.Remaining()));
+    backoff = std::min(backoff * 2, max_backoff);
+  }
+}
+
+v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1::RunSpec& spec,
+                                   const RequestContext& context, const OnWaiting& on_waiting) const {
+  if (!context.Check().ok()) return v;  // a cancelled run starts no new candidate
+  const int attempts = spec.max_infra_attempts() > 0 ? spec.max_infra_attempts() : 3;
+  auto infra = [&](const std::string& detail) {
+    v.set_infra_failure(true);
+    v.set_infra_detail(detail);
+    v.set_scored(true);
+    return v;
+  };
+  // Parse: a reject is the model's failure, recorded and never evaluated.
+  v1::ParseCompletionRequest pq;
+  pq.set_completion(v.completion());
+  pq.set_backend(spec.backend());
+  pq.set_format(task.format());
+  v1::ParseCompletionResponse parsed;
+  absl::Status s = RetryTransient("crl-prompt", context, clock_, initial_backoff_, max_backoff_, on_waiting,
+                                  [&]() -> absl::Status {
+    CRL_ASSIGN_OR_RETURN(parsed, services_.prompt->ParseCompletion(pq, context));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return context.Check().ok() ? infra(absl::StrCat("parse: ", s.ToString())) : v;
+  v1::ComputeRewardRequest rr;
+  rr.set_preset(spec.reward_preset() != v1::REWARD_PRESET_UNSPECIFIED ? spec.reward_preset()
+                                                                      : v1::REWARD_PRESET_CUDA_L1);
+  if (parsed.error() != v1::PARSE_ERROR_UNSPECIFIED) {
+    v.set_parse_error(parsed.error());
+    v.set_parse_detail(parsed.error_detail());
+    rr.set_verdict(v1::VERDICT_COMPILE_ERROR);  // no code to run: rewarded as code that does not build
+    *v.mutable_reward() = reward::ComputeReward(rr);
+    v.set_scored(true);
+    return v;
+  }
+  *v.mutable_candidate() = parsed.candidate();
+  v.mutable_candidate()->set_backend(spec.backend());
+  v.set_analysis(parsed.analysis());
+  v.set_design(parsed.design());
+
+  // Evaluate: an infrastructure failure moves to another worker.
+  v1::EvaluateRequest eq;
+  *eq.mutable_task() = task;
+  *eq.mutable_candidate() = v.candidate();
+  std::set<std::string> avoid;
+  std::string last_infra;
+  std::optional<v1::EvaluateResponse> eval;
+  std::string evaluated_on;
+  for (int a = 0; a < attempts && !eval; ++a) {
+    const absl::Time dispatched = clock_->MonotonicNow();
+    auto res = services_.workers->Evaluate(eq, avoid, context);
+    if (services_.metrics) services_.metrics->ObserveDispatch(absl::ToDoubleSeconds(clock_->MonotonicNow() - dispatched));
+    if (!res.ok()) return v;  // cancelled or past the deadline: left unscored
+    if (!res->response.ok()) {
+      if (!context.Check().ok()) return v;
+      last_infra = absl::StrCat(res->worker, ": ", res->response.status().ToString());
+      const auto code = res->response.status().code();
+      if (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound ||
+          code == absl::StatusCode::kFailedPrecondition) {
+        break;  // the request itself (a task the worker cannot serve): no other worker will do better
+      }
+      services_.workers->ReportFailure(res->worker);
+      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
+      avoid.insert(res->worker);
+      continue;
+    }
+    if (res->response->verdict() == v1::VERDICT_INFRA_ERROR) {
+      last_infra = absl::StrCat(res->worker, ": INFRA_ERROR");
+      for (const auto& m : res->response->messages()) absl::StrAppend(&last_infra, " ", m);
+      services_.workers->ReportFailure(res->worker);
+      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
+      avoid.insert(res->worker);
+      continue;
+    }
+    eval = *std::move(res->response);
+    evaluated_on = res->worker;
+  }
+  if (!eval) return infra(absl::StrCat("evaluate (", attempts, " attempts): ", last_infra));
+  v.set_verdict(eval->verdict());
+  *v.mutable_flags() = eval->flags();
+  *v.mutable_flag_evidence() = eval->flag_evidence();
+
+  // Time what verified, on the timing service (which re-verifies).
+  if (eval->verdict() == v1::VERDICT_OK) {
+    v1::TimeRequest tq;
+    *tq.mutable_task() = task;
+    *tq.mutable_candidate() = v.candidate();
+    tq.set_artifact_id(eval->artifact_id());
+    tq.set_worker(evaluated_on);  // timing measures where the artifact was built
+    tq.set_backend(spec.backend());
+    tq.set_budget_seconds(spec.timing_budget_seconds());
+    std::optional<v1::TimeResponse> timed;
+    for (int a = 0; a < attempts && !timed; ++a) {
+      absl::StatusOr<v1::TimeResponse> t = services_.timing->Time(tq, context);
+      if (!context.Check().ok()) return v;
+      if (!t.ok()) {
+        last_infra = absl::StrCat("timing: ", t.status().ToString());
+        if (!IsTransient(t.status()) && t.status().code() != absl::StatusCode::kInternal) break;
+        clock_->SleepFor(initial_backoff_ * (a + 1));
+        continue;
+      }
+      if (t->verdict() == v1::VERDICT_INFRA_ERROR) {
+        last_infra = "timing: INFRA_ERROR";
+        continue;
+      }
+      timed = *std::move(t);
+    }
+    if (!timed) return infra(absl::StrCat("time (", attempts, " attempts): ", last_infra));
+    v.set_verdict(timed->verdict());
+    v.set_speedup(timed->speedup());
+    v.set_speedup_ci_low(timed->speedup_ci_low());
+    v.set_speedup_ci_high(timed->speedup_ci_high());
+    for (int f : timed->flags()) v.add_flags(static_cast<v1::Flag>(f));
+    for (const auto& e : timed->flag_evidence()) v.add_flag_evidence(e);
+  }
+  rr.set_verdict(v.verdict());
+  rr.set_speedup(v.speedup());
+  *rr.mutable_flags() = v.flags();
+  *v.mutable_reward() = reward::ComputeReward(rr);
+  v.set_scored(true);
+  return v;
+}
+
+}  // namespace crl::orchestrator
