@@ -255,6 +255,13 @@ ClientOptions LocalClusterClient(const json& cluster) {
   return o;
 }
 
+absl::Status UseLocalClusterOrchestrator(const std::string& data_dir, std::string* address, ClientOptions* client) {
+  CRL_ASSIGN_OR_RETURN(json up, ReadLocalCluster(data_dir));
+  *address = up["services"]["orchestrator"]["address"].get<std::string>();
+  if (client->auth_token_file.empty()) client->auth_token_file = LocalClusterClient(up).auth_token_file;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<json> StartLocalCluster(const LocalClusterOptions& o) {
   if (auto up = ReadLocalCluster(o.data_dir); up.ok()) {
     return absl::AlreadyExistsError(absl::StrCat("a cluster is already up in ", o.data_dir, " (supervisor pid ",

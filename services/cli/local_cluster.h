@@ -49,6 +49,9 @@ absl::Status StopLocalCluster(const std::string& data_dir, absl::Duration timeou
 absl::StatusOr<nlohmann::json> ReadLocalCluster(const std::string& data_dir);
 // Client options that carry the cluster's token.
 ClientOptions LocalClusterClient(const nlohmann::json& cluster);
+// --cluster DIR of a client command: the cluster's orchestrator address, and
+// its token unless `client` already names one.
+absl::Status UseLocalClusterOrchestrator(const std::string& data_dir, std::string* address, ClientOptions* client);
 
 }  // namespace crl::cli
 

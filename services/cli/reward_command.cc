@@ -108,8 +108,8 @@ int Serve(OrchestratorClientInterface* c, const v1::RunSpec& spec, const std::st
 int RewardCommand(int argc, char** argv) {
   std::string address = "127.0.0.1:50050", cluster_dir, spec_file, task, completion_file, listen = "127.0.0.1:5000";
   bool json = false;
-  absl::Duration timeout = absl::Minutes(30);
   ClientOptions client;
+  client.timeout = absl::Minutes(30);  // --timeout: one call's (one batch's) scoring
   OptionSet flags("crl reward", "crl's rewards for another RL engine: score completions, or serve OpenRLHF's endpoint.");
   flags.Add("orchestrator", &address, "HOST:PORT of the crl-orchestrator");
   flags.Add("cluster", &cluster_dir, "a local cluster's directory (crl up --data_dir): its orchestrator and token");
@@ -118,7 +118,6 @@ int RewardCommand(int argc, char** argv) {
   flags.Add("completion", &completion_file, "score: a file with the completion (default: stdin)");
   flags.Add("json", &json, "score: machine-readable output");
   flags.Add("listen", &listen, "serve: HOST:PORT for HTTP (port 0: any)");
-  flags.Add("timeout", &timeout, "serve: deadline of one batch's scoring");
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
@@ -130,12 +129,9 @@ int RewardCommand(int argc, char** argv) {
   auto spec = run::LoadRunSpecFile(spec_file);
   if (!spec.ok()) return UsageError(flags, spec.status());
   if (!cluster_dir.empty()) {
-    auto up = ReadLocalCluster(cluster_dir);
-    if (!up.ok()) return Fail(up.status());
-    address = (*up)["services"]["orchestrator"]["address"].get<std::string>();
-    if (client.auth_token_file.empty()) client.auth_token_file = LocalClusterClient(*up).auth_token_file;
+    if (absl::Status s = UseLocalClusterOrchestrator(cluster_dir, &address, &client); !s.ok()) return Fail(s);
   }
-  client.timeout = timeout;
+  const absl::Duration timeout = client.timeout;
   auto c = GrpcOrchestratorClient::Create(address, client);
   if (!c.ok()) return Fail(c.status());
   if (args[0] == "serve") return Serve(c->get(), *spec, listen, timeout);

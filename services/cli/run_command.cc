@@ -121,10 +121,7 @@ int RunCommand(int argc, char** argv) {
   }
   const std::string verb = args[0];
   if (!cluster_dir.empty()) {
-    auto up = ReadLocalCluster(cluster_dir);
-    if (!up.ok()) return Fail(up.status());
-    address = (*up)["services"]["orchestrator"]["address"].get<std::string>();
-    if (client.auth_token_file.empty()) client.auth_token_file = LocalClusterClient(*up).auth_token_file;
+    if (absl::Status s = UseLocalClusterOrchestrator(cluster_dir, &address, &client); !s.ok()) return Fail(s);
   }
   auto need = [&](size_t n) { return args.size() >= n; };
   if (verb == "spec" && need(2)) {

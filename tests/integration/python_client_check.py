@@ -2,16 +2,99 @@
 cluster (run by quickstart_test.cc after `crl quickstart --quick --keep_up`):
 every run's watch stream reports each candidate once; a spec file and a dict
 submit, the same key returns the same run, a small run goes to its end, and
-exports land. Prints what it checked; exits non-zero on the first failure.
+exports land. Then the reward adapters for other RL engines on the same
+cluster's real worker: veRL's compute_score, a TRL reward function and
+OpenRLHF's endpoint (`crl reward serve`), each with a fast correct answer, a
+wrong one, prose, and a task no worker can run (no reward, never a number).
+Prints what it checked; exits non-zero on the first failure.
 
     PYTHONPATH=build/python:clients/python python3 python_client_check.py CLUSTER_DIR SPEC.yaml
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 
 from crl_client import CrlClient, CrlError, pb
+from crl_client import rewards as crl_rewards
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROW_SUM = os.path.join(HERE, "..", "..", "tasks", "native", "row_sum", "candidates")
+
+
+def answer(candidate):
+    code = open(os.path.join(ROW_SUM, candidate)).read()
+    return ("### Performance analysis\nOne pass per row.\n\n### Algorithm design\nAccumulate in registers.\n\n"
+            "### Code\n```cpp\n" + code + "\n```\n")
+
+
+def check_rewards(cluster_dir, spec_path):
+    fast, wrong, prose = answer("fast_correct.cc"), answer("wrong_drop_tail.cc"), "I would unroll it."
+    # veRL: module-level compute_score, configured by the environment.
+    os.environ["CRL_CLUSTER"] = cluster_dir
+    os.environ["CRL_REWARD_SPEC"] = spec_path
+    good = crl_rewards.compute_score("crl", fast, "row_sum")
+    assert good["verdict"] == "VERDICT_OK" and good["verified"], good
+    assert isinstance(good["score"], float) and good["reward_status"] in ("REWARD_STATUS_OK", "REWARD_STATUS_WITHHELD")
+    if good["reward_status"] == "REWARD_STATUS_OK":
+        assert abs(good["score"] - max(-1.0, min(1.0, good["speedup"] - 1))) < 1e-9, good
+    else:
+        assert good["score"] == 0.0 and good["flags"], good
+    bad = crl_rewards.compute_score("crl", wrong, "row_sum")
+    assert bad["verdict"] == "VERDICT_WRONG_ANSWER" and bad["score"] == -1.0, bad
+    print(f"veRL compute_score: fast {good['score']:+.3f} ({good['verdict']}, {good['speedup']:.2f}x, "
+          f"{good['reward_status']} {good['flags']}), wrong {bad['score']:+.3f}")
+
+    # TRL: conversational completions, the task from a dataset column; a
+    # task no worker can run is None (no reward), not a number.
+    trl = crl_rewards.TrlReward(spec_path, cluster=cluster_dir)
+    conv = [[{"role": "assistant", "content": fast}], [{"role": "assistant", "content": prose}]]
+    got = trl(["p1", "p2"], conv, task=["row_sum", "row_sum"])
+    assert len(got) == 2 and isinstance(got[0], float) and got[1] == -1.0, got
+    spec = CrlClient.load_spec(spec_path)
+    ghost = spec.tasks.add()
+    ghost.CopyFrom(spec.tasks[0])
+    ghost.name, ghost.path = "ghost", "/nonexistent/crl-task"
+    broken = crl_rewards.TrlReward(spec, cluster=cluster_dir)
+    got2 = broken(["p"], [fast], task=["ghost"])
+    assert got2 == [None], got2
+    print(f"TRL reward function: {got[0]:+.3f}, prose {got[1]:+.3f}, unrunnable task {got2[0]}")
+
+    # OpenRLHF: crl reward serve, POST /get_reward.
+    crl = os.environ.get("CRL_BIN", "crl")
+    server = subprocess.Popen([crl, "reward", "serve", "--cluster", cluster_dir, "--spec", spec_path,
+                               "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert "listening http=" in line, line
+        url = "http://" + line.split("http=")[1].split()[0] + "/get_reward"
+
+        def post(body):
+            req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=600) as r:
+                    return r.status, json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                return e.code, json.loads(e.read())
+
+        prompt = "Make row_sum faster.\n"
+        status, out = post({"query": [prompt + fast, prompt + wrong], "prompts": [prompt, prompt],
+                            "labels": ["row_sum", "row_sum"]})
+        assert status == 200, (status, out)
+        assert len(out["rewards"]) == 2 and out["rewards"][1] == -1.0, out
+        assert out["details"][0]["verdict"] == "VERDICT_OK", out
+        assert out["extra_logs"]["verified"] == [1.0, 0.0], out
+        served = out["rewards"]
+        status, out = post({"query": ["x"], "labels": ["matmul"]})
+        assert status == 400 and "labels[0]" in out["error"], (status, out)
+        print(f"OpenRLHF /get_reward: rewards {served} (fast, wrong), a bad label 400")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def main(cluster_dir, spec_path):
@@ -51,6 +134,8 @@ def main(cluster_dir, spec_path):
         assert written.files_written == 1 and len(lines) == 2, (written, len(lines))
         assert all(json.loads(l)["scored"] for l in lines)
     print("export: variants.jsonl")
+
+    check_rewards(cluster_dir, spec_path)
 
 
 if __name__ == "__main__":

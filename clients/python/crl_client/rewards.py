@@ -1,0 +1,146 @@
+"""crl's hardened rewards for another RL engine's trainer.
+
+Each completion is parsed, compiled, verified, timed and rewarded by a
+crl-orchestrator exactly as a crl run scores its own candidates
+(ScoreCompletions; nothing is stored). The reward is the spec's preset
+(cuda-l1 by default: speedup - 1 clipped, -1 when wrong). A timing flag that
+says the speedup may be gamed withholds the reward: 0.0 (neither reward nor
+penalty) with ``reward_status`` "WITHHELD". An infrastructure failure (the
+workers down after every retry) is never a number: ``None`` for TRL,
+``CrlInfraError`` for veRL, HTTP 503 from ``crl reward serve`` (OpenRLHF).
+
+The spec is a run spec (file path, dict or RunSpec): its tasks, backend,
+reward preset and timing budget; a sample names its task by name.
+
+veRL (custom reward function; the dataset's ``reward_model.ground_truth`` is
+the task name)::
+
+    CRL_CLUSTER=runs/cluster CRL_REWARD_SPEC=examples/embedded.yaml  (or CRL_ORCHESTRATOR=HOST:PORT
+    [CRL_TOKEN_FILE=...]), then in the veRL config:
+      custom_reward_function.path=<this file>  custom_reward_function.name=compute_score
+
+TRL (GRPOTrainer(reward_funcs=[...]); the dataset has a "task" column)::
+
+    from crl_client.rewards import TrlReward
+    reward = TrlReward("examples/embedded.yaml", cluster="runs/cluster")
+
+OpenRLHF: ``crl reward serve --spec SPEC --cluster DIR --listen 0.0.0.0:5000`` and
+``--remote_rm_url http://HOST:5000/get_reward`` (labels: task names).
+"""
+
+import os
+import threading
+
+from google.protobuf import json_format
+
+from crl.v1 import common_pb2, prompt_pb2, timing_pb2
+from crl_client import CrlClient, pb
+
+__all__ = ["CrlRewards", "CrlInfraError", "TrlReward", "compute_score"]
+
+
+class CrlInfraError(Exception):
+    """The infrastructure failed for a sample: there is no reward for it
+    (retry later; do not train on it as if it had scored 0)."""
+
+
+def _spec(spec):
+    if isinstance(spec, pb.RunSpec):
+        return spec
+    if isinstance(spec, dict):
+        return json_format.ParseDict(spec, pb.RunSpec())
+    return CrlClient.load_spec(spec)
+
+
+def _text(completion):
+    # TRL's conversational format: a list of messages; the answer is the
+    # last one's content.
+    if isinstance(completion, list):
+        return completion[-1]["content"] if completion else ""
+    return completion
+
+
+class CrlRewards:
+    """Scores (task, completion) pairs on one orchestrator."""
+
+    def __init__(self, spec, address=None, cluster=None, token_file=None, timeout=1800.0):
+        if cluster:
+            self._client = CrlClient.for_local_cluster(cluster, timeout=timeout)
+        else:
+            self._client = CrlClient(address or "127.0.0.1:50050", token_file=token_file, timeout=timeout)
+        self._spec = _spec(spec)
+        self.tasks = [t.name for t in self._spec.tasks]
+
+    def score(self, items):
+        """`items`: (task name, completion text) pairs. Returns one
+        crl.v1.Variant per item, in order (verdict, speedup, reward, flags,
+        evidence; infra_failure when there is no reward)."""
+        req = pb.ScoreCompletionsRequest(spec=self._spec)
+        for task, completion in items:
+            req.items.add(task_name=task, completion=_text(completion))
+        return list(self._client._call(self._client._stub.ScoreCompletions, req).results)
+
+    @staticmethod
+    def reward_of(v):
+        """The number a trainer gets: None for an infrastructure failure,
+        0.0 for a withheld reward, else the preset's reward."""
+        if v.infra_failure or v.reward.status in (timing_pb2.REWARD_STATUS_UNSPECIFIED, timing_pb2.REWARD_STATUS_INFRA_RETRY):
+            return None
+        if v.reward.status == timing_pb2.REWARD_STATUS_WITHHELD:
+            return 0.0
+        return v.reward.reward
+
+    @staticmethod
+    def evidence(v):
+        """What a trainer may log beside the reward (scalars only)."""
+        verdict = prompt_pb2.ParseError.Name(v.parse_error) if v.parse_error else common_pb2.Verdict.Name(v.verdict)
+        return {
+            "verdict": verdict,
+            "verified": v.verdict == common_pb2.VERDICT_OK,
+            "speedup": v.speedup if v.verdict == common_pb2.VERDICT_OK else 0.0,
+            "reward_status": timing_pb2.RewardStatus.Name(v.reward.status),
+            "flags": ",".join(common_pb2.Flag.Name(f) for f in v.flags),
+        }
+
+
+class TrlReward:
+    """A TRL ``reward_funcs`` entry: ``(prompts, completions, **kwargs) ->
+    list[float | None]``; each sample's task comes from the dataset column
+    ``task_key`` (passed by TRL as a keyword argument)."""
+
+    def __init__(self, spec, task_key="task", **client_args):
+        self._rewards = CrlRewards(spec, **client_args)
+        self._task_key = task_key
+        self.__name__ = "crl_speedup"  # TRL logs reward functions by name
+
+    def __call__(self, prompts, completions, **kwargs):
+        tasks = kwargs.get(self._task_key)
+        if tasks is None or len(tasks) != len(completions):
+            raise ValueError(f"{self._task_key}: one task name per completion (a dataset column), got {tasks!r}")
+        return [CrlRewards.reward_of(v) for v in self._rewards.score(list(zip(tasks, completions)))]
+
+
+_verl_rewards = None
+_verl_lock = threading.Lock()
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    """veRL's custom reward function. `ground_truth` (or extra_info["task"])
+    names the task; returns {"score": reward, ...evidence}. Configured by the
+    environment: CRL_REWARD_SPEC, and CRL_CLUSTER or CRL_ORCHESTRATOR
+    (+ CRL_TOKEN_FILE)."""
+    global _verl_rewards
+    with _verl_lock:
+        if _verl_rewards is None:
+            spec = os.environ.get("CRL_REWARD_SPEC")
+            if not spec:
+                raise ValueError("CRL_REWARD_SPEC: the run spec file whose tasks the samples answer")
+            _verl_rewards = CrlRewards(spec, address=os.environ.get("CRL_ORCHESTRATOR"),
+                                       cluster=os.environ.get("CRL_CLUSTER"),
+                                       token_file=os.environ.get("CRL_TOKEN_FILE"))
+    task = (extra_info or {}).get("task") or ground_truth
+    (v,) = _verl_rewards.score([(task, solution_str)])
+    reward = CrlRewards.reward_of(v)
+    if reward is None:
+        raise CrlInfraError(f"{data_source}/{task}: no reward (infrastructure): {v.infra_detail}")
+    return {"score": reward, **CrlRewards.evidence(v)}
