@@ -7,15 +7,19 @@
 // Every sample goes through the same worker path as `crl eval --time`:
 // sandboxed build, verification against the task's Model in another
 // process, then the timing oracle's interleaved pairs. Samples run
-// concurrently (--jobs); the worker's lanes keep timing exclusive.
+// concurrently (--jobs); the worker's lanes keep timing exclusive. Each
+// finished sample is journaled (<out>.journal.jsonl, bench_journal.h), so a
+// batch that is killed resumes where it was when run again.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -28,6 +32,7 @@
 #include "lib/kernelbench/files.h"
 #include "lib/kernelbench/results.h"
 #include "lib/reward/names.h"
+#include "services/cli/bench_journal.h"
 #include "services/cli/commands.h"
 #include "services/cli/endpoints.h"
 #include "services/cli/progress_bar.h"
@@ -130,6 +135,39 @@ void Time(TimingClientInterface* timing, const TimingSettings& settings, const v
   o->timing = std::move(*timed);
 }
 
+// What the journal keeps of a finished sample (not its artifact: a resumed
+// batch never times it again).
+nlohmann::json OutcomeJson(const Outcome& o) {
+  nlohmann::json j = {{"evaluated", o.evaluated},         {"verdict", v1::Verdict_Name(o.verdict)},
+                      {"compiled", o.compiled},           {"custom_kernel", o.custom_kernel},
+                      {"compile_seconds", o.compile_seconds}, {"compile_cache_hit", o.compile_cache_hit},
+                      {"flags", o.flags},                 {"message", o.message}};
+  if (o.timing) j["timing"] = nlohmann::json::parse(ProtoJson(*o.timing, false));
+  return j;
+}
+
+std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
+  Outcome o;
+  try {
+    o.evaluated = j.at("evaluated").get<bool>();
+    if (!v1::Verdict_Parse(j.at("verdict").get<std::string>(), &o.verdict)) return std::nullopt;
+    o.compiled = j.at("compiled").get<bool>();
+    o.custom_kernel = j.at("custom_kernel").get<bool>();
+    o.compile_seconds = j.at("compile_seconds").get<double>();
+    o.compile_cache_hit = j.at("compile_cache_hit").get<bool>();
+    o.flags = j.at("flags").get<std::vector<std::string>>();
+    o.message = j.at("message").get<std::string>();
+    if (j.contains("timing")) {
+      v1::TimeResponse t;
+      if (!google::protobuf::util::JsonStringToMessage(j["timing"].dump(), &t).ok()) return std::nullopt;
+      o.timing = std::move(t);
+    }
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return o;
+}
+
 std::string Label(const Outcome& o) {
   std::string s = VerdictShortName(o.verdict);
   if (o.timing) absl::StrAppend(&s, absl::StrFormat(" %.2fx", o.timing->speedup()));
@@ -152,6 +190,7 @@ void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
 // read (an infrastructure error, never sent).
 struct BatchSample {
   std::string name;  // for the progress lines
+  std::string key;   // the journal's (BenchJournal::Key)
   v1::Task task;
   std::string source;
   std::string filename;
@@ -162,22 +201,51 @@ struct BatchSample {
 // verification), then times the ones that passed, so no measurement shares
 // the machine's cores with a compiler: host-side launch overhead is part of
 // what is timed, and a busy CPU would tax whichever side launches more.
+// With a journal: samples it holds are taken from it, and each sample that
+// finishes (not an infrastructure failure) is recorded as it does.
 std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSettings& settings,
-                                    const std::vector<BatchSample>& samples, int jobs) {
+                                    const std::vector<BatchSample>& samples, int jobs, BenchJournal* journal) {
   const int n = static_cast<int>(samples.size());
   std::vector<Outcome> outcomes(n);
+  std::vector<bool> resumed(n, false);
+  if (journal) {
+    for (int i = 0; i < n; ++i) {
+      if (auto j = journal->Find(samples[i].key)) {
+        if (auto o = OutcomeFromJson(*j)) {
+          outcomes[i] = *std::move(o);
+          resumed[i] = true;
+        }
+      }
+    }
+    const int from_journal = static_cast<int>(std::count(resumed.begin(), resumed.end(), true));
+    if (from_journal > 0) {
+      std::fprintf(stderr, "crl bench: resuming: %d of %d sample(s) already done in %s\n", from_journal, n,
+                   journal->path().c_str());
+    }
+  }
+  auto record = [&](int i) {
+    if (!journal || !outcomes[i].evaluated) return;
+    if (absl::Status s = journal->Append(samples[i].key, OutcomeJson(outcomes[i])); !s.ok()) {
+      std::fprintf(stderr, "crl bench: %s (the batch goes on; a restart re-evaluates this sample)\n",
+                   s.ToString().c_str());
+    }
+  };
   std::mutex mu;
   ProgressBar verified(std::cerr, n, isatty(2));
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
-    if (!s.error.empty()) {
+    if (resumed[i]) {
+      // Taken from the journal.
+    } else if (!s.error.empty()) {
       outcomes[i].verdict = v1::VERDICT_INFRA_ERROR;
       outcomes[i].message = s.error;
     } else {
       outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename);
+      // Final unless it goes on to be timed.
+      if (outcomes[i].artifact_id.empty() || !endpoints.timing) record(i);
     }
     std::lock_guard<std::mutex> lock(mu);
-    verified.Step(absl::StrCat("verified ", s.name, " ", Label(outcomes[i])));
+    verified.Step(absl::StrCat(resumed[i] ? "journaled " : "verified ", s.name, " ", Label(outcomes[i])));
   });
   verified.Finish();
   if (!endpoints.timing) return outcomes;
@@ -190,6 +258,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   ParallelFor(static_cast<int>(passed.size()), jobs, [&](int k) {
     const int i = passed[k];
     Time(endpoints.timing.get(), settings, samples[i].task, &outcomes[i]);
+    record(i);
     std::lock_guard<std::mutex> lock(mu);
     timed.Step(absl::StrCat("timed ", samples[i].name, " ", Label(outcomes[i])));
   });
@@ -210,6 +279,7 @@ int ConnectFailed(const OptionSet& flags, const absl::Status& status) {
 
 struct CommonFlags {
   std::string out;
+  std::string journal;
   int jobs = 2;
   bool no_time = false;
   TimingSettings timing;
@@ -217,6 +287,9 @@ struct CommonFlags {
 
   void Bind(OptionSet* flags) {
     flags->Add("out", &out, "where to write the results JSON");
+    flags->Add("journal", &journal,
+               "finished samples, appended as they finish; a batch run again resumes from it "
+               "(default <out>.journal.jsonl with --out; removed once the results are written; none: off)");
     flags->Add("jobs", &jobs, "samples evaluated concurrently (lanes still serialise timing)");
     flags->Add("no_time", &no_time, "verify only; skip the timing oracle");
     flags->Add("target_rel_ci", &timing.target_rel_ci,
@@ -234,6 +307,24 @@ struct CommonFlags {
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
             {"device", device}};
+  }
+  // The journal of this batch (null: none), and what keys its samples.
+  absl::StatusOr<std::unique_ptr<BenchJournal>> OpenJournal() const {
+    const std::string path = !journal.empty() ? journal : (out.empty() ? "none" : out + ".journal.jsonl");
+    if (path == "none") return std::unique_ptr<BenchJournal>();
+    return BenchJournal::Open(path);
+  }
+  std::string KeySettings() const { return Config("").dump(); }
+  // After the results are written: the journal goes, unless samples hit
+  // infrastructure errors (a rerun retries just those).
+  void Done(BenchJournal* j, int infra) const {
+    if (j == nullptr) return;
+    if (infra > 0) {
+      std::fprintf(stderr, "crl bench: %s kept: running the batch again retries the %d infrastructure error(s)\n",
+                   j->path().c_str(), infra);
+      return;
+    }
+    if (absl::Status s = j->Remove(); !s.ok()) std::fprintf(stderr, "crl bench: %s\n", s.ToString().c_str());
   }
 };
 
@@ -253,6 +344,8 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
     else results[i].status = "NO_KERNEL";
   }
   auto row_of = [&](int k) -> const kb::CudaL1Row& { return (*rows)[with_code[k]]; };
+  auto journal = common.OpenJournal();
+  if (!journal.ok()) return UsageError(flags, journal.status());
   std::vector<BatchSample> samples(with_code.size());
   for (size_t k = 0; k < with_code.size(); ++k) {
     const kb::CudaL1Row& row = row_of(k);
@@ -261,8 +354,9 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
                              row.ref_code, true);
     samples[k].source = *row.custom_code;
     samples[k].filename = "custom_code.py";
+    samples[k].key = BenchJournal::Key(common.KeySettings(), row.ref_code, samples[k].source);
   }
-  std::vector<Outcome> outcomes = VerifyThenTime(*backend, common.timing, samples, common.jobs);
+  std::vector<Outcome> outcomes = VerifyThenTime(*backend, common.timing, samples, common.jobs, journal->get());
   for (size_t k = 0; k < with_code.size(); ++k) {
     const Outcome& o = outcomes[k];
     kb::CudaL1Result& r = results[with_code[k]];
@@ -283,6 +377,9 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
   if (!common.out.empty()) {
     if (auto s = WriteJson(common.out, j); !s.ok()) return Fail(s);
   }
+  common.Done(journal->get(), static_cast<int>(std::count_if(results.begin(), results.end(), [](const auto& r) {
+                return r.status == "INFRA_ERROR";
+              })));
   return 0;
 }
 
@@ -339,6 +436,8 @@ int BenchCommand(int argc, char** argv) {
 
   auto backend = Connect(common.endpoints, !common.no_time);
   if (!backend.ok()) return ConnectFailed(flags, backend.status());
+  auto journal = common.OpenJournal();
+  if (!journal.ok()) return UsageError(flags, journal.status());
   std::vector<BatchSample> samples(work.size());
   for (size_t i = 0; i < work.size(); ++i) {
     const auto& [g, t] = work[i];
@@ -353,8 +452,9 @@ int BenchCommand(int argc, char** argv) {
     s.task = KernelBenchTaskMessage(fs::path(t->name).stem().string(), t->path, *task_source, backend->remote);
     s.source = std::move(*generation);
     s.filename = fs::path(g->path).filename().string();
+    s.key = BenchJournal::Key(common.KeySettings(), *task_source, s.filename + "\n" + s.source);
   }
-  std::vector<Outcome> outcomes = VerifyThenTime(*backend, common.timing, samples, common.jobs);
+  std::vector<Outcome> outcomes = VerifyThenTime(*backend, common.timing, samples, common.jobs, journal->get());
   std::vector<kb::SampleResult> results(work.size());
   std::string device;
   for (size_t i = 0; i < work.size(); ++i) {
@@ -408,6 +508,7 @@ int BenchCommand(int argc, char** argv) {
       return Fail(w);
     }
   }
+  common.Done(journal->get(), infra);
   return infra ? 3 : 0;
 }
 

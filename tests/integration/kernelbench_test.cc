@@ -248,6 +248,32 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   // Both samples went through the build step (a pure-PyTorch one too).
   CHECK(results["builds"]["cold"]["count"].get<int>() + results["builds"]["cached"]["count"].get<int>() == 2);
   CHECK(results["level1"]["3"]["1"]["metadata"]["compile_seconds"].get<double>() > 0);
+  // The batch finished: its journal is gone.
+  CHECK_FALSE(fs::exists(dir.path() + "/results.json.journal.jsonl"));
+
+  // A batch killed part-way resumes: SIGKILL once the journal holds a
+  // finished sample (one at a time), then the same command again takes it
+  // from the journal and evaluates only the rest.
+  const std::string again = crl + " bench --tasks " + dir.path() + "/tasks --generations " + dir.path() +
+                            "/gen --jobs 1 --out " + dir.path() + "/resumed.json" + common;
+  const std::string journal = dir.path() + "/resumed.json.journal.jsonl";
+  REQUIRE(std::system(("(" + again + ") > " + dir.path() + "/killed.log & pid=$!; "
+                       "for i in $(seq 1 1200); do [ -s " + journal + " ] && break; sleep 0.1; done; "
+                       "kill -9 $pid; wait $pid 2>/dev/null; true")
+                          .c_str()) == 0);
+  REQUIRE(fs::exists(journal));
+  CHECK_FALSE(fs::exists(dir.path() + "/resumed.json"));
+  out.clear();
+  rc = Run(again, &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK_THAT(out, Catch::Contains("resuming: 1 of 2 sample(s) already done"));
+  CHECK_THAT(out, Catch::Contains("journaled level1/"));
+  auto resumed = nlohmann::json::parse(Read(dir.path() + "/resumed.json"));
+  CHECK(resumed["level1"]["2"]["1"]["correctness"] == false);
+  CHECK(resumed["level1"]["3"]["1"]["correctness"] == true);
+  CHECK(resumed["summary"]["level1"]["correct"] == 1);
+  CHECK_FALSE(fs::exists(journal));
 
   // CUDA-L1's layout: one row without a kernel, one wrong, one honest.
   {
