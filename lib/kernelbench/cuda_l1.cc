@@ -144,15 +144,29 @@ json CudaL1ResultJson(const CudaL1Result& r) {
   j["custom_kernel"] = r.custom_kernel;
   j["reported_score"] = r.reported_score ? json(*r.reported_score) : json(nullptr);
   j["message"] = r.message;
+  j["max_abs_error"] = r.max_abs_error ? json(*r.max_abs_error) : json(nullptr);
+  j["max_rel_error"] = r.max_rel_error ? json(*r.max_rel_error) : json(nullptr);
+  j["within_cuda_l1_tolerance"] =
+      r.max_abs_error && r.max_rel_error
+          ? json(CertainlyWithin(*r.max_abs_error, *r.max_rel_error, kCudaL1Tolerance))
+          : json(nullptr);
   return j;
+}
+
+bool CertainlyWithin(double max_abs_error, double max_rel_error, double tol) {
+  return max_abs_error <= tol || max_rel_error <= tol;
 }
 
 json CudaL1Summary(const std::vector<CudaL1Result>& results) {
   std::map<std::string, int> by_status, by_flag;
   std::vector<double> measured, reported;
-  int correct = 0;
+  int correct = 0, tolerance_decided = 0;
   for (const auto& r : results) {
     ++by_status[r.status];
+    if (r.status == "WRONG_ANSWER" && r.max_abs_error && r.max_rel_error &&
+        CertainlyWithin(*r.max_abs_error, *r.max_rel_error, kCudaL1Tolerance)) {
+      ++tolerance_decided;
+    }
     std::set<std::string> flags;
     for (const auto& f : r.flags) flags.insert(StripFlagPrefix(f));
     for (const auto& f : flags) ++by_flag[f];
@@ -172,6 +186,8 @@ json CudaL1Summary(const std::vector<CudaL1Result>& results) {
   j["trusted"] = measured.size();
   j["by_status"] = by_status.empty() ? json::object() : json(by_status);
   j["by_flag"] = by_flag.empty() ? json::object() : json(by_flag);
+  // Wrong at our tolerance, right at CUDA-L1's.
+  j["wrong_within_cuda_l1_tolerance"] = tolerance_decided;
   j["measured_speedup"] = stats(measured);
   j["reported_score"] = stats(reported);
   return j;

@@ -48,13 +48,28 @@ struct CudaL1Result {
   bool custom_kernel = false;
   std::optional<double> reported_score;  // the row's score_default
   std::string message;
+  // The correctness trials' largest errors, when they ran.
+  std::optional<double> max_abs_error, max_rel_error;
 };
 
+// CUDA-L1's harness accepts an output with torch.allclose(atol=1e-2,
+// rtol=1e-2); ours defaults to 1e-4.
+inline constexpr double kCudaL1Tolerance = 1e-2;
+
+// Whether errors this large certainly pass allclose(atol=tol, rtol=tol):
+// every element within tol absolutely, or every one within tol relatively.
+// (Elements mixing the two may pass too: false means "not certainly".)
+bool CertainlyWithin(double max_abs_error, double max_rel_error, double tol);
+
 // Exactly level_id, task_id, status, correct, speedup, speedup_ci, flags,
-// custom_kernel, reported_score and message; absent optionals are null.
+// custom_kernel, reported_score, message, max_abs_error, max_rel_error and
+// within_cuda_l1_tolerance (whether the errors pass at CUDA-L1's 1e-2: the
+// answer to "did the tolerance decide?" for a WRONG_ANSWER); absent
+// optionals are null.
 nlohmann::json CudaL1ResultJson(const CudaL1Result& r);
 
 // {"rows", "correct", "trusted", "by_status": {status: n}, "by_flag": {flag: n},
+//  "wrong_within_cuda_l1_tolerance" (WRONG_ANSWER rows whose errors pass at 1e-2),
 //  "measured_speedup": {"count", "mean", "median", "geomean"},
 //  "reported_score": {"count", "mean", "median", "geomean"}}.
 // Both statistics are over the same rows: correct, no trust flag, a measured

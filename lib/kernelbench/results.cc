@@ -167,6 +167,10 @@ json SampleResultJson(const SampleResult& r) {
                    {"evaluated", r.evaluated},
                    {"compile_seconds", r.compile_seconds},
                    {"compile_cache_hit", r.compile_cache_hit}};
+  if (r.max_abs_error && r.max_rel_error) {
+    j["metadata"]["max_abs_error"] = *r.max_abs_error;
+    j["metadata"]["max_rel_error"] = *r.max_rel_error;
+  }
   return j;
 }
 

@@ -37,6 +37,8 @@ struct SampleResult {
   double compile_seconds = 0;  // wall time of the build (or cache lookup)
   bool compile_cache_hit = false;
   std::string message;
+  // The correctness trials' largest errors, when they ran (metadata).
+  std::optional<double> max_abs_error, max_rel_error;
 };
 
 // The thresholds p of fast_p, ascending: 0, 0.5, 0.8, 1, 1.5, 2.

@@ -69,6 +69,8 @@ struct Outcome {
   std::optional<v1::TimeResponse> timing;
   std::vector<std::string> flags;
   std::string message;
+  // The correctness trials' largest errors, when they ran.
+  std::optional<double> max_abs_error, max_rel_error;
 };
 
 // Compiles and verifies (no timing).
@@ -93,6 +95,10 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.compile_cache_hit = r->compile().cache_hit();
   o.custom_kernel = r->custom_kernel();
   for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
+  if (r->correctness().trials() > 0) {
+    o.max_abs_error = r->correctness().max_abs_error();
+    o.max_rel_error = r->correctness().max_rel_error();
+  }
   if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
   if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
   if (r->verdict() == v1::VERDICT_OK) o.artifact_id = r->artifact_id();
@@ -143,6 +149,10 @@ nlohmann::json OutcomeJson(const Outcome& o) {
                       {"compile_seconds", o.compile_seconds}, {"compile_cache_hit", o.compile_cache_hit},
                       {"flags", o.flags},                 {"message", o.message}};
   if (o.timing) j["timing"] = nlohmann::json::parse(ProtoJson(*o.timing, false));
+  if (o.max_abs_error && o.max_rel_error) {
+    j["max_abs_error"] = *o.max_abs_error;
+    j["max_rel_error"] = *o.max_rel_error;
+  }
   return j;
 }
 
@@ -157,6 +167,10 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
     o.compile_cache_hit = j.at("compile_cache_hit").get<bool>();
     o.flags = j.at("flags").get<std::vector<std::string>>();
     o.message = j.at("message").get<std::string>();
+    if (j.contains("max_abs_error")) {
+      o.max_abs_error = j["max_abs_error"].get<double>();
+      o.max_rel_error = j.at("max_rel_error").get<double>();
+    }
     if (j.contains("timing")) {
       v1::TimeResponse t;
       if (!google::protobuf::util::JsonStringToMessage(j["timing"].dump(), &t).ok()) return std::nullopt;
@@ -365,6 +379,8 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
     r.custom_kernel = o.evaluated ? o.custom_kernel : kb::ContainsCustomKernel(*row_of(k).custom_code);
     r.flags = o.flags;
     r.message = o.message;
+    r.max_abs_error = o.max_abs_error;
+    r.max_rel_error = o.max_rel_error;
     if (o.timing) {
       r.speedup = o.timing->speedup();
       r.speedup_ci = std::make_pair(o.timing->speedup_ci_low(), o.timing->speedup_ci_high());
@@ -473,6 +489,8 @@ int BenchCommand(int argc, char** argv) {
     r.custom_kernel = o.custom_kernel;
     r.flags = o.flags;
     r.message = o.message;
+    r.max_abs_error = o.max_abs_error;
+    r.max_rel_error = o.max_rel_error;
     if (o.timing) {
       r.ref_ms = o.timing->ref_seconds() * 1e3;
       r.candidate_ms = o.timing->candidate_seconds() * 1e3;

@@ -248,6 +248,9 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   // Both samples went through the build step (a pure-PyTorch one too).
   CHECK(results["builds"]["cold"]["count"].get<int>() + results["builds"]["cached"]["count"].get<int>() == 2);
   CHECK(results["level1"]["3"]["1"]["metadata"]["compile_seconds"].get<double>() > 0);
+  // The errors that decided: the wrong one's far outside any tolerance.
+  CHECK(results["level1"]["2"]["1"]["metadata"]["max_abs_error"].get<double>() > 1e-2);
+  CHECK(results["level1"]["3"]["1"]["metadata"]["max_abs_error"].get<double>() <= 1e-4);
   // The batch finished: its journal is gone.
   CHECK_FALSE(fs::exists(dir.path() + "/results.json.journal.jsonl"));
 
@@ -301,6 +304,10 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   CHECK(l1["rows"][1]["status"] == "WRONG_ANSWER");
   CHECK(l1["rows"][2]["status"] == "OK");
   CHECK(l1["rows"][2]["reported_score"] == 1.1);
+  CHECK(l1["rows"][1]["within_cuda_l1_tolerance"] == false);  // wrong at any tolerance
+  CHECK(l1["rows"][2]["within_cuda_l1_tolerance"] == true);
+  CHECK(l1["rows"][0]["within_cuda_l1_tolerance"].is_null());  // never ran
+  CHECK(l1["summary"]["wrong_within_cuda_l1_tolerance"] == 0);
   CHECK(l1["rows"][2]["speedup"].is_number());
   CHECK(l1["summary"]["rows"] == 3);
 

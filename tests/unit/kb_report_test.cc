@@ -527,7 +527,9 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
   r.status = "NO_KERNEL";
   json j = CudaL1ResultJson(r);
   CHECK(Keys(j) == std::set<std::string>{"level_id", "task_id", "status", "correct", "speedup", "speedup_ci",
-                                         "flags", "custom_kernel", "reported_score", "message"});
+                                         "flags", "custom_kernel", "reported_score", "message", "max_abs_error",
+                                         "max_rel_error", "within_cuda_l1_tolerance"});
+  CHECK(j["within_cuda_l1_tolerance"].is_null());  // no correctness trials ran
   CHECK(j["speedup"].is_null());
   CHECK(j["speedup_ci"].is_null());
   CHECK(j["reported_score"].is_null());
@@ -544,6 +546,21 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
   CHECK(j["reported_score"] == 2.1);
   CHECK(j["flags"] == json::array({"NOISY"}));
   CHECK(j["level_id"] == 2);
+  // Which tolerance decided: wrong at ours (1e-4), right at CUDA-L1's 1e-2.
+  r.status = "WRONG_ANSWER";
+  r.max_abs_error = 3e-3;
+  r.max_rel_error = 0.5;
+  j = CudaL1ResultJson(r);
+  CHECK(j["max_abs_error"] == 3e-3);
+  CHECK(j["within_cuda_l1_tolerance"] == true);
+  r.max_abs_error = 0.2;
+  r.max_rel_error = 0.005;  // every element within 0.5 % of its value
+  CHECK(CudaL1ResultJson(r)["within_cuda_l1_tolerance"] == true);
+  r.max_rel_error = 0.3;
+  CHECK(CudaL1ResultJson(r)["within_cuda_l1_tolerance"] == false);
+  CHECK(CudaL1Summary({r})["wrong_within_cuda_l1_tolerance"] == 0);
+  r.max_abs_error = 0.001;
+  CHECK(CudaL1Summary({r})["wrong_within_cuda_l1_tolerance"] == 1);
 }
 
 TEST_CASE("CUDA-L1 summary counts statuses and flags and compares like for like", "[kb]") {
