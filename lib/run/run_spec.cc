@@ -205,6 +205,10 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
       int rounds = 1;
       if (st[i]["rounds"]) CRL_RETURN_IF_ERROR(Read(file, st[i]["rounds"], f + ".rounds", &rounds));
       stage->set_rounds(rounds);
+      for (const auto& kv : st[i]) {
+        const std::string k = kv.first.as<std::string>("");
+        if (k != "kind" && k != "rounds") return FieldError(file, kv.first, absl::StrCat(f, ".", k), "unknown (kind, rounds)");
+      }
     }
   }
   int n = 0;

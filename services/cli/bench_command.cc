@@ -95,7 +95,11 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.compile_cache_hit = r->compile().cache_hit();
   o.custom_kernel = r->custom_kernel();
   for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
-  if (r->correctness().trials() > 0) {
+  // The errors mean something when the outputs were compared throughout:
+  // they passed, or failed on numbers alone (not a NaN, a shape, a type).
+  if (r->correctness().trials() > 0 &&
+      (r->verdict() == v1::VERDICT_OK ||
+       (r->verdict() == v1::VERDICT_WRONG_ANSWER && r->correctness().only_tolerance_mismatches()))) {
     o.max_abs_error = r->correctness().max_abs_error();
     o.max_rel_error = r->correctness().max_rel_error();
   }

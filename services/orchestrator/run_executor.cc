@@ -320,24 +320,7 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, co
   if (key.stage == "keep-successes" || key.stage == "sft") {
     pr.mutable_selection()->set_strategy(v1::EXEMPLAR_STRATEGY_NONE);
   } else {
-    CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> seen, store_->Variants(run.run_id(), task.name()));
-    std::vector<const v1::Variant*> usable;
-    for (const auto& v : seen) {
-      if (UsableExemplar(v)) usable.push_back(&v);
-    }
-    // The most recent ones when there are more than a prompt may carry.
-    const size_t from = usable.size() > kMaxPool ? usable.size() - kMaxPool : 0;
-    for (size_t i = from; i < usable.size(); ++i) {
-      const v1::Variant& v = *usable[i];
-      v1::Exemplar* e = pr.add_pool();
-      e->set_variant_id(v.key());
-      e->set_source(v.candidate().source());
-      e->set_verdict(v.verdict());
-      e->set_speedup(v.speedup());
-      *e->mutable_flags() = v.flags();
-      e->set_analysis(v.analysis());
-      e->set_policy_version(v.policy_version());
-    }
+    CRL_RETURN_IF_ERROR(AddExemplarPool(run.run_id(), task, &pr));
   }
   v1::BuildPromptResponse prompt;
   CRL_RETURN_IF_ERROR(Patiently("crl-prompt", context, [&]() -> absl::Status {
@@ -394,6 +377,29 @@ absl::StatusOr<v1::StoredGroup> RunExecutor::SampleGroup(const GroupKey& key, co
     run_.set_policy_version(sampled.policy_version());
   }
   return g;
+}
+
+absl::Status RunExecutor::AddExemplarPool(const std::string& run_id, const v1::Task& task,
+                                          v1::BuildPromptRequest* request) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> seen, store_->Variants(run_id, task.name()));
+  std::vector<const v1::Variant*> usable;
+  for (const auto& v : seen) {
+    if (UsableExemplar(v)) usable.push_back(&v);
+  }
+  // The most recent ones when there are more than a prompt may carry.
+  const size_t from = usable.size() > kMaxPool ? usable.size() - kMaxPool : 0;
+  for (size_t i = from; i < usable.size(); ++i) {
+    const v1::Variant& v = *usable[i];
+    v1::Exemplar* e = request->add_pool();
+    e->set_variant_id(v.key());
+    e->set_source(v.candidate().source());
+    e->set_verdict(v.verdict());
+    e->set_speedup(v.speedup());
+    *e->mutable_flags() = v.flags();
+    e->set_analysis(v.analysis());
+    e->set_policy_version(v.policy_version());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::StoredGroup> RunExecutor::StoreSftGroup(const GroupKey& key, const v1::Run& run,

@@ -86,6 +86,8 @@ class RunExecutor {
   absl::Status RunGroup(const GroupKey& key, const RequestContext& context);
   absl::Status RunGroupBody(const GroupKey& key, const RequestContext& context);
   absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const RequestContext& context);
+  // The task's scored variants of this run, as crl-prompt's exemplar pool.
+  absl::Status AddExemplarPool(const std::string& run_id, const v1::Task& task, v1::BuildPromptRequest* request);
   // An sft stage's round 0: the spec's examples for the task as variants
   // to verify, under the prompt they answer.
   absl::StatusOr<v1::StoredGroup> StoreSftGroup(const GroupKey& key, const v1::Run& run,

@@ -72,7 +72,10 @@ CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& g
       double rel_err = abs_err / std::max(std::fabs(w), 1e-30);
       if (abs_err > r.max_abs_error) r.max_abs_error = abs_err;
       if (rel_err > r.max_rel_error && std::fabs(w) > tol.atol) r.max_rel_error = rel_err;
-      if (!(abs_err <= tol.atol + tol.rtol * std::fabs(w))) fail = CompareResult::kMismatch;
+      if (!(abs_err <= tol.atol + tol.rtol * std::fabs(w))) {
+        fail = CompareResult::kMismatch;
+        ++r.numeric_mismatches;
+      }
     }
     if (fail == CompareResult::kMatch) continue;
     ++r.mismatches;

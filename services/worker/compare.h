@@ -22,6 +22,7 @@ struct CompareResult {
   };
   Kind kind = kMatch;
   int64_t mismatches = 0;        // elements outside tolerance (kMismatch/kNonFinite/kUnwritten)
+  int64_t numeric_mismatches = 0;  // of them, finite values (both sides) outside the tolerance
   int64_t first_index = -1;      // first failing element
   double max_abs_error = 0;      // over finite elements
   double max_rel_error = 0;

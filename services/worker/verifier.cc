@@ -66,6 +66,7 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
     return absl::StrCat(got.size(), " outputs, the reference returns ", want.size());
   }
   std::string first;
+  bool numeric_only = true;  // over every failing output
   for (size_t o = 0; o < want.size(); ++o) {
     const runner::TensorSpec& w = want[o].spec;
     if (got[o].spec.dtype != w.dtype || got[o].spec.shape != w.shape) {
@@ -78,6 +79,7 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
       report->set_max_abs_error(std::max(report->max_abs_error(), c.max_abs_error));
       report->set_max_rel_error(std::max(report->max_rel_error(), c.max_rel_error));
     }
+    if (c.kind != CompareResult::kMatch && c.numeric_mismatches != c.mismatches) numeric_only = false;
     if (c.kind == CompareResult::kMatch || !first.empty()) continue;
     first = absl::StrCat(OutputName(want[o], o), ": ", c.detail);
     if (report) {
@@ -86,6 +88,7 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
       report->set_first_mismatch_output(w.name);
     }
   }
+  if (report) report->set_only_tolerance_mismatches(!first.empty() && numeric_only);
   return first;
 }
 

@@ -24,6 +24,7 @@ TEST_CASE("within tolerance matches; outside reports the first index and counts"
   r = CompareTensor(Spec(CRL_FLOAT32, 4), Floats({1, 2.5f, 3, 9}), Floats({1, 2, 3, 4}), tol);
   CHECK(r.kind == CompareResult::kMismatch);
   CHECK(r.mismatches == 2);
+  CHECK(r.numeric_mismatches == 2);  // both failed on numbers alone
   CHECK(r.first_index == 1);
   CHECK(r.max_abs_error == Approx(5.0));
   CHECK(r.detail.find("y[1]") != std::string::npos);
@@ -40,6 +41,11 @@ TEST_CASE("poisoned elements are reported as unwritten, NaN as non-finite", "[co
   float nan = std::numeric_limits<float>::quiet_NaN();
   r = CompareTensor(Spec(CRL_FLOAT32, 2), Floats({nan, 2}), Floats({1, 2}), tol);
   CHECK(r.kind == CompareResult::kNonFinite);
+  // A NaN is not "outside the tolerance by max_abs_error": not numeric.
+  r = CompareTensor(Spec(CRL_FLOAT32, 3), Floats({nan, 2.5f, 3}), Floats({1, 2, 3}), tol);
+  CHECK(r.mismatches == 2);
+  CHECK(r.numeric_mismatches == 1);
+  CHECK(r.max_abs_error == Approx(0.5));
   float inf = std::numeric_limits<float>::infinity();
   r = CompareTensor(Spec(CRL_FLOAT32, 2), Floats({inf, 2}), Floats({inf, 2}), tol);
   CHECK(r.kind == CompareResult::kMatch);

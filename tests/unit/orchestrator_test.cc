@@ -382,6 +382,13 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(off->candidates() == 4);
   CHECK(twin.trainer.examples().empty());
   CHECK(twin.trainer.groups().empty());
+
+  // A stage has a kind and rounds, nothing else.
+  Dir d;
+  fs::create_directories(d.path + "/t1");
+  std::ofstream(d.path + "/t1/task.yaml") << "name: t1\n";
+  auto bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft, epochs: 3}]\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].epochs: unknown"));
 }
 
 TEST_CASE("the orchestrator: idempotent submit, cancel, list, best variants", "[orchestrator]") {
