@@ -102,7 +102,9 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
-    execl((kBin + "/crl").c_str(), "crl", "quickstart", "--quick", "--quick_sft_epochs", "6", "--data_dir",
+    // 60 SFT epochs (about a second each) keep the runs going through the
+    // six kills below (~55 s): a quick run is otherwise over in ~35 s.
+    execl((kBin + "/crl").c_str(), "crl", "quickstart", "--quick", "--quick_sft_epochs", "60", "--data_dir",
           runs.c_str(), "--cluster_dir", cluster.c_str(), "--keep_up", nullptr);
     _exit(127);
   }
