@@ -13,15 +13,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <mutex>
-#include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -32,6 +28,7 @@
 #include "lib/kernelbench/files.h"
 #include "lib/kernelbench/results.h"
 #include "lib/reward/names.h"
+#include "services/cli/batch_eval.h"
 #include "services/cli/bench_journal.h"
 #include "services/cli/commands.h"
 #include "services/cli/endpoints.h"
@@ -55,233 +52,6 @@ v1::Task KernelBenchTaskMessage(const std::string& name, const std::string& path
     f->set_content(content);
   }
   return task;
-}
-
-// What one (task, candidate) evaluation produced.
-struct Outcome {
-  bool evaluated = false;  // false: infrastructure failure, not scored
-  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
-  bool compiled = false;
-  bool custom_kernel = false;
-  double compile_seconds = 0;
-  bool compile_cache_hit = false;
-  std::string artifact_id;  // set when verification passed: what Time() measures
-  std::optional<v1::TimeResponse> timing;
-  std::vector<std::string> flags;
-  std::string message;
-  // The correctness trials' largest errors, when they ran.
-  std::optional<double> max_abs_error, max_rel_error;
-};
-
-// Compiles and verifies (no timing).
-Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
-               const std::string& filename) {
-  Outcome o;
-  v1::EvaluateRequest request;
-  *request.mutable_task() = task;
-  request.mutable_candidate()->set_source(source);
-  request.mutable_candidate()->set_filename(filename);
-  auto r = worker->Evaluate(request, RequestContext::Background());
-  if (!r.ok()) {
-    o.message = r.status().ToString();
-    // A task the worker rejects is the task's problem, not the sample's.
-    o.verdict = v1::VERDICT_INFRA_ERROR;
-    return o;
-  }
-  o.verdict = r->verdict();
-  o.evaluated = r->verdict() != v1::VERDICT_INFRA_ERROR;
-  o.compiled = r->compile().verdict() == v1::VERDICT_OK;
-  o.compile_seconds = r->compile().compile_seconds();
-  o.compile_cache_hit = r->compile().cache_hit();
-  o.custom_kernel = r->custom_kernel();
-  for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
-  // The errors mean something when the outputs were compared throughout:
-  // they passed, or failed on numbers alone (not a NaN, a shape, a type).
-  if (r->correctness().trials() > 0 &&
-      (r->verdict() == v1::VERDICT_OK ||
-       (r->verdict() == v1::VERDICT_WRONG_ANSWER && r->correctness().only_tolerance_mismatches()))) {
-    o.max_abs_error = r->correctness().max_abs_error();
-    o.max_rel_error = r->correctness().max_rel_error();
-  }
-  if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
-  if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
-  if (r->verdict() == v1::VERDICT_OK) o.artifact_id = r->artifact_id();
-  return o;
-}
-
-// How each verified sample is timed.
-struct TimingSettings {
-  double target_rel_ci = 0;  // 0: the oracle's default
-  double budget_seconds = 0;
-};
-
-// Times a verified sample with the oracle; a failure while timed becomes the
-// sample's verdict, an infrastructure failure leaves it unscored.
-void Time(TimingClientInterface* timing, const TimingSettings& settings, const v1::Task& task,
-          Outcome* o) {
-  if (o->artifact_id.empty()) return;
-  v1::TimeRequest t;
-  *t.mutable_task() = task;
-  t.set_artifact_id(o->artifact_id);
-  t.set_target_rel_ci(settings.target_rel_ci);
-  t.set_budget_seconds(settings.budget_seconds);
-  auto timed = timing->Time(t, RequestContext::Background());
-  if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
-    o->evaluated = false;
-    o->message = timed.ok() ? "timing: infrastructure error" : timed.status().ToString();
-    if (timed.ok()) {
-      for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o->message, "; ", e);
-    }
-    return;
-  }
-  if (timed->verdict() != v1::VERDICT_OK) {
-    // Failed while being timed (e.g. crashed on a timing input): that is the
-    // sample's verdict.
-    o->verdict = timed->verdict();
-    for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o->message, "; ", e);
-    return;
-  }
-  for (int f : timed->flags()) o->flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
-  o->timing = std::move(*timed);
-}
-
-// What the journal keeps of a finished sample (not its artifact: a resumed
-// batch never times it again).
-nlohmann::json OutcomeJson(const Outcome& o) {
-  nlohmann::json j = {{"evaluated", o.evaluated},         {"verdict", v1::Verdict_Name(o.verdict)},
-                      {"compiled", o.compiled},           {"custom_kernel", o.custom_kernel},
-                      {"compile_seconds", o.compile_seconds}, {"compile_cache_hit", o.compile_cache_hit},
-                      {"flags", o.flags},                 {"message", o.message}};
-  if (o.timing) j["timing"] = nlohmann::json::parse(ProtoJson(*o.timing, false));
-  if (o.max_abs_error && o.max_rel_error) {
-    j["max_abs_error"] = *o.max_abs_error;
-    j["max_rel_error"] = *o.max_rel_error;
-  }
-  return j;
-}
-
-std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
-  Outcome o;
-  try {
-    o.evaluated = j.at("evaluated").get<bool>();
-    if (!v1::Verdict_Parse(j.at("verdict").get<std::string>(), &o.verdict)) return std::nullopt;
-    o.compiled = j.at("compiled").get<bool>();
-    o.custom_kernel = j.at("custom_kernel").get<bool>();
-    o.compile_seconds = j.at("compile_seconds").get<double>();
-    o.compile_cache_hit = j.at("compile_cache_hit").get<bool>();
-    o.flags = j.at("flags").get<std::vector<std::string>>();
-    o.message = j.at("message").get<std::string>();
-    if (j.contains("max_abs_error")) {
-      o.max_abs_error = j["max_abs_error"].get<double>();
-      o.max_rel_error = j.at("max_rel_error").get<double>();
-    }
-    if (j.contains("timing")) {
-      v1::TimeResponse t;
-      if (!google::protobuf::util::JsonStringToMessage(j["timing"].dump(), &t).ok()) return std::nullopt;
-      o.timing = std::move(t);
-    }
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-  return o;
-}
-
-std::string Label(const Outcome& o) {
-  std::string s = VerdictShortName(o.verdict);
-  if (o.timing) absl::StrAppend(&s, absl::StrFormat(" %.2fx", o.timing->speedup()));
-  return s;
-}
-
-// Runs fn(i) for i in [0, n) on `jobs` threads.
-void ParallelFor(int n, int jobs, const std::function<void(int)>& fn) {
-  std::atomic<int> next{0};
-  std::vector<std::thread> threads;
-  for (int j = 0; j < std::max(1, std::min(jobs, n)); ++j) {
-    threads.emplace_back([&] {
-      for (int i = next++; i < n; i = next++) fn(i);
-    });
-  }
-  for (auto& t : threads) t.join();
-}
-
-// One sample of a batch, ready to send: `error` set when it could not even be
-// read (an infrastructure error, never sent).
-struct BatchSample {
-  std::string name;  // for the progress lines
-  std::string key;   // the journal's (BenchJournal::Key)
-  v1::Task task;
-  std::string source;
-  std::string filename;
-  std::string error;
-};
-
-// Verifies every sample (`jobs` at once: builds overlap with other samples'
-// verification), then times the ones that passed, so no measurement shares
-// the machine's cores with a compiler: host-side launch overhead is part of
-// what is timed, and a busy CPU would tax whichever side launches more.
-// With a journal: samples it holds are taken from it, and each sample that
-// finishes (not an infrastructure failure) is recorded as it does.
-std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSettings& settings,
-                                    const std::vector<BatchSample>& samples, int jobs, BenchJournal* journal) {
-  const int n = static_cast<int>(samples.size());
-  std::vector<Outcome> outcomes(n);
-  std::vector<bool> resumed(n, false);
-  if (journal) {
-    for (int i = 0; i < n; ++i) {
-      if (auto j = journal->Find(samples[i].key)) {
-        if (auto o = OutcomeFromJson(*j)) {
-          outcomes[i] = *std::move(o);
-          resumed[i] = true;
-        }
-      }
-    }
-    const int from_journal = static_cast<int>(std::count(resumed.begin(), resumed.end(), true));
-    if (from_journal > 0) {
-      std::fprintf(stderr, "crl bench: resuming: %d of %d sample(s) already done in %s\n", from_journal, n,
-                   journal->path().c_str());
-    }
-  }
-  auto record = [&](int i) {
-    if (!journal || !outcomes[i].evaluated) return;
-    if (absl::Status s = journal->Append(samples[i].key, OutcomeJson(outcomes[i])); !s.ok()) {
-      std::fprintf(stderr, "crl bench: %s (the batch goes on; a restart re-evaluates this sample)\n",
-                   s.ToString().c_str());
-    }
-  };
-  std::mutex mu;
-  ProgressBar verified(std::cerr, n, isatty(2));
-  ParallelFor(n, jobs, [&](int i) {
-    const BatchSample& s = samples[i];
-    if (resumed[i]) {
-      // Taken from the journal.
-    } else if (!s.error.empty()) {
-      outcomes[i].verdict = v1::VERDICT_INFRA_ERROR;
-      outcomes[i].message = s.error;
-    } else {
-      outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename);
-      // Final unless it goes on to be timed.
-      if (outcomes[i].artifact_id.empty() || !endpoints.timing) record(i);
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    verified.Step(absl::StrCat(resumed[i] ? "journaled " : "verified ", s.name, " ", Label(outcomes[i])));
-  });
-  verified.Finish();
-  if (!endpoints.timing) return outcomes;
-  std::vector<int> passed;
-  for (int i = 0; i < n; ++i) {
-    if (!outcomes[i].artifact_id.empty()) passed.push_back(i);
-  }
-  ProgressBar timed(std::cerr, static_cast<int>(passed.size()), isatty(2));
-  // Lanes serialise the measurements; more jobs only help with more lanes.
-  ParallelFor(static_cast<int>(passed.size()), jobs, [&](int k) {
-    const int i = passed[k];
-    Time(endpoints.timing.get(), settings, samples[i].task, &outcomes[i]);
-    record(i);
-    std::lock_guard<std::mutex> lock(mu);
-    timed.Step(absl::StrCat("timed ", samples[i].name, " ", Label(outcomes[i])));
-  });
-  timed.Finish();
-  return outcomes;
 }
 
 absl::Status WriteJson(const std::string& path, const nlohmann::json& j) {

@@ -1,6 +1,7 @@
 #include "services/orchestrator/orchestrator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <google/protobuf/util/json_util.h>
@@ -333,17 +334,12 @@ absl::StatusOr<v1::ScoreCompletionsResponse> Orchestrator::Score(const v1::Score
     v->set_key(absl::StrCat("score/", i));
   }
   std::atomic<int> next{0};
-  auto work = [&] {
+  OnThreads(options_.executor.parallel_candidates, out.results_size(), [&] {
     for (int i; (i = next.fetch_add(1)) < out.results_size();) {
       v1::Variant* v = out.mutable_results(i);
       *v = scorer.Score(*v, *task_of[i], request.spec(), context, nullptr);
     }
-  };
-  std::vector<std::thread> threads;
-  const int n = std::min(std::max(1, options_.executor.parallel_candidates), out.results_size());
-  for (int t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
+  });
   CRL_RETURN_IF_ERROR(context.Check());
   for (const auto& v : out.results()) {
     if (!v.scored()) return absl::DeadlineExceededError("scoring ended before every item was scored");

@@ -43,16 +43,6 @@ bool HasSftExamples(const v1::RunSpec& spec, const std::string& task) {
   return false;
 }
 
-// Runs `work` (which takes items until none is left) on min(parallelism,
-// items) threads, this one included, and waits for them.
-void OnThreads(int parallelism, size_t items, const std::function<void()>& work) {
-  const int n = std::max(1, std::min<int>(parallelism, static_cast<int>(items)));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-}
-
 bool UsableExemplar(const v1::Variant& v) {
   return v.scored() && !v.infra_failure() && v.parse_error() == v1::PARSE_ERROR_UNSPECIFIED &&
          v.verdict() != v1::VERDICT_UNSPECIFIED && v.verdict() != v1::VERDICT_INFRA_ERROR;

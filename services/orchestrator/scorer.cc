@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -13,6 +15,14 @@ namespace crl::orchestrator {
 bool IsTransient(const absl::Status& s) {
   return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kDeadlineExceeded ||
          s.code() == absl::StatusCode::kResourceExhausted;
+}
+
+void OnThreads(int parallelism, size_t items, const std::function<void()>& work) {
+  const int n = std::max(1, std::min<int>(parallelism, static_cast<int>(items)));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
 }
 
 absl::Status RetryTransient(const std::string& what, const RequestContext& context, ClockInterface* clock,

@@ -50,6 +50,10 @@ absl::Status RetryTransient(const std::string& what, const RequestContext& conte
                             absl::Duration initial_backoff, absl::Duration max_backoff,
                             const OnWaiting& on_waiting, const std::function<absl::Status()>& call);
 
+// Runs `work` (which takes items until none is left) on min(parallelism,
+// items) threads, this one included, and waits for them.
+void OnThreads(int parallelism, size_t items, const std::function<void()>& work);
+
 class CandidateScorer {
  public:
   CandidateScorer(Services services, ClockInterface* clock, absl::Duration initial_backoff,

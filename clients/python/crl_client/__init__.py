@@ -157,6 +157,15 @@ class CrlClient:
         return list(self._call(self._stub.GetBestVariants,
                                pb.GetBestVariantsRequest(run_id=run_id, limit=limit)).variants)
 
+    def score(self, spec, items):
+        """Scores completions outside any run (ScoreCompletions): `spec` a
+        RunSpec (its tasks, backend, reward, timing budget), `items` (task
+        name, completion text) pairs; one crl.v1.Variant per item, in order."""
+        req = pb.ScoreCompletionsRequest(spec=spec)
+        for task, completion in items:
+            req.items.add(task_name=task, completion=completion)
+        return list(self._call(self._stub.ScoreCompletions, req).results)
+
     def export(self, run_id, fmt, out_dir, baseline=None):
         """Writes the run as `fmt` ("jsonl", "kernelbench" or "report") into
         `out_dir` on the orchestrator's machine."""

@@ -75,10 +75,7 @@ class CrlRewards:
         """`items`: (task name, completion text) pairs. Returns one
         crl.v1.Variant per item, in order (verdict, speedup, reward, flags,
         evidence; infra_failure when there is no reward)."""
-        req = pb.ScoreCompletionsRequest(spec=self._spec)
-        for task, completion in items:
-            req.items.add(task_name=task, completion=_text(completion))
-        return list(self._client._call(self._client._stub.ScoreCompletions, req).results)
+        return self._client.score(self._spec, [(task, _text(completion)) for task, completion in items])
 
     @staticmethod
     def reward_of(v):

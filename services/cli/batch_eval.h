@@ -1,0 +1,73 @@
+// One batch of (task, candidate) samples through the worker and the timing
+// oracle, as `crl bench` runs it: every sample verified first (`jobs` at
+// once), then the verified ones timed, each finished one journaled
+// (bench_journal.h) so a batch run again resumes where it was.
+#ifndef CRL_SERVICES_CLI_BATCH_EVAL_H_
+#define CRL_SERVICES_CLI_BATCH_EVAL_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "crl/v1/eval.pb.h"
+#include "crl/v1/timing.pb.h"
+#include "services/cli/bench_journal.h"
+#include "services/cli/endpoints.h"
+
+namespace crl::cli {
+
+// What one (task, candidate) evaluation produced.
+struct Outcome {
+  bool evaluated = false;  // false: infrastructure failure, not scored
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
+  bool compiled = false;
+  bool custom_kernel = false;
+  double compile_seconds = 0;
+  bool compile_cache_hit = false;
+  std::string artifact_id;  // set when verification passed: what Time() measures
+  std::optional<v1::TimeResponse> timing;
+  std::vector<std::string> flags;
+  std::string message;
+  // The correctness trials' largest errors, when they ran.
+  std::optional<double> max_abs_error, max_rel_error;
+};
+
+// How each verified sample is timed.
+struct TimingSettings {
+  double target_rel_ci = 0;  // 0: the oracle's default
+  double budget_seconds = 0;
+};
+
+// One sample of a batch, ready to send: `error` set when it could not even be
+// read (an infrastructure error, never sent).
+struct BatchSample {
+  std::string name;  // for the progress lines
+  std::string key;   // the journal's (BenchJournal::Key)
+  v1::Task task;
+  std::string source;
+  std::string filename;
+  std::string error;
+};
+
+// Compiles and verifies (no timing).
+Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
+               const std::string& filename);
+
+// The verdict, and the speedup when timed ("OK 1.23x"), for progress lines.
+std::string Label(const Outcome& o);
+
+// Runs fn(i) for i in [0, n) on `jobs` threads.
+void ParallelFor(int n, int jobs, const std::function<void(int)>& fn);
+
+// Verifies every sample (`jobs` at once: builds overlap with other samples'
+// verification), then times the ones that passed, so no measurement shares
+// the machine's cores with a compiler. With a journal: samples it holds are
+// taken from it, and each sample that finishes (not an infrastructure
+// failure) is recorded as it does.
+std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSettings& settings,
+                                    const std::vector<BatchSample>& samples, int jobs, BenchJournal* journal);
+
+}  // namespace crl::cli
+
+#endif  // CRL_SERVICES_CLI_BATCH_EVAL_H_
