@@ -6,8 +6,9 @@
 #include <exception>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/http_listen.h"
+#include "common/status.h"
 
 #ifndef CRL_VERSION
 #define CRL_VERSION "0.0.0-dev"
@@ -33,12 +34,6 @@ MetricsServer::~MetricsServer() {
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& listen, std::shared_ptr<prometheus::Registry> registry) {
-  const size_t colon = listen.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("metrics: '", listen, "' is not HOST:PORT"));
-  }
-  const std::string host = listen.substr(0, colon);
   std::unique_ptr<MetricsServer> m(new MetricsServer());
   m->http_ = std::make_unique<Http>();
   httplib::Server& srv = m->http_->server;
@@ -48,10 +43,7 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     res.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
-  m->port_ = port == 0 ? srv.bind_to_any_port(host) : (srv.bind_to_port(host, port) ? port : -1);
-  if (m->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat("metrics: cannot listen on ", listen));
-  }
+  CRL_ASSIGN_OR_RETURN(m->port_, BindHttp(&srv, listen, "metrics"));
   httplib::Server* raw = &srv;
   m->thread_ = std::thread([raw] { raw->listen_after_bind(); });
   return m;

@@ -22,9 +22,9 @@
 
 #include <httplib.h>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
+#include "common/http_listen.h"
 #include "common/grpc_status.h"
 #include "lib/run/run_spec.h"
 #include "services/cli/commands.h"
@@ -53,12 +53,6 @@ int HttpStatus(const absl::Status& s) {
 }
 
 int Serve(OrchestratorClientInterface* c, const v1::RunSpec& spec, const std::string& listen, absl::Duration timeout) {
-  const size_t colon = listen.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port)) {
-    std::fprintf(stderr, "crl reward serve: listen: '%s' is not HOST:PORT\n", listen.c_str());
-    return 2;
-  }
   httplib::Server server;
   server.set_payload_max_length(64 << 20);
   auto reply = [](httplib::Response& res, int status, const nlohmann::json& body) {
@@ -83,20 +77,16 @@ int Serve(OrchestratorClientInterface* c, const v1::RunSpec& spec, const std::st
     reply(res, 200, *out);
   });
   server.Get("/health", [&](const httplib::Request&, httplib::Response& res) { reply(res, 200, {{"ok", true}}); });
-  const std::string host = listen.substr(0, colon);
-  if (port == 0) {
-    port = server.bind_to_any_port(host);
-  } else if (!server.bind_to_port(host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    std::fprintf(stderr, "crl reward serve: cannot listen on %s\n", listen.c_str());
-    return 3;
+  absl::StatusOr<int> port = BindHttp(&server, listen, "listen");
+  if (!port.ok()) {
+    std::fprintf(stderr, "crl reward serve: %s\n", std::string(port.status().message()).c_str());
+    return port.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 3;
   }
   g_server = &server;
   std::signal(SIGTERM, StopServer);
   std::signal(SIGINT, StopServer);
-  std::printf("crl reward serve: listening http=%s:%d (POST /get_reward)\n", host.c_str(), port);
+  std::printf("crl reward serve: listening http=%s:%d (POST /get_reward)\n",
+              listen.substr(0, listen.rfind(':')).c_str(), *port);
   std::fflush(stdout);
   server.listen_after_bind();
   g_server = nullptr;

@@ -4,9 +4,9 @@
 
 #include <atomic>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/http_listen.h"
 #include "common/clock.h"
 #include "common/file.h"
 #include "common/logging.h"
@@ -58,12 +58,6 @@ void OpenAiServer::Stop() {
 absl::StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Start(const OpenAiServerOptions& o,
                                                                   SamplerBackendInterface* backend,
                                                                   SamplerMetrics* metrics) {
-  const size_t colon = o.listen.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(o.listen.substr(colon + 1), &port)) {
-    return absl::InvalidArgumentError(absl::StrCat("openai_listen: '", o.listen, "' is not HOST:PORT"));
-  }
-  const std::string host = o.listen.substr(0, colon);
   std::string token;
   if (!o.auth_token_file.empty()) {
     CRL_ASSIGN_OR_RETURN(std::string t, ReadFileToString(o.auth_token_file, "OpenAI API token file"));
@@ -139,8 +133,7 @@ absl::StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Start(const OpenAiSe
     if (res.status == 404 && res.body.empty()) SendError(res, 404, "no such route", "invalid_request_error");
   });
 
-  s->port_ = port == 0 ? srv.bind_to_any_port(host) : (srv.bind_to_port(host, port) ? port : -1);
-  if (s->port_ <= 0) return absl::UnavailableError(absl::StrCat("openai_listen: cannot bind ", o.listen));
+  CRL_ASSIGN_OR_RETURN(s->port_, BindHttp(&srv, o.listen, "openai_listen"));
   httplib::Server* raw = s->server_.get();
   s->thread_ = std::thread([raw] { raw->listen_after_bind(); });
   return s;
