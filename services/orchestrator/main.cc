@@ -27,6 +27,7 @@ namespace {
 struct Options {
   std::string data_dir = "crl-data";
   std::string store;
+  std::string content_dir;
   std::string prompt, sampler, timing, trainer;
   std::vector<std::string> workers;
   int max_in_flight_per_worker = 4;
@@ -45,7 +46,10 @@ int main(int argc, char** argv) {
   Options o;
   o.upstream.timeout = absl::Minutes(15);
   crl::OptionSet* f = service_main.flags();
-  f->Add("data_dir", &o.data_dir, "where the SQLite store (orchestrator.db) lives");
+  f->Add("data_dir", &o.data_dir, "where the SQLite store (orchestrator.db) and the content directory live");
+  f->Add("content_dir", &o.content_dir,
+         "where code, completions, prompts and logs are kept, content-addressed (empty: <data_dir>/content; with "
+         "PostgreSQL, a volume of the orchestrator's own)");
   f->Add("store", &o.store,
          "empty: SQLite in --data_dir; sqlite:PATH; or postgresql://USER@HOST:PORT/DB (password from "
          "PGPASSWORD or a libpq passfile, never the command line)");
@@ -83,7 +87,7 @@ int main(int argc, char** argv) {
       if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": HOST:PORT is required"));
     }
     if (o.workers.empty()) return absl::InvalidArgumentError("workers: at least one HOST:PORT is required");
-    CRL_ASSIGN_OR_RETURN(store, crl::orchestrator::OpenStore(o.store, o.data_dir));
+    CRL_ASSIGN_OR_RETURN(store, crl::orchestrator::OpenStore(o.store, o.data_dir, o.content_dir));
     CRL_ASSIGN_OR_RETURN(prompt, crl::GrpcPromptClient::Create(o.prompt, o.upstream));
     CRL_ASSIGN_OR_RETURN(sampler, crl::GrpcSamplerClient::Create(o.sampler, o.upstream));
     CRL_ASSIGN_OR_RETURN(timing, crl::GrpcTimingClient::Create(o.timing, o.upstream));

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "services/orchestrator/content_backed_store.h"
 #include "services/orchestrator/sqlite_store.h"
 #ifdef CRL_WITH_POSTGRES
 #include "services/orchestrator/postgres_store.h"
@@ -20,7 +21,9 @@ bool HasPostgresStore() {
 #endif
 }
 
-absl::StatusOr<std::unique_ptr<StoreInterface>> OpenStore(const std::string& store, const std::string& data_dir) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<StoreInterface>> OpenRows(const std::string& store, const std::string& data_dir) {
   if (absl::StartsWith(store, "postgresql://") || absl::StartsWith(store, "postgres://")) {
 #ifdef CRL_WITH_POSTGRES
     CRL_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStore> pg, PostgresStore::Open(store));
@@ -45,6 +48,19 @@ absl::StatusOr<std::unique_ptr<StoreInterface>> OpenStore(const std::string& sto
   if (path.empty()) return absl::InvalidArgumentError("store: sqlite: needs a path");
   CRL_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> s, SqliteStore::Open(path));
   return std::unique_ptr<StoreInterface>(std::move(s));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StoreInterface>> OpenStore(const std::string& store, const std::string& data_dir,
+                                                          const std::string& content_dir) {
+  if (content_dir.empty() && data_dir.empty()) {
+    return absl::InvalidArgumentError("store: needs --data_dir (or --content_dir) for the content directory");
+  }
+  CRL_ASSIGN_OR_RETURN(std::unique_ptr<StoreInterface> rows, OpenRows(store, data_dir));
+  CRL_ASSIGN_OR_RETURN(std::unique_ptr<DiskContentStore> content,
+                       DiskContentStore::Open(content_dir.empty() ? data_dir + "/content" : content_dir));
+  return std::unique_ptr<StoreInterface>(std::make_unique<ContentBackedStore>(std::move(rows), std::move(content)));
 }
 
 }  // namespace crl::orchestrator

@@ -43,6 +43,17 @@ absl::Status RetryTransient(const std::string& what, const RequestContext& conte
   }
 }
 
+std::string EvaluationLog(const v1::EvaluateResponse& eval, const std::string& worker) {
+  std::string log = absl::StrCat("evaluated on ", worker, eval.lane().empty() ? "" : absl::StrCat(" lane ", eval.lane()),
+                                 ": ", v1::Verdict_Name(eval.verdict()), "\n");
+  if (!eval.compile().log().empty()) absl::StrAppend(&log, "--- compiler ---\n", eval.compile().log(), "\n");
+  if (eval.messages_size() > 0) {
+    absl::StrAppend(&log, "--- runner ---\n");
+    for (const auto& m : eval.messages()) absl::StrAppend(&log, m, "\n");
+  }
+  return log;
+}
+
 v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1::RunSpec& spec,
                                    const RequestContext& context, const OnWaiting& on_waiting) const {
   if (!context.Check().ok()) return v;  // a cancelled run starts no new candidate
@@ -120,6 +131,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   }
   if (!eval) return infra(absl::StrCat("evaluate (", attempts, " attempts): ", last_infra));
   v.set_verdict(eval->verdict());
+  v.set_log(EvaluationLog(*eval, evaluated_on));
   *v.mutable_flags() = eval->flags();
   *v.mutable_flag_evidence() = eval->flag_evidence();
 

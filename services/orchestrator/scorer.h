@@ -54,6 +54,10 @@ absl::Status RetryTransient(const std::string& what, const RequestContext& conte
 // items) threads, this one included, and waits for them.
 void OnThreads(int parallelism, size_t items, const std::function<void()>& work);
 
+// The variant's log of one evaluation: where it ran, the verdict, the
+// compiler's output and the runner's messages.
+std::string EvaluationLog(const v1::EvaluateResponse& eval, const std::string& worker);
+
 class CandidateScorer {
  public:
   CandidateScorer(Services services, ClockInterface* clock, absl::Duration initial_backoff,

@@ -7,6 +7,8 @@
 // once, the watch stream continues from its sequence number without a gap,
 // and the trainer received the run's groups.
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 #include <httplib.h>
 #include <signal.h>
 
@@ -118,6 +120,7 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
   REQUIRE(pg.ok());
   const std::vector<std::string> orchestrator_args = {
       "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--store=" + (*pg)->url(),
+      "--data_dir=" + dir.path() + "/orchestrator",
       "--prompt=" + prompt.grpc_address(), "--sampler=" + sampler.grpc_address(),
       "--workers=" + worker.grpc_address(), "--timing=" + timing.grpc_address(),
       "--trainer=" + trainer.grpc_address(), "--parallel_candidates=2", "--drain_delay=0s", "--log_level=warning"};
@@ -245,6 +248,32 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
   }
   CHECK(keys.size() == 20);
   CHECK(verdicts["VERDICT_WRONG_ANSWER"] >= 4);
+
+  // Code and logs are on disk by content address, not in the database rows;
+  // the export has them back, with each evaluation's log. Each distinct
+  // text is one file however many variants and events repeat it.
+  std::set<std::string> completions, completion_addresses;
+  for (const auto& line : absl::StrSplit(*lines, '\n', absl::SkipEmpty())) {
+    const json v = json::parse(std::string(line));
+    completions.insert(v.value("completion", std::string()));
+    const std::string address = v["content"].value("completion", std::string());
+    completion_addresses.insert(address);
+    REQUIRE(address.size() == 7 + 64);
+    CHECK(ReadFileToString(dir.path() + "/orchestrator/content/sha256/" + address.substr(7, 2) + "/" +
+                               address.substr(7), "content")
+              .value_or("") == v.value("completion", std::string()));
+    if (v.contains("verdict")) {
+      CHECK(v["candidate"].contains("source"));
+      CHECK_THAT(v.value("log", std::string()), Catch::StartsWith("evaluated on "));
+    }
+  }
+  CHECK(completion_addresses.size() == completions.size());
+  CHECK(completions.size() <= 10);  // 20 candidates, 5 distinct answers per task
+  auto rows_with_code = (*pg)->Psql(
+      "SELECT (SELECT count(*) FROM variants WHERE position('crl_run'::bytea in variant) > 0) + "
+      "(SELECT count(*) FROM events WHERE position('crl_run'::bytea in event) > 0);");
+  REQUIRE(rows_with_code.ok());
+  CHECK(*rows_with_code == "0\n");
   auto best = (*client)->GetBestVariants([&] {
     v1::GetBestVariantsRequest b;
     b.set_run_id(run_id);

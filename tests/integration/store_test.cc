@@ -119,6 +119,8 @@ void CheckStore(const std::function<std::unique_ptr<StoreInterface>()>& open) {
   REQUIRE(got.ok());
   REQUIRE(got->has_value());
   CHECK((*got)->speedup() == 2.5);
+  CHECK((*got)->completion() == "code of g1/0");
+  CHECK((*got)->content().count("completion") == 1);  // kept on disk, by address
   CHECK_FALSE(s->GetVariant("a", "nope")->has_value());
 
   // Groups.
@@ -184,7 +186,7 @@ TEST_CASE("the store on SQLite: idempotent runs, gapless events, atomic scoring,
   TempDir dir;
   const std::string path = dir.path() + "/o.db";
   CheckStore([&]() -> std::unique_ptr<StoreInterface> {
-    auto s = orchestrator::OpenStore("sqlite:" + path, "");
+    auto s = orchestrator::OpenStore("sqlite:" + path, dir.path());
     if (!s.ok()) FAIL(s.status().ToString());
     return std::move(*s);
   });
@@ -192,10 +194,11 @@ TEST_CASE("the store on SQLite: idempotent runs, gapless events, atomic scoring,
   REQUIRE(std::system(("python3 -c \"import sqlite3; c=sqlite3.connect('" + path +
                        "'); c.execute('INSERT INTO schema_version VALUES (99)'); c.commit()\"")
                           .c_str()) == 0);
-  auto newer = orchestrator::OpenStore("sqlite:" + path, "");
+  auto newer = orchestrator::OpenStore("sqlite:" + path, dir.path());
   REQUIRE_FALSE(newer.ok());
   CHECK_THAT(std::string(newer.status().message()), Catch::Contains("schema version 99"));
-  CHECK(orchestrator::OpenStore("mysql://x", "").status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(orchestrator::OpenStore("mysql://x", dir.path()).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(orchestrator::OpenStore("sqlite:" + path, "").status().code() == absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("the store on a real PostgreSQL server: the same behaviour, the same schema, migrations",
@@ -204,8 +207,9 @@ TEST_CASE("the store on a real PostgreSQL server: the same behaviour, the same s
   auto pg = PostgresServer::Start();
   REQUIRE(pg.ok());
   const std::string url = (*pg)->url();
+  TempDir dir;
   CheckStore([&]() -> std::unique_ptr<StoreInterface> {
-    auto s = orchestrator::OpenStore(url, "");
+    auto s = orchestrator::OpenStore(url, dir.path());
     if (!s.ok()) FAIL(s.status().ToString());
     return std::move(*s);
   });
@@ -219,12 +223,12 @@ TEST_CASE("the store on a real PostgreSQL server: the same behaviour, the same s
                                       "groups.grp,runs.id,runs.idempotency_key,runs.state,runs.created_at,runs.run,"
                                       "schema_version.version,variants.run_id,variants.key,variants.task,"
                                       "variants.variant"));
-  REQUIRE(orchestrator::OpenStore(url, "").ok());
+  REQUIRE(orchestrator::OpenStore(url, dir.path()).ok());
   auto version = (*pg)->Psql("SELECT count(*), max(version) FROM schema_version;");
   REQUIRE(version.ok());
   CHECK(*version == absl::StrCat(orchestrator::StoreSchemaVersion(), "|", orchestrator::StoreSchemaVersion(), "\n"));
   REQUIRE((*pg)->Psql("INSERT INTO schema_version VALUES (99);").ok());
-  auto newer = orchestrator::OpenStore(url, "");
+  auto newer = orchestrator::OpenStore(url, dir.path());
   REQUIRE_FALSE(newer.ok());
   CHECK_THAT(std::string(newer.status().message()), Catch::Contains("schema version 99"));
 }

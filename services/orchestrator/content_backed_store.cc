@@ -1,0 +1,181 @@
+#include "services/orchestrator/content_backed_store.h"
+
+#include <functional>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace crl::orchestrator {
+namespace {
+
+using Refs = google::protobuf::Map<std::string, std::string>;
+using Fields = std::vector<std::pair<std::string, std::string*>>;
+// The text field a `content` key names; nullptr for a key this version does
+// not know.
+using FieldOf = std::function<std::string*(const std::string&)>;
+
+Fields VariantFields(v1::Variant* v) {
+  Fields f{{"completion", v->mutable_completion()}, {"log", v->mutable_log()}};
+  if (v->has_candidate()) f.emplace_back("candidate.source", v->mutable_candidate()->mutable_source());
+  return f;
+}
+
+FieldOf VariantFieldOf(v1::Variant* v) {
+  return [v](const std::string& name) -> std::string* {
+    if (name == "completion") return v->mutable_completion();
+    if (name == "log") return v->mutable_log();
+    if (name == "candidate.source") return v->mutable_candidate()->mutable_source();
+    return nullptr;
+  };
+}
+
+Fields GroupFields(v1::StoredGroup* g) {
+  Fields f{{"prompt", g->mutable_prompt()}};
+  for (int i = 0; i < g->messages_size(); ++i) {
+    f.emplace_back(absl::StrCat("messages.", i), g->mutable_messages(i)->mutable_content());
+  }
+  return f;
+}
+
+FieldOf GroupFieldOf(v1::StoredGroup* g) {
+  return [g](const std::string& name) -> std::string* {
+    if (name == "prompt") return g->mutable_prompt();
+    int i = 0;
+    if (absl::StartsWith(name, "messages.") && absl::SimpleAtoi(name.substr(9), &i) && i >= 0 &&
+        i < g->messages_size()) {
+      return g->mutable_messages(i)->mutable_content();
+    }
+    return nullptr;
+  };
+}
+
+// Each non-empty field to content, its address into `refs` (rebuilt: an
+// empty field has no entry), the field cleared.
+absl::Status MoveOut(ContentStoreInterface* content, const Fields& fields, Refs* refs) {
+  refs->clear();
+  for (const auto& [name, text] : fields) {
+    if (text->empty()) continue;
+    CRL_ASSIGN_OR_RETURN(std::string address, content->Put(*text));
+    (*refs)[name] = std::move(address);
+    text->clear();
+  }
+  return absl::OkStatus();
+}
+
+// Each field in `refs` back from content. `what` names the record.
+absl::Status MoveIn(ContentStoreInterface* content, const Refs& refs, const FieldOf& field_of,
+                    const std::string& what) {
+  for (const auto& [name, address] : refs) {
+    std::string* text = field_of(name);
+    if (text == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": content field '", name, "' is unknown to this orchestrator (written by a newer one?)"));
+    }
+    if (!text->empty()) continue;
+    absl::StatusOr<std::string> data = content->Get(address);
+    if (!data.ok()) {
+      return absl::Status(data.status().code(), absl::StrCat(what, " field ", name, ": ", data.status().message()));
+    }
+    *text = *std::move(data);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Variant> ContentBackedStore::Stripped(v1::Variant* full) {
+  v1::Variant row = *full;
+  CRL_RETURN_IF_ERROR(MoveOut(content_.get(), VariantFields(&row), row.mutable_content()));
+  *full->mutable_content() = row.content();
+  return row;
+}
+
+absl::Status ContentBackedStore::Fill(const std::string& run_id, v1::Variant* v) {
+  return MoveIn(content_.get(), v->content(), VariantFieldOf(v),
+                absl::StrCat("run ", run_id, " variant ", v->key()));
+}
+
+absl::Status ContentBackedStore::Fill(const std::string& run_id, std::vector<v1::Variant>* vs) {
+  for (v1::Variant& v : *vs) CRL_RETURN_IF_ERROR(Fill(run_id, &v));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::RunEvent> ContentBackedStore::AppendEvent(v1::RunEvent event) {
+  if (!event.has_variant()) return rows_->AppendEvent(std::move(event));
+  v1::Variant full = event.variant();
+  CRL_ASSIGN_OR_RETURN(*event.mutable_variant(), Stripped(&full));
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, rows_->AppendEvent(std::move(event)));
+  *stored.mutable_variant() = std::move(full);
+  return stored;
+}
+
+absl::StatusOr<std::vector<v1::RunEvent>> ContentBackedStore::EventsAfter(const std::string& run_id,
+                                                                         int64_t after_sequence, int limit) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> events, rows_->EventsAfter(run_id, after_sequence, limit));
+  for (v1::RunEvent& e : events) {
+    if (e.has_variant()) CRL_RETURN_IF_ERROR(Fill(run_id, e.mutable_variant()));
+  }
+  return events;
+}
+
+absl::StatusOr<v1::RunEvent> ContentBackedStore::RecordScored(const v1::Variant& variant, const v1::Run& run,
+                                                              v1::RunEvent event) {
+  v1::Variant full = variant;
+  CRL_ASSIGN_OR_RETURN(v1::Variant row, Stripped(&full));
+  std::optional<v1::Variant> event_full;
+  if (event.has_variant()) {
+    event_full = event.variant();
+    CRL_ASSIGN_OR_RETURN(*event.mutable_variant(), Stripped(&*event_full));
+  }
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, rows_->RecordScored(row, run, std::move(event)));
+  if (event_full) *stored.mutable_variant() = *std::move(event_full);
+  return stored;
+}
+
+absl::Status ContentBackedStore::PutVariant(const std::string& run_id, const v1::Variant& variant) {
+  v1::Variant full = variant;
+  CRL_ASSIGN_OR_RETURN(v1::Variant row, Stripped(&full));
+  return rows_->PutVariant(run_id, row);
+}
+
+absl::StatusOr<std::optional<v1::Variant>> ContentBackedStore::GetVariant(const std::string& run_id,
+                                                                         const std::string& key) {
+  CRL_ASSIGN_OR_RETURN(std::optional<v1::Variant> v, rows_->GetVariant(run_id, key));
+  if (v) CRL_RETURN_IF_ERROR(Fill(run_id, &*v));
+  return v;
+}
+
+absl::StatusOr<std::vector<v1::Variant>> ContentBackedStore::Variants(const std::string& run_id,
+                                                                     const std::string& task_name) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> vs, rows_->Variants(run_id, task_name));
+  CRL_RETURN_IF_ERROR(Fill(run_id, &vs));
+  return vs;
+}
+
+absl::StatusOr<std::vector<v1::Variant>> ContentBackedStore::GroupVariants(const std::string& run_id,
+                                                                          const std::string& group_id) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> vs, rows_->GroupVariants(run_id, group_id));
+  CRL_RETURN_IF_ERROR(Fill(run_id, &vs));
+  return vs;
+}
+
+absl::Status ContentBackedStore::PutGroup(const std::string& run_id, const v1::StoredGroup& group) {
+  v1::StoredGroup row = group;
+  CRL_RETURN_IF_ERROR(MoveOut(content_.get(), GroupFields(&row), row.mutable_content()));
+  return rows_->PutGroup(run_id, row);
+}
+
+absl::StatusOr<std::optional<v1::StoredGroup>> ContentBackedStore::GetGroup(const std::string& run_id,
+                                                                            const std::string& group_id) {
+  CRL_ASSIGN_OR_RETURN(std::optional<v1::StoredGroup> g, rows_->GetGroup(run_id, group_id));
+  if (g) {
+    CRL_RETURN_IF_ERROR(MoveIn(content_.get(), g->content(), GroupFieldOf(&*g),
+                               absl::StrCat("run ", run_id, " group ", group_id)));
+  }
+  return g;
+}
+
+}  // namespace crl::orchestrator

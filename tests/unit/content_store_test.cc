@@ -1,0 +1,228 @@
+// Code and logs content-addressed: the disk store names bytes by their
+// SHA-256, keeps identical bytes once and tells a changed file from a kept
+// one; the orchestrator's store keeps its rows free of code and puts it back
+// on every read, and a content store that fails fails the write or read that
+// needed it, by name, with nothing half-recorded.
+#include <catch2/catch.hpp>
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "common/content_store.h"
+#include "common/fake_content_store.h"
+#include "common/file.h"
+#include "common/hash.h"
+#include "services/orchestrator/content_backed_store.h"
+#include "services/orchestrator/sqlite_store.h"
+
+namespace crl {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ScratchDir {
+  ScratchDir()
+      : path((fs::temp_directory_path() / ("crl-content-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(counter++))).string()) {
+    fs::create_directories(path);
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+  static inline std::atomic<int> counter{0};
+  std::string path;
+};
+
+int FilesUnder(const std::string& dir) {
+  int n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+TEST_CASE("disk content store: addresses are SHA-256, same bytes kept once, changed files detected",
+          "[content]") {
+  ScratchDir dir;
+  auto store = DiskContentStore::Open(dir.path + "/content");
+  REQUIRE(store.ok());
+  const std::string code = std::string("__global__ void k() {}\n\0binary\xff", 32);
+  auto a = (*store)->Put(code);
+  REQUIRE(a.ok());
+  CHECK(*a == "sha256:" + Sha256Hex(code));
+  auto again = (*store)->Put(code);
+  REQUIRE(again.ok());
+  CHECK(*again == *a);
+  REQUIRE((*store)->Put("other").ok());
+  CHECK(FilesUnder(dir.path + "/content") == 2);
+  CHECK(fs::exists((*store)->PathOf(*a)));
+  auto back = (*store)->Get(*a);
+  REQUIRE(back.ok());
+  CHECK(*back == code);
+  // The empty string is content too.
+  auto empty = (*store)->Put("");
+  REQUIRE(empty.ok());
+  CHECK((*store)->Get(*empty).value() == "");
+
+  CHECK((*store)->Get("md5:abc").status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK((*store)->Get("sha256:../../etc/passwd").status().code() == absl::StatusCode::kInvalidArgument);
+  auto missing = (*store)->Get(ContentAddress("never stored"));
+  CHECK(missing.status().code() == absl::StatusCode::kNotFound);
+  CHECK_THAT(std::string(missing.status().message()), Catch::Contains(ContentAddress("never stored")));
+
+  REQUIRE(WriteStringToFile((*store)->PathOf(*a), "tampered").ok());
+  auto changed = (*store)->Get(*a);
+  CHECK(changed.status().code() == absl::StatusCode::kDataLoss);
+  CHECK_THAT(std::string(changed.status().message()), Catch::Contains((*store)->PathOf(*a)));
+  // No temporary files are left behind.
+  for (const auto& e : fs::recursive_directory_iterator(dir.path)) {
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+  }
+}
+
+// The variant row exactly as SQLite holds it.
+v1::Variant RawRow(const std::string& db, const std::string& key) {
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(h, "SELECT variant FROM variants WHERE key = ?", -1, &st, nullptr) == SQLITE_OK);
+  sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  v1::Variant v;
+  REQUIRE(v.ParseFromArray(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return v;
+}
+
+v1::Variant Scored(const std::string& key, const std::string& code) {
+  v1::Variant v;
+  v.set_key(key);
+  v.set_task_name("row_sum");
+  v.set_completion("analysis...\n```cpp\n" + code + "\n```");
+  v.mutable_candidate()->set_source(code);
+  v.mutable_candidate()->set_filename("candidate.cc");
+  v.set_log("evaluated on w0: VERDICT_OK\n");
+  v.set_scored(true);
+  return v;
+}
+
+TEST_CASE("content-backed store: rows hold addresses, reads give the text back, events and groups too",
+          "[content][orchestrator]") {
+  ScratchDir dir;
+  const std::string db = dir.path + "/o.db";
+  auto rows = orchestrator::SqliteStore::Open(db);
+  REQUIRE(rows.ok());
+  auto content = std::make_unique<FakeContentStore>();
+  FakeContentStore* blobs = content.get();
+  orchestrator::ContentBackedStore store(std::move(*rows), std::move(content));
+  bool created = false;
+  v1::Run run;
+  run.set_run_id("r1");
+  REQUIRE(store.CreateRun(run, &created).ok());
+
+  const std::string code = "extern \"C\" int crl_run() { return 0; }";
+  const v1::Variant a = Scored("s/0/row_sum/0", code);
+  v1::RunEvent event;
+  event.set_run_id("r1");
+  event.set_kind("variant");
+  *event.mutable_variant() = a;
+  auto recorded = store.RecordScored(a, run, event);
+  REQUIRE(recorded.ok());
+  CHECK(recorded->sequence() == 1);
+  CHECK(recorded->variant().completion() == a.completion());
+  // Same code, different completion: the source is kept once.
+  v1::Variant b = Scored("s/0/row_sum/1", code);
+  b.set_completion("another analysis\n```cpp\n" + code + "\n```");
+  REQUIRE(store.PutVariant("r1", b).ok());
+  CHECK(blobs->size() == 4);  // two completions, one source, one log
+
+  const v1::Variant raw = RawRow(db, a.key());
+  CHECK(raw.completion().empty());
+  CHECK(raw.candidate().source().empty());
+  CHECK(raw.log().empty());
+  CHECK(raw.candidate().filename() == "candidate.cc");
+  CHECK(raw.content().at("candidate.source") == ContentAddress(code));
+  CHECK(raw.content().at("completion") == ContentAddress(a.completion()));
+  CHECK(raw.content().at("log") == ContentAddress(a.log()));
+
+  auto got = store.GetVariant("r1", a.key());
+  REQUIRE(got.ok());
+  REQUIRE(got->has_value());
+  CHECK((*got)->completion() == a.completion());
+  CHECK((*got)->candidate().source() == code);
+  CHECK((*got)->log() == a.log());
+  CHECK((*got)->content().size() == 3);
+  auto all = store.Variants("r1", "row_sum");
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[1].completion() == b.completion());
+  auto events = store.EventsAfter("r1", 0, 10);
+  REQUIRE(events.ok());
+  REQUIRE(events->size() == 1);
+  CHECK((*events)[0].variant().candidate().source() == code);
+
+  // An unparsed completion has no candidate: none is made up on the way back.
+  v1::Variant reject;
+  reject.set_key("s/0/row_sum/2");
+  reject.set_completion("no code here");
+  REQUIRE(store.PutVariant("r1", reject).ok());
+  auto r = store.GetVariant("r1", reject.key());
+  REQUIRE(r.ok());
+  CHECK_FALSE((*r)->has_candidate());
+  CHECK((*r)->completion() == "no code here");
+  CHECK((*r)->content().count("log") == 0);
+
+  v1::StoredGroup g;
+  g.set_group_id("s/0/row_sum");
+  g.set_prompt("write a faster row_sum");
+  g.add_messages()->set_role("system");
+  g.mutable_messages(0)->set_content("You are ...");
+  g.add_messages()->set_role("user");
+  g.mutable_messages(1)->set_content("write a faster row_sum");
+  REQUIRE(store.PutGroup("r1", g).ok());
+  auto gg = store.GetGroup("r1", g.group_id());
+  REQUIRE(gg.ok());
+  REQUIRE(gg->has_value());
+  CHECK((*gg)->prompt() == g.prompt());
+  CHECK((*gg)->messages(0).content() == "You are ...");
+  CHECK((*gg)->messages(1).content() == g.prompt());
+  CHECK((*gg)->content().at("messages.1") == (*gg)->content().at("prompt"));
+}
+
+TEST_CASE("content-backed store: a content store that fails fails the write or the read, by name",
+          "[content][orchestrator]") {
+  ScratchDir dir;
+  auto rows = orchestrator::SqliteStore::Open(dir.path + "/o.db");
+  REQUIRE(rows.ok());
+  auto content = std::make_unique<FakeContentStore>();
+  FakeContentStore* blobs = content.get();
+  orchestrator::ContentBackedStore store(std::move(*rows), std::move(content));
+  v1::Run run;
+  run.set_run_id("r1");
+  bool created;
+  REQUIRE(store.CreateRun(run, &created).ok());
+  REQUIRE(store.PutVariant("r1", Scored("k/0", "code 0")).ok());
+
+  // Disk full: nothing is recorded, and the error is a store outage (the
+  // run waits and retries), not a verdict.
+  blobs->FailPuts(absl::UnavailableError("content store: cannot write /data/content/...: No space left on device"));
+  v1::RunEvent event;
+  event.set_run_id("r1");
+  *event.mutable_variant() = Scored("k/1", "code 1");
+  auto failed = store.RecordScored(event.variant(), run, event);
+  CHECK(failed.status().code() == absl::StatusCode::kUnavailable);
+  CHECK_FALSE(store.GetVariant("r1", "k/1")->has_value());
+  CHECK(store.EventsAfter("r1", 0, 10)->empty());
+  blobs->FailPuts(absl::OkStatus());
+
+  blobs->FailGets(absl::DataLossError("content store: /data/content/sha256/ab/abcd no longer holds sha256:abcd"));
+  auto lost = store.GetVariant("r1", "k/0");
+  CHECK(lost.status().code() == absl::StatusCode::kDataLoss);
+  CHECK_THAT(std::string(lost.status().message()), Catch::Contains("run r1 variant k/0 field"));
+  CHECK_THAT(std::string(lost.status().message()), Catch::Contains("no longer holds"));
+  // Runs themselves hold no content and are still served.
+  CHECK(store.GetRun("r1").ok());
+}
+
+}  // namespace
+}  // namespace crl
