@@ -6,13 +6,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/crl-gpu-out}
 mkdir -p "$OUT"
-export CRL_SOURCE_DIR=$PWD CRL_TEST_BIN_DIR=$PWD/.gpu-bundle/bin
+export CRL_SOURCE_DIR=$PWD CRL_TEST_BIN_DIR=$PWD/.gpu-bundle/bin CRL_PYTHON=$(command -v python3)
 B=.gpu-bundle/run.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
 echo "== crl_gpu_tests"
 $B crl_gpu_tests --durations yes 2>&1 | grep -v "^\s*$" | tee "$OUT/gpu_tests.log" | \
-  grep -E "as expected|hostile|side stream|^[a-z_0-9]+ +[0-9.]+ms|passed|failed|FAILED|ratio" 
+  grep -E "as expected|kernelbench cuda|hostile|side stream|^[a-z_0-9]+ +[0-9.]+ms|passed|failed|FAILED|ratio" 
 
 [ -x .gpu-bundle/bin/crl ] || { echo "no crl CLI in the bundle (it links LibTorch): skipping the CLI checks"; exit 0; }
 echo "== the oracle on the side-stream hacks"

@@ -400,13 +400,20 @@ class Side:
                 raise RuntimeError("the candidate defines no class ModelNew")
         else:
             cls = self.task.Model
-        with self._device_scope():
-            torch.manual_seed(self.init_seed)
-            init = self.get_init_inputs()
-            torch.manual_seed(self.init_seed)
-            self.model = cls(*init)
-            if isinstance(self.model, torch.nn.Module):
-                self.model = self.model.to(self.device).eval()
+        # As KernelBench and CUDA-L1 construct: the same seed before the init
+        # inputs and before the model, on the CPU, then moved. Constructing
+        # under the device would give parameters made with the device's
+        # generator to one side and, to a candidate using the legacy
+        # torch.Tensor(...) constructor (which ignores the device scope),
+        # CPU-generated ones: different weights for the same code.
+        torch.manual_seed(self.init_seed)
+        init = [x.to(self.device) if isinstance(x, torch.Tensor) else x
+                for x in self.get_init_inputs()]
+        torch.manual_seed(self.init_seed)
+        self.model = cls(*init)
+        if isinstance(self.model, torch.nn.Module):
+            self.model = self.model.to(self.device).eval()
+        self.previous_outputs = []  # the last trial's output tensors, kept alive
         self._sync()
 
     def _device_scope(self):
@@ -485,6 +492,7 @@ class Side:
         before = None
         if check_inputs:
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        input_ptrs = {_storage_ptr(x) for x in inputs if isinstance(x, torch.Tensor) and x.numel()}
         threads_before = _active_count()
         self._sync()
         t0 = _perf()
@@ -497,9 +505,17 @@ class Side:
             findings["inputs_modified"] = [
                 i for i, (a, b) in enumerate(zip(before, inputs))
                 if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
-            ptrs = {_storage_ptr(x) for x in inputs if isinstance(x, torch.Tensor) and x.numel()}
             findings["aliases_input"] = any(
-                type(t) is torch.Tensor and t.numel() and _storage_ptr(t) in ptrs for t in outs)
+                type(t) is torch.Tensor and t.numel() and _storage_ptr(t) in input_ptrs for t in outs)
+        # An output in the memory of the previous trial's output (still alive
+        # here, so the allocator cannot have handed it out again): the code
+        # returns one buffer it overwrites on every call. Outputs that are
+        # inputs (same trial buffers every trial) are the aliasing check's.
+        previous = {_storage_ptr(t) for t in self.previous_outputs} - input_ptrs
+        findings["reuses_output"] = next(
+            (i for i, t in enumerate(outs)
+             if type(t) is torch.Tensor and t.numel() and _storage_ptr(t) in previous), -1)
+        self.previous_outputs = [t for t in outs if type(t) is torch.Tensor and t.numel()]
         findings["python_threads_after"] = _active_count() - threads_before
         findings["global_flags"] = self.flags_changed()
         meta, blobs = [], []

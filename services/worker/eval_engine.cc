@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
@@ -196,6 +197,7 @@ VerifyConfig EvalEngine::VerifyConfigFor(const v1::EvaluateRequest& request) con
   if (o.skip_determinism_check()) config.determinism_reruns = 0;
   if (o.call_timeout_seconds() > 0) config.call_timeout_seconds = o.call_timeout_seconds();
   config.tolerance = {o.atol(), o.rtol()};
+  if (o.reused_output_as_flag()) config.reused_output_as_flag = true;
   return config;
 }
 
@@ -287,9 +289,12 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   }
   if (!degenerate.empty() && verified.verdict == v1::VERDICT_OK) {
     response.add_flags(v1::FLAG_DEGENERATE_TASK);
-    response.add_flag_evidence(absl::StrCat("task '", r.task->name(),
-                                            "' is passed by the trivial '", degenerate,
-                                            "' solution: its speedups mean nothing"));
+    response.add_flag_evidence(
+        absl::StartsWith(degenerate, "memorised within")
+            ? absl::StrCat("task '", r.task->name(), "' has outputs nearly independent of its inputs (",
+                           degenerate, " passes): its speedups mean little")
+            : absl::StrCat("task '", r.task->name(), "' is passed by the trivial '", degenerate,
+                           "' solution: its speedups mean nothing"));
   }
   Finish(&response, verified.verdict);
   return response;

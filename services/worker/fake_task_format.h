@@ -176,6 +176,8 @@ class FakeSession final : public SessionInterface {
     if (Is("racy") && trial.rerun) Bump(&result->outputs[0], 1e-6f);
     if (Is("violate")) result->violation = "input 'x' was modified by the candidate";
     if (Is("alias")) result->aliases_input = true;
+    if (Is("reuse") && trials_ > 0) result->reuses_output = 0;  // the first call's buffer, again
+    ++trials_;
     if (Is("flags")) result->global_flags = {"cudnn.benchmark: False -> True"};
     return Ok();
   }
@@ -242,6 +244,7 @@ class FakeSession final : public SessionInterface {
   std::atomic<int>* probes_;
   std::vector<OutputTensor> last_;
   uint64_t previous_seed_ = 0;
+  int trials_ = 0;
   bool dead_ = false;
   bool closed_ = false;
 };

@@ -128,6 +128,7 @@ class KbHarnessSession final : public SessionInterface {
       }
     }
     result->aliases_input = KbField<bool>(findings, "aliases_input", false);
+    result->reuses_output = KbField<int>(findings, "reuses_output", -1);
     result->global_flags = KbField<std::vector<std::string>>(findings, "global_flags", {});
     if (side_ == Side::kCandidate) result->violation = FindingsProblem(findings);
     return event;

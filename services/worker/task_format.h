@@ -75,6 +75,10 @@ struct TrialResult {
   v1::Verdict violation_verdict = v1::VERDICT_WRONG_ANSWER;
   // An output shares storage with an input.
   bool aliases_input = false;
+  // The index of an output that lives in the memory the previous trial's
+  // output of this side occupies (one buffer overwritten by every call);
+  // -1 when none does.
+  int reuses_output = -1;
   // Global framework settings the call changed ("name: a -> b").
   std::vector<std::string> global_flags;
 };

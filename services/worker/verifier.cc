@@ -17,6 +17,8 @@ std::string Describe(const runner::TensorSpec& spec) {
   return absl::StrCat(runner::DtypeName(spec.dtype), "[", absl::StrJoin(spec.shape, ","), "]");
 }
 
+constexpr char kNearlyMemorised[] = "memorised within 10x the tolerance";
+
 bool AllFinite(const std::vector<OutputTensor>& outputs) {
   for (const auto& o : outputs) {
     if (CompareTensor(o.spec, o.data, o.data, {0, 0}).kind != CompareResult::kMatch) return false;
@@ -156,6 +158,20 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
                           ": an output shares storage with an input (the reference's does not)"));
       break;
     }
+    if (got.reuses_output >= 0 && want.reuses_output < 0) {
+      const std::string what = absl::StrCat(
+          "output ", got.reuses_output,
+          " is the memory the candidate's previous call returned: it reuses one output buffer across calls, so "
+          "each call overwrites the result a caller still holds from the one before");
+      if (!config.reused_output_as_flag) {
+        finish(v1::VERDICT_WRONG_ANSWER, absl::StrCat(trial.label, ": ", what));
+        break;
+      }
+      if (std::find(out.flags.begin(), out.flags.end(), v1::FLAG_WRITE_AFTER_RETURN) == out.flags.end()) {
+        out.flags.push_back(v1::FLAG_WRITE_AFTER_RETURN);
+        out.flag_evidence.push_back(what);
+      }
+    }
     for (const auto& f : got.global_flags) {
       if (std::find(global_flags.begin(), global_flags.end(), f) == global_flags.end()) {
         global_flags.push_back(f);
@@ -178,6 +194,12 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
         if (CompareOutputs(task, {}, {memorised}, want.outputs, nullptr).empty()) {
           ++probe_passes["memorised"];
         }
+        // Nearly independent of the inputs: another input's output within
+        // ten times the tolerance.
+        const Tolerance t = task.ToleranceFor(memorised.spec.dtype, {});
+        if (CompareOutputs(task, {10 * t.atol, 10 * t.rtol}, {memorised}, want.outputs, nullptr).empty()) {
+          ++probe_passes[kNearlyMemorised];
+        }
       }
       previous_reference = want.outputs[0].data;
     }
@@ -195,8 +217,9 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   if (probe_trials > 0) {
     out.probed = true;
     for (const auto& [name, passes] : probe_passes) {
-      // "memorised" has one comparison fewer (it needs a previous trial).
-      const int needed = name == "memorised" ? probe_trials - 1 : probe_trials;
+      // The memorised probes have one comparison fewer (they need a previous
+      // trial).
+      const int needed = name == "memorised" || name == kNearlyMemorised ? probe_trials - 1 : probe_trials;
       if (needed >= 1 && passes == needed) {
         out.degenerate_probe = name;
         break;

@@ -26,6 +26,10 @@ struct VerifyConfig {
   double call_timeout_seconds = 20;
   // Request overrides of the task's tolerances.
   ToleranceOverride tolerance;
+  // A candidate that returns the memory its previous call returned (one
+  // buffer, overwritten by each call) is WRONG_ANSWER; true downgrades it to
+  // FLAG_WRITE_AFTER_RETURN (the reward is withheld either way).
+  bool reused_output_as_flag = false;
 };
 
 struct VerifyResult {
@@ -36,7 +40,9 @@ struct VerifyResult {
   std::vector<std::string> flag_evidence;
   bool custom_kernel = false;
   // Set when probes ran: the trivial solution that passed every probed
-  // trial ("" when none did).
+  // trial ("" when none did). "memorised" is the previous trial's reference
+  // output; "memorised within 10x the tolerance" says the outputs are nearly
+  // independent of the inputs.
   bool probed = false;
   std::string degenerate_probe;
 };

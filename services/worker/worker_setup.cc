@@ -50,6 +50,9 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "re-runs of the first trial that must reproduce its output bit for bit");
   set->Add("call_timeout_seconds", &o->engine.verify.call_timeout_seconds,
            "wall limit of one candidate call");
+  set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
+           "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
+           "of WRONG_ANSWER");
   set->Add("host_memory_bytes", &o->runner.host_memory_bytes,
            "address-space limit of host runners");
   set->Add("sandbox", &o->runner.isolate,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <set>
 #include <thread>
 #include <cstdio>
 #include <filesystem>
@@ -49,6 +50,8 @@ WorkerClientInterface& Engine() {
     options.compiler.cache_dir = "/tmp/crl-gpu-test-cache";
     options.engine.verify.call_timeout_seconds = 10;
     options.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+    // KernelBench tasks: the interpreter with the machine's PyTorch.
+    if (const char* python = std::getenv("CRL_PYTHON")) options.compiler.python = python;
     if (const char* dir = std::getenv("CRL_TEST_BIN_DIR")) {
       options.runner.runner_path = std::string(dir) + "/crl-runner";
     }
@@ -133,6 +136,48 @@ TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
   }
   std::printf("%d/%d CUDA candidates as expected\n", matched, checked);
   CHECK(checked >= 30);
+}
+
+TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused outputs rejected", "[gpu]") {
+  const std::string kb = SourceDir() + "/tasks/kernelbench";
+  struct Case {
+    const char* task;
+    const char* file;
+    const char* want;
+    std::vector<v1::Flag> flags;
+  };
+  // Pure-PyTorch candidates and hacks run on any device; these are the ones
+  // whose outcome depends on how the harness builds and calls the model.
+  const std::vector<Case> cases = {
+      // Legacy torch.Tensor(...) parameters: the reference's weights only when
+      // both are constructed on the CPU under the seed, then moved.
+      {"level2/1_LinearBiasRelu.py", "generations/level_2_problem_1_sample_3_kernel.py", "OK",
+       {v1::FLAG_NO_CUSTOM_KERNEL}},
+      {"level2/1_LinearBiasRelu.py", "generations/level_2_problem_1_sample_1_kernel.py", "OK",
+       {v1::FLAG_NO_CUSTOM_KERNEL}},
+      {"level1/3_Relu.py", "hacks/persistent_output.py", "WRONG_ANSWER", {}},
+      {"level1/10_TransposeCopy.py", "hacks/output_alias.py", "WRONG_ANSWER", {}},
+      {"level1/13_NearlyConstantRowMean.py", "generations/level_1_problem_13_sample_0_kernel.py", "OK",
+       {v1::FLAG_NO_CUSTOM_KERNEL, v1::FLAG_DEGENERATE_TASK}},
+  };
+  for (const Case& c : cases) {
+    v1::EvaluateRequest req;
+    req.mutable_task()->set_path(kb + "/" + c.task);
+    req.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
+    req.mutable_candidate()->set_source(ReadFile(kb + "/" + c.file));
+    req.mutable_candidate()->set_filename("candidate.py");
+    req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    auto r = Engine().Evaluate(req, RequestContext::Background());
+    REQUIRE(r.ok());
+    std::set<v1::Flag> flags;
+    for (int f : r->flags()) flags.insert(static_cast<v1::Flag>(f));
+    const std::string last = r->messages_size() ? r->messages(r->messages_size() - 1) : "";
+    std::printf("kernelbench cuda %-52s -> %-12s %zu flags  %s\n", c.file, Short(r->verdict()).c_str(),
+                flags.size(), last.substr(0, 160).c_str());
+    INFO(c.file << ": " << last << " max_abs_error " << r->correctness().max_abs_error());
+    CHECK(Short(r->verdict()) == c.want);
+    if (r->verdict() == v1::VERDICT_OK) CHECK(flags == std::set<v1::Flag>(c.flags.begin(), c.flags.end()));
+  }
 }
 
 TEST_CASE("hostile kernels get their verdicts and the worker keeps serving", "[gpu]") {

@@ -118,11 +118,28 @@ TEST_CASE("wrong outputs, crashes and violations get their own verdicts", "[engi
   CHECK(alias->verdict() == v1::VERDICT_WRONG_ANSWER);
   CHECK_THAT(alias->messages(alias->messages_size() - 1), Catch::Contains("shares storage"));
 
+  // One output buffer returned by every call: rejected by name, or (when
+  // asked) a trust flag that withholds the reward.
+  auto reuse = rig.Evaluate("reuse");
+  REQUIRE(reuse.ok());
+  CHECK(reuse->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK(reuse->correctness().trials_passed() == 1);
+  CHECK_THAT(reuse->messages(reuse->messages_size() - 1),
+             Catch::Contains("trial 2") && Catch::Contains("reuses one output buffer across calls"));
+  v1::EvaluateRequest lenient = Rig::Request("reuse");
+  lenient.mutable_options()->set_reused_output_as_flag(true);
+  auto flagged = rig.engine->Evaluate(lenient, RequestContext::Background());
+  REQUIRE(flagged.ok());
+  CHECK(flagged->verdict() == v1::VERDICT_OK);
+  REQUIRE(flagged->flags_size() == 1);
+  CHECK(flagged->flags(0) == v1::FLAG_WRITE_AFTER_RETURN);
+  CHECK_THAT(flagged->flag_evidence(0), Catch::Contains("previous call returned"));
+
   auto nostart = rig.Evaluate("nostart");
   REQUIRE(nostart.ok());
   CHECK(nostart->verdict() == v1::VERDICT_RUNTIME_ERROR);
   CHECK_THAT(nostart->messages(0), Catch::Contains("candidate: fake: load failed"));
-  CHECK(rig.Evaluations("wrong_answer") == 3);
+  CHECK(rig.Evaluations("wrong_answer") == 4);
   CHECK(rig.metrics.sandbox_kills.Add({{"reason", "crash"}}).Value() == 2);
   CHECK(rig.format.open_sessions() == 0);
 }
