@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
 #include "runner/inputs.h"
@@ -164,6 +165,24 @@ std::unique_ptr<SessionInterface> EvalEngine::StartSession(const Resolved& r, Si
   return r.format->Start(*r.task, {side, artifact, budget}, lane, context, event);
 }
 
+EvalEngine::SessionPair EvalEngine::StartPair(const Resolved& r, const std::string& reference_artifact,
+                                             const std::string& candidate_artifact, double budget,
+                                             const Lane& lane, const RequestContext& context) {
+  SessionPair p;
+  absl::Notification reference_started;
+  const absl::Status queued = starters_.Submit([&] {
+    p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event);
+    reference_started.Notify();
+  });
+  if (!queued.ok()) {  // every starter busy: one after the other, here
+    p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event);
+    reference_started.Notify();
+  }
+  p.candidate = StartSession(r, Side::kCandidate, candidate_artifact, budget, lane, context, &p.candidate_event);
+  reference_started.WaitForNotification();
+  return p;
+}
+
 absl::StatusOr<v1::CompileResponse> EvalEngine::Compile(const v1::CompileRequest& request,
                                                         const RequestContext& context) {
   const bool has_candidate = request.has_candidate();
@@ -255,22 +274,20 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   const std::optional<std::string> known = KnownDegenerate(probe_key);
 
   const double budget = VerifyBudgetSeconds(*r.task, config);
-  RunnerEvent event;
-  auto ref = StartSession(r, Side::kReference, reference, budget, lane, context, &event);
-  if (!ref) {
+  SessionPair sides = StartPair(r, reference, compiled->library_path, budget, lane, context);
+  if (!sides.reference) {
     CRL_RETURN_IF_ERROR(context.Check());
-    response.add_messages(absl::StrCat("reference: ", event.message));
+    response.add_messages(absl::StrCat("reference: ", sides.reference_event.message));
     Finish(&response, v1::VERDICT_INFRA_ERROR);
     return response;
   }
-  auto cand = StartSession(r, Side::kCandidate, compiled->library_path, budget, lane, context,
-                           &event);
-  if (!cand) {
+  if (!sides.candidate) {
     CRL_RETURN_IF_ERROR(context.Check());
-    response.add_messages(absl::StrCat("candidate: ", event.message));
-    Finish(&response, event.verdict);
+    response.add_messages(absl::StrCat("candidate: ", sides.candidate_event.message));
+    Finish(&response, sides.candidate_event.verdict);
     return response;
   }
+  std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
   CRL_ASSIGN_OR_RETURN(VerifyResult verified,
                        VerifyCandidate(*r.task, ref.get(), cand.get(), config, seeds_,
                                        !known.has_value(), context));
@@ -393,11 +410,13 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   // Both sides stay alive for the whole loop, so drift hits both.
   const double budget = loop.SessionBudget(per_call);
   RunnerEvent event;
-  auto ref = StartSession(r, Side::kReference, ref_artifact, budget, lane, context, &event);
-  if (!ref) fail(Side::kReference, event);
-  auto cand = ref ? StartSession(r, Side::kCandidate, cand_artifact, budget, lane, context, &event)
-                  : nullptr;
-  if (ref && !cand) fail(Side::kCandidate, event);
+  SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
+  std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
+  if (!ref) {
+    fail(Side::kReference, sides.reference_event);
+  } else if (!cand) {
+    fail(Side::kCandidate, sides.candidate_event);
+  }
   if (!ref || !cand) {
     CRL_RETURN_IF_ERROR(context.Check());
     return response;

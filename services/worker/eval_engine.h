@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/context.h"
+#include "common/executor.h"
 #include "crl/v1/eval.pb.h"
 #include "services/worker/compiler.h"
 #include "services/worker/lanes.h"
@@ -88,6 +89,17 @@ class EvalEngine {
                                                  const std::string& artifact, double budget,
                                                  const Lane& lane, const RequestContext& context,
                                                  RunnerEvent* event);
+  // Both sides of an evaluation, started at once (a side's start imports,
+  // initialises the device and constructs the model: seconds for
+  // KernelBench), the reference on a thread of its own. A side that failed
+  // to start is null, with its event.
+  struct SessionPair {
+    std::unique_ptr<SessionInterface> reference, candidate;
+    RunnerEvent reference_event, candidate_event;
+  };
+  SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
+                        const std::string& candidate_artifact, double budget, const Lane& lane,
+                        const RequestContext& context);
   VerifyConfig VerifyConfigFor(const v1::EvaluateRequest& request) const;
   // Sets and counts the final verdict of an evaluation.
   void Finish(v1::EvaluateResponse* response, v1::Verdict verdict);
@@ -110,6 +122,11 @@ class EvalEngine {
   // Degenerate-task probe outcome per (task content, lane): the trivial
   // solution that passed, or "" when none did.
   std::map<std::string, std::string> degenerate_ ABSL_GUARDED_BY(mu_);
+  // Starts reference sides beside their candidates (StartPair). Its threads
+  // live as long as the engine: a runner dies with the thread that spawned
+  // it (PR_SET_PDEATHSIG follows the thread, not the process), so a
+  // short-lived thread would take its side down with it when it ends.
+  BoundedExecutor starters_{{"side-start", 8, 256}};
 };
 
 }  // namespace crl

@@ -167,13 +167,15 @@ TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused o
     req.mutable_candidate()->set_source(ReadFile(kb + "/" + c.file));
     req.mutable_candidate()->set_filename("candidate.py");
     req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    const absl::Time t0 = absl::Now();
     auto r = Engine().Evaluate(req, RequestContext::Background());
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - t0);
     REQUIRE(r.ok());
     std::set<v1::Flag> flags;
     for (int f : r->flags()) flags.insert(static_cast<v1::Flag>(f));
     const std::string last = r->messages_size() ? r->messages(r->messages_size() - 1) : "";
-    std::printf("kernelbench cuda %-52s -> %-12s %zu flags  %s\n", c.file, Short(r->verdict()).c_str(),
-                flags.size(), last.substr(0, 160).c_str());
+    std::printf("kernelbench cuda %-52s -> %-12s %zu flags %6.1f s  %s\n", c.file, Short(r->verdict()).c_str(),
+                flags.size(), seconds, last.substr(0, 160).c_str());
     INFO(c.file << ": " << last << " max_abs_error " << r->correctness().max_abs_error());
     CHECK(Short(r->verdict()) == c.want);
     if (r->verdict() == v1::VERDICT_OK) CHECK(flags == std::set<v1::Flag>(c.flags.begin(), c.flags.end()));
