@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -35,24 +36,38 @@ v1::Verdict VerdictFor(Side side, const RunnerEvent& event) {
 }
 
 // Holds a lane and adds the time it was held to the lane's busy counter.
-class LaneTimer {
+// Counts a lease in crl_worker_lanes_busy while it lives (the lane's busy
+// seconds are the pool's: LanePoolOptions::on_idle).
+class LeaseGauge {
  public:
-  LaneTimer(WorkerMetrics* metrics, ClockInterface* clock, std::string lane)
-      : metrics_(metrics), clock_(clock), lane_(std::move(lane)), start_(clock->MonotonicNow()) {
+  explicit LeaseGauge(WorkerMetrics* metrics) : metrics_(metrics) {
     if (metrics_) metrics_->lanes_busy.Increment();
   }
-  ~LaneTimer() {
-    if (!metrics_) return;
-    metrics_->lanes_busy.Decrement();
-    metrics_->AddLaneBusy(lane_, absl::ToDoubleSeconds(clock_->MonotonicNow() - start_));
+  ~LeaseGauge() {
+    if (metrics_) metrics_->lanes_busy.Decrement();
   }
 
  private:
   WorkerMetrics* metrics_;
-  ClockInterface* clock_;
-  std::string lane_;
-  absl::Time start_;
 };
+
+// Whether a verification's outcome could come from sharing its GPU with
+// another one (slower calls, less device memory) rather than from the code.
+bool ContentionCouldCause(const v1::EvaluateResponse& r) {
+  switch (r.verdict()) {
+    case v1::VERDICT_TIMEOUT:
+    case v1::VERDICT_RESOURCE_LIMIT:
+    case v1::VERDICT_INFRA_ERROR:
+      return true;
+    case v1::VERDICT_RUNTIME_ERROR:
+      for (const auto& m : r.messages()) {
+        if (absl::StrContains(absl::AsciiStrToLower(m), "out of memory")) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
 
 }  // namespace
 
@@ -265,27 +280,55 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   CRL_ASSIGN_OR_RETURN(const std::string reference, ReferenceArtifact(r, context));
 
   const VerifyConfig config = VerifyConfigFor(request);
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
+  // Correctness runs may share a GPU lane with other verifications; a
+  // failure that sharing could have caused is confirmed alone on the lane
+  // before it is the candidate's.
+  bool contended = false;
+  CRL_ASSIGN_OR_RETURN(v1::EvaluateResponse verified,
+                       VerifyOnLane(r, response, reference, compiled->library_path, config, LaneUse::kShared,
+                                    context, &contended));
+  if (contended && ContentionCouldCause(verified)) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    const std::string first = absl::StrCat(
+        "re-verified alone on the lane: the first run (", VerdictShortName(verified.verdict()),
+        ") shared it with another verification");
+    CRL_ASSIGN_OR_RETURN(verified, VerifyOnLane(r, response, reference, compiled->library_path, config,
+                                                LaneUse::kExclusive, context, nullptr));
+    verified.add_messages(first);
+  }
+  Finish(&verified, verified.verdict());
+  return verified;
+}
+
+absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r, v1::EvaluateResponse response,
+                                                             const std::string& reference,
+                                                             const std::string& library_path,
+                                                             const VerifyConfig& config, LaneUse use,
+                                                             const RequestContext& context, bool* contended) {
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait, use));
   const Lane& lane = lease.lane();
-  LaneTimer busy(metrics_, clock_, lane.name);
+  LeaseGauge busy(metrics_);
   response.set_lane(lane.name);
   // The degenerate-task probe runs once per task content and lane.
   const std::string probe_key = absl::StrCat(r.task->content_id(), "/", lane.name);
   const std::optional<std::string> known = KnownDegenerate(probe_key);
+  auto done = [&](v1::Verdict verdict) {
+    response.set_verdict(verdict);
+    if (contended) *contended = lease.SharedWithOthers();
+    return response;
+  };
 
   const double budget = VerifyBudgetSeconds(*r.task, config);
-  SessionPair sides = StartPair(r, reference, compiled->library_path, budget, lane, context);
+  SessionPair sides = StartPair(r, reference, library_path, budget, lane, context);
   if (!sides.reference) {
     CRL_RETURN_IF_ERROR(context.Check());
     response.add_messages(absl::StrCat("reference: ", sides.reference_event.message));
-    Finish(&response, v1::VERDICT_INFRA_ERROR);
-    return response;
+    return done(v1::VERDICT_INFRA_ERROR);
   }
   if (!sides.candidate) {
     CRL_RETURN_IF_ERROR(context.Check());
     response.add_messages(absl::StrCat("candidate: ", sides.candidate_event.message));
-    Finish(&response, sides.candidate_event.verdict);
-    return response;
+    return done(sides.candidate_event.verdict);
   }
   std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
   CRL_ASSIGN_OR_RETURN(VerifyResult verified,
@@ -313,8 +356,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
             : absl::StrCat("task '", r.task->name(), "' is passed by the trivial '", degenerate,
                            "' solution: its speedups mean nothing"));
   }
-  Finish(&response, verified.verdict);
-  return response;
+  return done(verified.verdict);
 }
 
 absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request,
@@ -341,7 +383,7 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
   v1::MeasureResponse response;
   response.set_backend(ToProto(r.backend));
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
-  LaneTimer busy(metrics_, clock_, lease.lane().name);
+  LeaseGauge busy(metrics_);
   response.set_lane(lease.lane().name);
   auto failed = [&](const RunnerEvent& event, const std::string& where)
       -> absl::StatusOr<v1::MeasureResponse> {
@@ -401,7 +443,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
   const Lane& lane = lease.lane();
-  LaneTimer busy(metrics_, clock_, lane.name);
+  LeaseGauge busy(metrics_);
   response.set_lane(lane.name);
   auto fail = [&](Side side, const RunnerEvent& event) {
     response.set_verdict(VerdictFor(side, event));

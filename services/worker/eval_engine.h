@@ -100,6 +100,13 @@ class EvalEngine {
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
                         const RequestContext& context);
+  // Starts both sides on a lane taken as `use` and verifies; the verdict is
+  // set, not yet counted (Finish). *contended, when given: whether another
+  // lease shared the lane meanwhile.
+  absl::StatusOr<v1::EvaluateResponse> VerifyOnLane(const Resolved& r, v1::EvaluateResponse response,
+                                                    const std::string& reference, const std::string& library_path,
+                                                    const VerifyConfig& config, LaneUse use,
+                                                    const RequestContext& context, bool* contended);
   VerifyConfig VerifyConfigFor(const v1::EvaluateRequest& request) const;
   // Sets and counts the final verdict of an evaluation.
   void Finish(v1::EvaluateResponse* response, v1::Verdict verdict);

@@ -90,6 +90,8 @@ struct FakeTaskSpec {
   bool probes = false;
   // Device seconds of one reference call.
   double reference_seconds = 2e-3;
+  // The task runs on cuda lanes too (the fake sessions do not care which).
+  bool cuda = false;
 };
 
 class FakeEvalTask final : public EvalTask {
@@ -99,7 +101,9 @@ class FakeEvalTask final : public EvalTask {
   const std::string& name() const override { return name_; }
   TaskFormat format() const override { return TaskFormat::kNative; }
   const std::string& content_id() const override { return name_; }
-  bool Supports(BackendKind backend) const override { return backend == BackendKind::kHost; }
+  bool Supports(BackendKind backend) const override {
+    return backend == BackendKind::kHost || (spec_.cuda && backend == BackendKind::kCuda);
+  }
   std::optional<SourceFile> ReferenceSource(BackendKind) const override {
     if (!spec_.compiled_reference) return std::nullopt;
     return SourceFile{"reference.cc", "reference"};
@@ -225,6 +229,9 @@ class FakeSession final : public SessionInterface {
     }
     if (side_ == Side::kCandidate && Is("crash")) {
       return {false, v1::VERDICT_RUNTIME_ERROR, "fake: candidate crashed"};
+    }
+    if (side_ == Side::kCandidate && Is("timeout")) {
+      return {false, v1::VERDICT_TIMEOUT, "fake: the call exceeded its limit"};
     }
     if (side_ == Side::kCandidate && Is("hang")) {
       // Like a runner call that never answers: ends with the request.

@@ -10,7 +10,17 @@ LaneLease::~LaneLease() {
   if (pool_) pool_->Release(lane_);
 }
 
-LanePool::LanePool(std::vector<Lane> lanes) : lanes_(std::move(lanes)), busy_(lanes_.size()) {}
+bool LaneLease::SharedWithOthers() const {
+  return overlapped_at_start_ || (pool_ != nullptr && pool_->Overlaps(lane_) != overlaps_at_start_);
+}
+
+LanePool::LanePool(std::vector<Lane> lanes, LanePoolOptions options)
+    : lanes_(std::move(lanes)),
+      options_(std::move(options)),
+      holders_(lanes_.size()),
+      exclusive_(lanes_.size()),
+      occupied_since_(lanes_.size()),
+      overlaps_(lanes_.size()) {}
 
 bool LanePool::Has(BackendKind backend) const {
   for (const Lane& l : lanes_) {
@@ -19,10 +29,14 @@ bool LanePool::Has(BackendKind backend) const {
   return false;
 }
 
+int LanePool::Capacity(size_t lane) const {
+  return lanes_[lane].backend == BackendKind::kCuda ? std::max(1, options_.verify_slots_per_gpu) : 1;
+}
+
 int LanePool::Busy() const {
   absl::MutexLock lock(&mu_);
   int n = 0;
-  for (bool b : busy_) n += b;
+  for (int h : holders_) n += h > 0;
   return n;
 }
 
@@ -31,8 +45,13 @@ int LanePool::Waiting() const {
   return waiting_;
 }
 
+uint64_t LanePool::Overlaps(const Lane* lane) const {
+  absl::MutexLock lock(&mu_);
+  return overlaps_[lane - lanes_.data()];
+}
+
 absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestContext& context,
-                                            absl::Duration max_wait) {
+                                            absl::Duration max_wait, LaneUse use) {
   if (!Has(backend)) {
     return absl::UnavailableError(
         absl::StrCat("this worker has no ", BackendName(backend), " lane"));
@@ -43,19 +62,24 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
   ClockInterface* clock = context.clock();
   const absl::Time start = clock->Now();
   const absl::Time give_up = std::min(context.deadline(), start + max_wait);
+  const bool exclusive = use == LaneUse::kExclusive;
   absl::MutexLock lock(&mu_);
   size_t found = lanes_.size();
-  auto free_lane = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  auto usable = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    // Timing waiting on this backend: no new sharer until it has its lane.
+    if (!exclusive && exclusive_waiting_[backend] > 0) return false;
+    found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].backend == backend && !busy_[i]) {
-        found = i;
-        return true;
+      if (lanes_[i].backend != backend || exclusive_[i]) continue;
+      if (exclusive ? holders_[i] == 0 : holders_[i] < Capacity(i)) {
+        if (found == lanes_.size() || holders_[i] < holders_[found]) found = i;
       }
     }
-    return false;
+    return found != lanes_.size();
   };
   ++waiting_;
-  while (!free_lane()) {
+  if (exclusive) ++exclusive_waiting_[backend];
+  while (!usable()) {
     absl::Status live = context.Check();
     if (live.ok() && clock->Now() >= give_up) {
       live = absl::DeadlineExceededError(
@@ -64,18 +88,34 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
     }
     if (!live.ok()) {
       --waiting_;
+      if (exclusive) --exclusive_waiting_[backend];
       return live;
     }
-    mu_.AwaitWithTimeout(absl::Condition(&free_lane), kSlice);
+    mu_.AwaitWithTimeout(absl::Condition(&usable), kSlice);
   }
   --waiting_;
-  busy_[found] = true;
-  return LaneLease(this, &lanes_[found]);
+  if (exclusive) --exclusive_waiting_[backend];
+  const bool overlapped = holders_[found] > 0;
+  if (overlapped) {
+    ++overlaps_[found];
+  } else {
+    occupied_since_[found] = options_.clock->MonotonicNow();
+  }
+  ++holders_[found];
+  exclusive_[found] = exclusive;
+  return LaneLease(this, &lanes_[found], overlapped, overlaps_[found]);
 }
 
 void LanePool::Release(const Lane* lane) {
-  absl::MutexLock lock(&mu_);
-  busy_[lane - lanes_.data()] = false;
+  absl::Duration occupied;
+  {
+    absl::MutexLock lock(&mu_);
+    const size_t i = lane - lanes_.data();
+    exclusive_[i] = false;
+    if (--holders_[i] > 0) return;
+    occupied = options_.clock->MonotonicNow() - occupied_since_[i];
+  }
+  if (options_.on_idle) options_.on_idle(*lane, occupied);
 }
 
 }  // namespace crl

@@ -1,16 +1,24 @@
-// Exclusive execution lanes: one per GPU, or per configured CPU slot for the
-// host backend. Verification and measurement hold a lane for their whole
-// duration, so nothing else runs on that GPU meanwhile. In-memory and
+// Execution lanes: one per GPU, or per configured CPU slot for the host
+// backend. Measurement holds its lane exclusively, so nothing else runs on
+// that GPU while it times. Verification (correctness trials: not timing-
+// sensitive) may share a GPU lane with other verifications, up to
+// LanePoolOptions::verify_slots_per_gpu at once; a host lane is one CPU and
+// is never shared. An exclusive request waiting for a lane holds back new
+// shared ones on that backend, so timing is not starved. In-memory and
 // deterministic: unit tests use the real pool.
 #ifndef CRL_SERVICES_WORKER_LANES_H_
 #define CRL_SERVICES_WORKER_LANES_H_
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/context.h"
 #include "services/worker/runner_client.h"
 
@@ -18,46 +26,78 @@ namespace crl {
 
 class LanePool;
 
+enum class LaneUse { kExclusive, kShared };
+
+struct LanePoolOptions {
+  // Verifications at once on one GPU lane (>= 1; 1: every use exclusive).
+  int verify_slots_per_gpu = 1;
+  ClockInterface* clock = RealClock::Get();
+  // Told, outside the pool's lock, each time a lane goes idle, with how long
+  // it was occupied by one lease or several overlapping ones (the lane's
+  // busy time, for its busy fraction). May be empty.
+  std::function<void(const Lane&, absl::Duration occupied)> on_idle;
+};
+
 // Holds a lane until destroyed. Movable.
 class LaneLease {
  public:
-  LaneLease(LanePool* pool, const Lane* lane) : pool_(pool), lane_(lane) {}
-  LaneLease(LaneLease&& other) noexcept : pool_(other.pool_), lane_(other.lane_) {
+  LaneLease(LanePool* pool, const Lane* lane, bool overlapped_at_start, uint64_t overlaps_at_start)
+      : pool_(pool), lane_(lane), overlapped_at_start_(overlapped_at_start), overlaps_at_start_(overlaps_at_start) {}
+  LaneLease(LaneLease&& other) noexcept
+      : pool_(other.pool_),
+        lane_(other.lane_),
+        overlapped_at_start_(other.overlapped_at_start_),
+        overlaps_at_start_(other.overlaps_at_start_) {
     other.pool_ = nullptr;
   }
   LaneLease& operator=(LaneLease&&) = delete;
   ~LaneLease();
   const Lane& lane() const { return *lane_; }
+  // Whether another lease has held the lane at some moment while this one
+  // did (only shared leases can overlap): a failure that contention could
+  // cause (a timeout, running out of device memory) is then not yet known
+  // to be the candidate's.
+  bool SharedWithOthers() const;
 
  private:
   LanePool* pool_;
   const Lane* lane_;
+  bool overlapped_at_start_;
+  uint64_t overlaps_at_start_;
 };
 
 // Thread-safe.
 class LanePool {
  public:
-  explicit LanePool(std::vector<Lane> lanes);
-  // Waits for a free lane of `backend` until the request's deadline, at
-  // most `max_wait` (the bound for requests without a deadline).
-  // UNAVAILABLE when the worker has no such lane; CANCELLED when the
-  // request is cancelled while waiting; DEADLINE_EXCEEDED when no lane freed
-  // in time.
+  explicit LanePool(std::vector<Lane> lanes, LanePoolOptions options = {});
+  // Waits for a lane of `backend` usable as `use` until the request's
+  // deadline, at most `max_wait` (the bound for requests without a
+  // deadline). A shared request takes the least-held lane. UNAVAILABLE when
+  // the worker has no such lane; CANCELLED when the request is cancelled
+  // while waiting; DEADLINE_EXCEEDED when no lane freed in time.
   absl::StatusOr<LaneLease> Acquire(BackendKind backend, const RequestContext& context,
-                                    absl::Duration max_wait);
+                                    absl::Duration max_wait, LaneUse use = LaneUse::kExclusive);
   const std::vector<Lane>& lanes() const { return lanes_; }
   bool Has(BackendKind backend) const;
-  // Lanes held now, and requests waiting for one.
+  // Lanes held now (by one lease or more), and requests waiting for one.
   int Busy() const;
   int Waiting() const;
 
  private:
   friend class LaneLease;
   void Release(const Lane* lane);
+  int Capacity(size_t lane) const;
+  uint64_t Overlaps(const Lane* lane) const;
 
   const std::vector<Lane> lanes_;
+  const LanePoolOptions options_;
   mutable absl::Mutex mu_;
-  std::vector<bool> busy_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> holders_ ABSL_GUARDED_BY(mu_);
+  std::vector<bool> exclusive_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> occupied_since_ ABSL_GUARDED_BY(mu_);
+  // Per lane: acquisitions made while it was already held.
+  std::vector<uint64_t> overlaps_ ABSL_GUARDED_BY(mu_);
+  std::map<BackendKind, int> exclusive_waiting_ ABSL_GUARDED_BY(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -50,6 +50,9 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "re-runs of the first trial that must reproduce its output bit for bit");
   set->Add("call_timeout_seconds", &o->engine.verify.call_timeout_seconds,
            "wall limit of one candidate call");
+  set->Add("verify_slots_per_gpu", &o->verify_slots_per_gpu,
+           "verifications at once on one GPU (timing always has the GPU to itself; a failure that sharing could "
+           "cause is re-verified alone)");
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");
@@ -126,13 +129,21 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   if (lanes.empty()) {
     return absl::FailedPreconditionError("no lanes: set --host_lanes >= 1 or serve a GPU");
   }
-  rt->lanes = std::make_unique<LanePool>(std::move(lanes));
+  if (registry) rt->metrics = std::make_unique<WorkerMetrics>(registry);
+  LanePoolOptions lane_options;
+  lane_options.verify_slots_per_gpu = o.verify_slots_per_gpu;
+  lane_options.clock = clock;
+  if (WorkerMetrics* m = rt->metrics.get()) {
+    lane_options.on_idle = [m](const Lane& lane, absl::Duration occupied) {
+      m->AddLaneBusy(lane.name, absl::ToDoubleSeconds(occupied));
+    };
+  }
+  rt->lanes = std::make_unique<LanePool>(std::move(lanes), lane_options);
   rt->native = std::make_unique<NativeFormat>(
       NativeFormatOptions{o.task_root, o.work_dir, o.runner, rt->work_budget.get()});
   rt->kernelbench = std::make_unique<KbFormat>(
       KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner, rt->work_budget.get()});
   if (registry) {
-    rt->metrics = std::make_unique<WorkerMetrics>(registry);
     WorkerMetrics* m = rt->metrics.get();
     for (auto [budget, dir] : {std::pair<DiskBudget*, const char*>{rt->cache_budget.get(), "cache"},
                                {rt->work_budget.get(), "work"}}) {

@@ -4,6 +4,7 @@
 
 #include <prometheus/registry.h>
 
+#include <optional>
 #include <thread>
 
 #include "services/worker/eval_engine.h"
@@ -14,7 +15,9 @@ namespace {
 
 // Runs an engine over fakes: one host lane, seeds 1, 2, 3, ...
 struct Rig {
-  explicit Rig(FakeTaskSpec spec = {}) : format(&clock) {
+  explicit Rig(FakeTaskSpec spec = {}, std::vector<Lane> lane_list = {{BackendKind::kHost, 0, "host:0"}},
+               LanePoolOptions lane_options = {})
+      : lanes(std::move(lane_list), lane_options), format(&clock) {
     format.set_spec(spec);
     EngineOptions options;
     options.compile_slots = 2;
@@ -40,7 +43,7 @@ struct Rig {
 
   FakeClock clock;
   FakeCompiler compiler;
-  LanePool lanes{{{BackendKind::kHost, 0, "host:0"}}};
+  LanePool lanes;
   FakeTaskFormat format;
   prometheus::Registry registry;
   WorkerMetrics metrics{&registry};
@@ -312,6 +315,49 @@ TEST_CASE("a task that is its own reference takes no reference artifact", "[engi
   auto compiled = rig.engine->Compile(c, RequestContext::Background());
   CHECK(compiled.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(compiled.status().message()), Catch::Contains("needs no compile step"));
+}
+
+TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on the lane", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
+  auto request = [](const std::string& behaviour) {
+    v1::EvaluateRequest r = Rig::Request(behaviour);
+    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    return r;
+  };
+  // Alone on the lane: a timeout is the candidate's at once.
+  auto alone = rig.engine->Evaluate(request("timeout"), RequestContext::Background());
+  REQUIRE(alone.ok());
+  CHECK(alone->verdict() == v1::VERDICT_TIMEOUT);
+  for (const auto& m : alone->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
+
+  // Another verification holds the lane: the same failure is run again alone
+  // (the retry waits for the other lease to end).
+  auto other = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(other.ok());
+  std::optional<LaneLease> held(std::move(*other));
+  std::thread release([&] {
+    Eventually([&] { return rig.lanes.Waiting() == 1; });
+    held.reset();
+  });
+  auto shared_run = rig.engine->Evaluate(request("timeout"), RequestContext::Background());
+  release.join();
+  REQUIRE(shared_run.ok());
+  CHECK(shared_run->verdict() == v1::VERDICT_TIMEOUT);
+  CHECK_THAT(shared_run->messages(shared_run->messages_size() - 1),
+             Catch::Contains("re-verified alone on the lane: the first run (TIMEOUT) shared it"));
+  CHECK(rig.Evaluations("timeout") == 2);  // one verdict per evaluation, however many runs
+
+  // A verdict sharing cannot cause is kept from the shared run.
+  auto again = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(again.ok());
+  auto wrong = rig.engine->Evaluate(request("wrong"), RequestContext::Background());
+  REQUIRE(wrong.ok());
+  CHECK(wrong->verdict() == v1::VERDICT_WRONG_ANSWER);
+  for (const auto& m : wrong->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
 }
 
 TEST_CASE("bad requests are statuses that name the field", "[engine]") {

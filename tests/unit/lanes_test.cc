@@ -1,7 +1,12 @@
-// LanePool: exclusive lanes, waits bounded by the request.
+// LanePool: exclusive lanes, waits bounded by the request; verifications
+// sharing a GPU lane up to its slots, timing alone and not starved, a host
+// lane never shared, each lane's busy time reported once per busy period.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "services/worker/lanes.h"
@@ -46,6 +51,79 @@ TEST_CASE("a waiter gives up when its request is cancelled", "[lanes]") {
   waiter.join();
   CHECK(waited.code() == absl::StatusCode::kCancelled);
   CHECK(pool.Waiting() == 0);
+}
+
+TEST_CASE("verifications share a GPU lane up to its slots; timing has it alone", "[lanes]") {
+  FakeClock clock;
+  std::vector<std::pair<std::string, absl::Duration>> idle;
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 2;
+  o.clock = &clock;
+  o.on_idle = [&](const Lane& lane, absl::Duration d) { idle.emplace_back(lane.name, d); };
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kHost, 0, "host:0"}}, o);
+  RequestContext now(&clock, clock.Now());  // no waiting
+  const RequestContext& bg = RequestContext::Background();
+  {
+    auto a = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1), LaneUse::kShared);
+    REQUIRE(a.ok());
+    CHECK_FALSE(a->SharedWithOthers());
+    clock.Advance(absl::Seconds(3));
+    auto b = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1), LaneUse::kShared);
+    REQUIRE(b.ok());
+    CHECK(b->lane().name == "cuda:0");
+    CHECK(a->SharedWithOthers());  // b came while a held the lane
+    CHECK(b->SharedWithOthers());
+    CHECK(pool.Busy() == 1);
+    // Full, and timing waits for every verification to end.
+    CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
+          absl::StatusCode::kDeadlineExceeded);
+    CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1)).status().code() ==
+          absl::StatusCode::kDeadlineExceeded);
+    // A host lane is one CPU: never shared.
+    auto h = pool.Acquire(BackendKind::kHost, bg, absl::Seconds(1), LaneUse::kShared);
+    REQUIRE(h.ok());
+    CHECK(pool.Acquire(BackendKind::kHost, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
+          absl::StatusCode::kDeadlineExceeded);
+    clock.Advance(absl::Seconds(2));
+  }
+  // One busy period per lane: cuda:0 from a's start to the last release.
+  REQUIRE(idle.size() == 2);
+  std::map<std::string, absl::Duration> by_lane(idle.begin(), idle.end());
+  CHECK(by_lane["cuda:0"] == absl::Seconds(5));
+  CHECK(by_lane["host:0"] == absl::Seconds(2));
+
+  auto t = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1));
+  REQUIRE(t.ok());
+  CHECK_FALSE(t->SharedWithOthers());
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_CASE("timing waiting for a shared GPU lane holds back new verifications", "[lanes]") {
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 4;
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}}, o);
+  FakeClock clock;
+  RequestContext now(&clock, clock.Now());
+  const RequestContext& bg = RequestContext::Background();
+  std::optional<LaneLease> verifying(
+      *pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1), LaneUse::kShared));
+  absl::Status timed;
+  std::thread timing([&] {
+    auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30));
+    timed = lease.status();
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (pool.Waiting() == 0 && absl::Now() < give_up) std::this_thread::yield();
+  REQUIRE(pool.Waiting() == 1);
+  // Slots are free, but timing is waiting: a new verification does not jump
+  // the queue.
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  verifying.reset();
+  timing.join();
+  CHECK(timed.ok());
+  CHECK(pool.Busy() == 0);
 }
 
 }  // namespace
