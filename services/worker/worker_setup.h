@@ -31,7 +31,7 @@ struct WorkerOptions {
   // CPU slots for the host backend (0: no host lanes).
   int host_lanes = 1;
   // Verifications at once on one GPU lane (measurement is always alone).
-  int verify_slots_per_gpu = 1;
+  int verify_slots_per_gpu = 4;
   // GPUs to serve: "auto" (every /dev/nvidiaN, if nvcc exists), "" (none) or
   // a list like "0,1".
   std::string gpus = "auto";
