@@ -35,7 +35,6 @@ v1::Verdict VerdictFor(Side side, const RunnerEvent& event) {
   return side == Side::kReference ? v1::VERDICT_INFRA_ERROR : event.verdict;
 }
 
-// Holds a lane and adds the time it was held to the lane's busy counter.
 // Counts a lease in crl_worker_lanes_busy while it lives (the lane's busy
 // seconds are the pool's: LanePoolOptions::on_idle).
 class LeaseGauge {
