@@ -293,7 +293,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
         ") shared it with another verification");
     CRL_ASSIGN_OR_RETURN(verified, VerifyOnLane(r, response, reference, compiled->library_path, config,
                                                 LaneUse::kExclusive, context, nullptr));
+    // First, so that the last message is still the reason of the verdict.
     verified.add_messages(first);
+    std::rotate(verified.mutable_messages()->rbegin(), verified.mutable_messages()->rbegin() + 1,
+                verified.mutable_messages()->rend());
   }
   Finish(&verified, verified.verdict());
   return verified;
