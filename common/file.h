@@ -21,6 +21,9 @@ absl::Status WriteStringToFile(const std::string& path, const std::string& data)
 // Writes `data` to a temporary file beside `path`, then renames it over
 // `path`: readers see the old content or the new, never a part.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& data);
+// WriteFileAtomically, and durable when it returns: the temporary file is
+// flushed to disk before the rename, and the directory after it.
+absl::Status WriteFileDurably(const std::string& path, const std::string& data);
 
 }  // namespace crl
 

@@ -12,36 +12,29 @@ namespace crl::orchestrator {
 namespace {
 
 using Refs = google::protobuf::Map<std::string, std::string>;
-using Fields = std::vector<std::pair<std::string, std::string*>>;
-// The text field a `content` key names; nullptr for a key this version does
-// not know.
-using FieldOf = std::function<std::string*(const std::string&)>;
-
-Fields VariantFields(v1::Variant* v) {
-  Fields f{{"completion", v->mutable_completion()}, {"log", v->mutable_log()}};
-  if (v->has_candidate()) f.emplace_back("candidate.source", v->mutable_candidate()->mutable_source());
-  return f;
-}
+// The text field a `content` key names in a record; nullptr for a key this
+// version does not know, or (without `create`) for a field whose message is
+// absent.
+using FieldOf = std::function<std::string*(const std::string& name, bool create)>;
 
 FieldOf VariantFieldOf(v1::Variant* v) {
-  return [v](const std::string& name) -> std::string* {
+  return [v](const std::string& name, bool create) -> std::string* {
     if (name == "completion") return v->mutable_completion();
     if (name == "log") return v->mutable_log();
-    if (name == "candidate.source") return v->mutable_candidate()->mutable_source();
+    if (name == "candidate.source") {
+      return create || v->has_candidate() ? v->mutable_candidate()->mutable_source() : nullptr;
+    }
     return nullptr;
   };
 }
 
-Fields GroupFields(v1::StoredGroup* g) {
-  Fields f{{"prompt", g->mutable_prompt()}};
-  for (int i = 0; i < g->messages_size(); ++i) {
-    f.emplace_back(absl::StrCat("messages.", i), g->mutable_messages(i)->mutable_content());
-  }
-  return f;
+const std::vector<std::string>& VariantFieldNames() {
+  static const std::vector<std::string> names = {"completion", "candidate.source", "log"};
+  return names;
 }
 
 FieldOf GroupFieldOf(v1::StoredGroup* g) {
-  return [g](const std::string& name) -> std::string* {
+  return [g](const std::string& name, bool) -> std::string* {
     if (name == "prompt") return g->mutable_prompt();
     int i = 0;
     if (absl::StartsWith(name, "messages.") && absl::SimpleAtoi(name.substr(9), &i) && i >= 0 &&
@@ -52,12 +45,20 @@ FieldOf GroupFieldOf(v1::StoredGroup* g) {
   };
 }
 
-// Each non-empty field to content, its address into `refs` (rebuilt: an
-// empty field has no entry), the field cleared.
-absl::Status MoveOut(ContentStoreInterface* content, const Fields& fields, Refs* refs) {
+std::vector<std::string> GroupFieldNames(const v1::StoredGroup& g) {
+  std::vector<std::string> names = {"prompt"};
+  for (int i = 0; i < g.messages_size(); ++i) names.push_back(absl::StrCat("messages.", i));
+  return names;
+}
+
+// Each non-empty field named to content, its address into `refs` (rebuilt:
+// an empty field has no entry), the field cleared.
+absl::Status MoveOut(ContentStoreInterface* content, const std::vector<std::string>& names,
+                     const FieldOf& field_of, Refs* refs) {
   refs->clear();
-  for (const auto& [name, text] : fields) {
-    if (text->empty()) continue;
+  for (const std::string& name : names) {
+    std::string* text = field_of(name, /*create=*/false);
+    if (text == nullptr || text->empty()) continue;
     CRL_ASSIGN_OR_RETURN(std::string address, content->Put(*text));
     (*refs)[name] = std::move(address);
     text->clear();
@@ -69,7 +70,7 @@ absl::Status MoveOut(ContentStoreInterface* content, const Fields& fields, Refs*
 absl::Status MoveIn(ContentStoreInterface* content, const Refs& refs, const FieldOf& field_of,
                     const std::string& what) {
   for (const auto& [name, address] : refs) {
-    std::string* text = field_of(name);
+    std::string* text = field_of(name, /*create=*/true);
     if (text == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat(what, ": content field '", name, "' is unknown to this orchestrator (written by a newer one?)"));
@@ -88,7 +89,7 @@ absl::Status MoveIn(ContentStoreInterface* content, const Refs& refs, const Fiel
 
 absl::StatusOr<v1::Variant> ContentBackedStore::Stripped(v1::Variant* full) {
   v1::Variant row = *full;
-  CRL_RETURN_IF_ERROR(MoveOut(content_.get(), VariantFields(&row), row.mutable_content()));
+  CRL_RETURN_IF_ERROR(MoveOut(content_.get(), VariantFieldNames(), VariantFieldOf(&row), row.mutable_content()));
   *full->mutable_content() = row.content();
   return row;
 }
@@ -164,7 +165,7 @@ absl::StatusOr<std::vector<v1::Variant>> ContentBackedStore::GroupVariants(const
 
 absl::Status ContentBackedStore::PutGroup(const std::string& run_id, const v1::StoredGroup& group) {
   v1::StoredGroup row = group;
-  CRL_RETURN_IF_ERROR(MoveOut(content_.get(), GroupFields(&row), row.mutable_content()));
+  CRL_RETURN_IF_ERROR(MoveOut(content_.get(), GroupFieldNames(row), GroupFieldOf(&row), row.mutable_content()));
   return rows_->PutGroup(run_id, row);
 }
 

@@ -184,14 +184,11 @@ EvalEngine::SessionPair EvalEngine::StartPair(const Resolved& r, const std::stri
                                              const Lane& lane, const RequestContext& context) {
   SessionPair p;
   absl::Notification reference_started;
-  const absl::Status queued = starters_.Submit([&] {
+  auto start_reference = [&] {
     p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event);
     reference_started.Notify();
-  });
-  if (!queued.ok()) {  // every starter busy: one after the other, here
-    p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event);
-    reference_started.Notify();
-  }
+  };
+  if (!starters_.Submit(start_reference).ok()) start_reference();  // every starter busy: here, first
   p.candidate = StartSession(r, Side::kCandidate, candidate_artifact, budget, lane, context, &p.candidate_event);
   reference_started.WaitForNotification();
   return p;
@@ -288,15 +285,13 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
                                     context, &contended));
   if (contended && ContentionCouldCause(verified)) {
     CRL_RETURN_IF_ERROR(context.Check());
-    const std::string first = absl::StrCat(
-        "re-verified alone on the lane: the first run (", VerdictShortName(verified.verdict()),
-        ") shared it with another verification");
+    // Said before the run's own messages, so that the last one is still the
+    // reason of the verdict.
+    response.add_messages(absl::StrCat("re-verified alone on the lane: the first run (",
+                                       VerdictShortName(verified.verdict()),
+                                       ") shared it with another verification"));
     CRL_ASSIGN_OR_RETURN(verified, VerifyOnLane(r, response, reference, compiled->library_path, config,
                                                 LaneUse::kExclusive, context, nullptr));
-    // First, so that the last message is still the reason of the verdict.
-    verified.add_messages(first);
-    std::rotate(verified.mutable_messages()->rbegin(), verified.mutable_messages()->rbegin() + 1,
-                verified.mutable_messages()->rend());
   }
   Finish(&verified, verified.verdict());
   return verified;
