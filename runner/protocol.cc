@@ -25,6 +25,8 @@ const char* MessageTypeName(uint32_t type) {
     case MessageType::kKbCallResult: return "KbCallResult";
     case MessageType::kKbFetch: return "KbFetch";
     case MessageType::kKbOutputs: return "KbOutputs";
+    case MessageType::kKbWarm: return "KbWarm";
+    case MessageType::kKbWarmed: return "KbWarmed";
   }
   return "unknown";
 }

@@ -57,6 +57,9 @@ enum class MessageType : uint32_t {
   kKbCallResult = 23,
   kKbFetch = 24,
   kKbOutputs = 25,
+  // A warm harness (serve --warm) brings up its device before any load.
+  kKbWarm = 26,
+  kKbWarmed = 27,
 };
 
 // Human-readable name of a message type ("LoadRequest", ...; "unknown").

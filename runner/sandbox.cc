@@ -767,6 +767,11 @@ bool SandboxedProcess::Reap(bool block) {
   return true;
 }
 
+void SandboxedProcess::RestartWallClock(double limit_seconds) {
+  start_ = Now();
+  deadline_ = limit_seconds > 0 ? start_ + limit_seconds : 0;
+}
+
 bool SandboxedProcess::Running() {
   if (finished_ || reaped_) return false;
   return !Reap(false);

@@ -209,6 +209,11 @@ class SandboxedProcess {
   // Non-blocking: true while the child has not exited.
   bool Running();
 
+  // Starts the wall clock again: the deadline becomes `limit_seconds` from
+  // now (0: none) and ExitInfo::wall_seconds counts from now. For a process
+  // started ahead of its use (a warm pool) and handed to a request later.
+  void RestartWallClock(double limit_seconds);
+
   // The log captured so far.
   std::string LogSoFar() const;
 

@@ -4,7 +4,11 @@
 The worker (services/worker/kb_*.cc) starts this script in the same sandbox as
 crl-runner, one process per side:
 
-  crl_kb_harness.py serve     the reference or a candidate, driven over fds 3/4
+  crl_kb_harness.py serve     the reference or a candidate, driven over fds 3/4:
+                              imports torch, may be told to bring its device up
+                              (KB_WARM: a warm pool's process waiting for work),
+                              then loads one side from the files the worker
+                              sends (KB_LOAD) and serves it until it is closed
   crl_kb_harness.py build     imports a candidate with load_inline compiling into
                               a build directory (the CPU compile tier)
   crl_kb_harness.py pch       builds the precompiled torch/extension.h header
@@ -39,6 +43,7 @@ import traceback
 MAGIC = 0x314C5243
 REQUEST_FD, RESPONSE_FD = 3, 4
 KB_LOAD, KB_LOADED, KB_CALL, KB_CALL_RESULT, KB_FETCH, KB_OUTPUTS = 20, 21, 22, 23, 24, 25
+KB_WARM, KB_WARMED = 26, 27
 SHUTDOWN = 7
 CUDA_ERROR_EXIT = 3
 TOOLCHAIN_READY = "crl-harness: toolchain ready"
@@ -54,6 +59,8 @@ _dumps = json.dumps
 _loads = json.loads
 _active_count = threading.active_count
 _listdir = os.listdir
+_makedirs = os.makedirs
+_join = os.path.join
 
 
 # ----------------------------------------------------------------------------
@@ -106,6 +113,38 @@ def write_message(mtype, header, blobs=()):
     while view:
         n = _write(RESPONSE_FD, view)
         view = view[n:]
+
+
+# ----------------------------------------------------------------------------
+# files sent with a load
+
+_loads_done = [0]
+
+
+def unpack_files(role, header, blobs):
+    """Writes the files the worker sent (the task, the candidate, its build
+    manifest and extensions) under a fresh directory of this process's private
+    /tmp, and returns that directory. The worker chose the names; they are
+    checked anyway, since nothing here may write outside the directory."""
+    names = header.get("files", [])
+    if not isinstance(names, list) or len(names) != len(blobs):
+        raise RuntimeError("load: %d file name(s) for %d file(s)" % (len(names), len(blobs)))
+    _loads_done[0] += 1
+    root = _join(os.environ.get("TMPDIR", "/tmp"), "crl-%s-%d" % (role, _loads_done[0]))
+    _makedirs(root)
+    for name, data in zip(names, blobs):
+        parts = str(name).split("/")
+        if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise RuntimeError("load: refusing file name %r" % (name,))
+        path = _join(root, *parts)
+        _makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+    return root
+
+
+def _in(root, name):
+    return _join(root, name) if name else ""
 
 
 # ----------------------------------------------------------------------------
@@ -354,30 +393,58 @@ def _tensor_bytes(torch, t):
     return t.numpy().tobytes()
 
 
+def flush_buffer(torch, device, l2_flush_bytes):
+    """The buffer a timed call writes over to evict the L2 cache (CPU: the
+    last-level cache), made once per process."""
+    key = (str(device), int(l2_flush_bytes))
+    if _flush_buffers.get("key") != key:
+        _flush_buffers.clear()
+        if device.type == "cuda":
+            buf = torch.empty(int(l2_flush_bytes) or (256 << 20), dtype=torch.int8, device=device)
+        else:
+            buf = torch.empty((int(l2_flush_bytes) or (64 << 20)) // 4, dtype=torch.float32)
+        _flush_buffers.update(key=key, buf=buf)
+    return _flush_buffers["buf"]
+
+
+_flush_buffers = {}
+
+
+def warm(header):
+    """Brings the device up before any load: the CUDA context, the flush
+    buffer. A warm pool's process answers this, then waits for its load."""
+    import torch
+    device = torch.device(header.get("device", "cpu"))
+    flush_buffer(torch, device, header.get("l2_flush_bytes", 0))
+    name = "host"
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        name = torch.cuda.get_device_name(device)
+    return {"ok": True, "device_name": name, "torch_version": torch.__version__}
+
+
 class Side:
-    def __init__(self, header):
+    def __init__(self, header, blobs):
         import torch
         self.torch = torch
         self.role = header["role"]
         self.device = torch.device(header.get("device", "cpu"))
         self.cuda = self.device.type == "cuda"
         self.init_seed = int(header.get("init_seed", 42))
+        root = unpack_files(self.role, header, blobs)
         # Bound now: the candidate may patch torch.cuda.* later.
         if self.cuda:
             self._sync = torch.cuda.synchronize
             self._Event = torch.cuda.Event
             self._elapsed = torch.cuda.Event.elapsed_time
             self._record = torch.cuda.Event.record
-            flush = int(header.get("l2_flush_bytes", 0)) or (256 << 20)
-            self.flush_buf = torch.empty(flush, dtype=torch.int8, device=self.device)
         else:
             self._sync = lambda: None
-            flush = int(header.get("l2_flush_bytes", 0)) or (64 << 20)
-            self.flush_buf = torch.empty(flush // 4, dtype=torch.float32)
+        self.flush_buf = flush_buffer(torch, self.device, header.get("l2_flush_bytes", 0))
         self.flags_before = _global_flags(torch)
         self.last_outputs = None
         self.trial_buffers = {}  # input index -> the tensor every trial's values go into
-        self.task = load_module(header["task_path"], "crl_task")
+        self.task = load_module(_in(root, header["task"]), "crl_task")
         # Only the task's own functions make inputs; a candidate cannot reach
         # them by name (not in sys.modules) and cannot change them for the
         # reference, which runs in another process.
@@ -385,7 +452,7 @@ class Side:
         self.get_init_inputs = self.task.get_init_inputs
         self.custom_kernel = False
         if self.role == "candidate":
-            manifest_path = header.get("manifest", "")
+            manifest_path = _in(root, header.get("manifest", ""))
             manifest = {"extensions": []}
             if manifest_path:
                 with open(manifest_path) as f:
@@ -393,7 +460,7 @@ class Side:
             exts = _Extensions("serve", manifest=manifest)
             exts.manifest_dir = os.path.dirname(manifest_path)
             exts.install()
-            module = load_module(header["candidate_path"], "crl_candidate")
+            module = load_module(_in(root, header["candidate"]), "crl_candidate")
             self.custom_kernel = exts.calls > 0
             cls = getattr(module, "ModelNew", None)
             if cls is None:
@@ -588,14 +655,28 @@ def _error_reply(e):
 
 
 def serve():
-    side = None
+    import torch  # noqa: F401 — every side needs it; a warm process has it ready
+    import torch.utils.cpp_extension  # noqa: F401
+    side, loaded = None, False
     while True:
-        mtype, header, _ = read_message()
+        mtype, header, blobs = read_message()
         if mtype is None or mtype == SHUTDOWN:
             return 0
-        if mtype == KB_LOAD:
+        if mtype == KB_WARM:
             try:
-                side = Side(header)
+                reply = warm(header)
+            except BaseException as e:  # noqa: BLE001 — no candidate code here: the machine's
+                reply = {"ok": False, "error": _error_reply(e)["error"]}
+            write_message(KB_WARMED, reply)
+            continue
+        if mtype == KB_LOAD:
+            if loaded:
+                # One side per process: nothing of one load may meet another.
+                write_message(KB_LOADED, {"ok": False, "error": "this process already served a load"})
+                continue
+            loaded = True
+            try:
+                side = Side(header, blobs)
                 reply = {"ok": True, "device_name": _device_name(side), "custom_kernel":
                          side.custom_kernel, "global_flags": side.flags_changed(),
                          "torch_version": side.torch.__version__}

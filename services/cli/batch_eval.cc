@@ -57,7 +57,8 @@ nlohmann::json OutcomeJson(const Outcome& o) {
   nlohmann::json j = {{"evaluated", o.evaluated},         {"verdict", v1::Verdict_Name(o.verdict)},
                       {"compiled", o.compiled},           {"custom_kernel", o.custom_kernel},
                       {"compile_seconds", o.compile_seconds}, {"compile_cache_hit", o.compile_cache_hit},
-                      {"flags", o.flags},                 {"message", o.message}};
+                      {"flags", o.flags},                 {"message", o.message},
+                      {"verify_seconds", o.verify_seconds}, {"time_seconds", o.time_seconds}};
   if (o.timing) j["timing"] = nlohmann::json::parse(ProtoJson(*o.timing, false));
   if (o.max_abs_error && o.max_rel_error) {
     j["max_abs_error"] = *o.max_abs_error;
@@ -77,6 +78,8 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
     o.compile_cache_hit = j.at("compile_cache_hit").get<bool>();
     o.flags = j.at("flags").get<std::vector<std::string>>();
     o.message = j.at("message").get<std::string>();
+    o.verify_seconds = j.value("verify_seconds", 0.0);
+    o.time_seconds = j.value("time_seconds", 0.0);
     if (j.contains("max_abs_error")) {
       o.max_abs_error = j["max_abs_error"].get<double>();
       o.max_rel_error = j.at("max_rel_error").get<double>();
@@ -174,8 +177,14 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
                    s.ToString().c_str());
     }
   };
+  // One pipeline per sample: build and verify, then time at once. With
+  // several jobs, builds (CPU) and verifications (sharing the GPU) go on
+  // while one sample is timed; the lanes keep timing alone.
   std::mutex mu;
-  ProgressBar verified(std::cerr, n, isatty(2));
+  ProgressBar bar(std::cerr, n, isatty(2));
+  std::atomic<int> timed{0};
+  std::atomic<int64_t> verify_ms{0}, time_ms{0};
+  const absl::Time start = absl::Now();
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
     if (resumed[i]) {
@@ -184,29 +193,28 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       outcomes[i].verdict = v1::VERDICT_INFRA_ERROR;
       outcomes[i].message = s.error;
     } else {
+      const absl::Time t0 = absl::Now();
       outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename);
-      // Final unless it goes on to be timed.
-      if (outcomes[i].artifact_id.empty() || !endpoints.timing) record(i);
+      const absl::Time t1 = absl::Now();
+      outcomes[i].verify_seconds = absl::ToDoubleSeconds(t1 - t0);
+      verify_ms += absl::ToInt64Milliseconds(t1 - t0);
+      if (!outcomes[i].artifact_id.empty() && endpoints.timing) {
+        Time(endpoints.timing.get(), settings, s.task, &outcomes[i]);
+        outcomes[i].time_seconds = absl::ToDoubleSeconds(absl::Now() - t1);
+        time_ms += absl::ToInt64Milliseconds(absl::Now() - t1);
+        ++timed;
+      }
+      record(i);
     }
     std::lock_guard<std::mutex> lock(mu);
-    verified.Step(absl::StrCat(resumed[i] ? "journaled " : "verified ", s.name, " ", Label(outcomes[i])));
+    bar.Step(absl::StrCat(resumed[i] ? "journaled " : "", s.name, " ", Label(outcomes[i])));
   });
-  verified.Finish();
-  if (!endpoints.timing) return outcomes;
-  std::vector<int> passed;
-  for (int i = 0; i < n; ++i) {
-    if (!outcomes[i].artifact_id.empty()) passed.push_back(i);
-  }
-  ProgressBar timed(std::cerr, static_cast<int>(passed.size()), isatty(2));
-  // Lanes serialise the measurements; more jobs only help with more lanes.
-  ParallelFor(static_cast<int>(passed.size()), jobs, [&](int k) {
-    const int i = passed[k];
-    Time(endpoints.timing.get(), settings, samples[i].task, &outcomes[i]);
-    record(i);
-    std::lock_guard<std::mutex> lock(mu);
-    timed.Step(absl::StrCat("timed ", samples[i].name, " ", Label(outcomes[i])));
-  });
-  timed.Finish();
+  bar.Finish();
+  std::fprintf(stderr,
+               "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s, "
+               "timing %.1f s (%d timed)\n",
+               n, absl::ToDoubleSeconds(absl::Now() - start), jobs, verify_ms.load() / 1e3, time_ms.load() / 1e3,
+               timed.load());
   return outcomes;
 }
 

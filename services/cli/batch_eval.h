@@ -31,6 +31,9 @@ struct Outcome {
   std::string message;
   // The correctness trials' largest errors, when they ran.
   std::optional<double> max_abs_error, max_rel_error;
+  // Wall seconds of this sample's build + verification and of its timing,
+  // as the batch saw them (waiting for a lane included).
+  double verify_seconds = 0, time_seconds = 0;
 };
 
 // How each verified sample is timed.
@@ -60,11 +63,13 @@ std::string Label(const Outcome& o);
 // Runs fn(i) for i in [0, n) on `jobs` threads.
 void ParallelFor(int n, int jobs, const std::function<void(int)>& fn);
 
-// Verifies every sample (`jobs` at once: builds overlap with other samples'
-// verification), then times the ones that passed, so no measurement shares
-// the machine's cores with a compiler. With a journal: samples it holds are
-// taken from it, and each sample that finishes (not an infrastructure
-// failure) is recorded as it does.
+// Verifies each sample and times it at once if it passed, `jobs` samples at
+// a time: builds (CPU), verifications (sharing a GPU) and one measurement
+// per lane (alone on its GPU) overlap. A measurement may share the
+// machine's cores with a compiler; the oracle's noise check re-measures and
+// flags what that disturbs. With a journal: samples it holds are taken from
+// it, and each sample that finishes (not an infrastructure failure) is
+// recorded as it does. Prints a one-line phase summary to stderr.
 std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSettings& settings,
                                     const std::vector<BatchSample>& samples, int jobs, BenchJournal* journal);
 

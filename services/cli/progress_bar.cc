@@ -3,16 +3,38 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace crl::cli {
 
-ProgressBar::ProgressBar(std::ostream& out, int total, bool tty) : out_(out), total_(total), tty_(tty) {}
+ProgressBar::ProgressBar(std::ostream& out, int total, bool tty, ClockInterface* clock)
+    : out_(out), total_(total), clock_(clock), start_(clock->MonotonicNow()), tty_(tty) {}
+
+namespace {
+
+// "9m02s", "1h05m", "45s".
+std::string Eta(double seconds) {
+  const int64_t s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%ds", s);
+}
+
+}  // namespace
 
 ProgressBar::~ProgressBar() { Finish(); }
 
 void ProgressBar::Step(const std::string& label) {
   ++done_;
   std::string count = absl::StrCat(done_, "/", total_);
+  const double elapsed = absl::ToDoubleSeconds(clock_->MonotonicNow() - start_);
+  if (elapsed > 0) {
+    const double per_second = done_ / elapsed;
+    absl::StrAppend(&count, per_second * 60 >= 1 ? absl::StrFormat(" (%.1f/min", per_second * 60)
+                                                 : absl::StrFormat(" (%.1f/h", per_second * 3600));
+    if (done_ < total_) absl::StrAppend(&count, ", ETA ", Eta((total_ - done_) / per_second));
+    absl::StrAppend(&count, ")");
+  }
   if (!tty_) {
     out_ << count << " " << label << "\n" << std::flush;
     return;

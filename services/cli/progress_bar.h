@@ -5,15 +5,20 @@
 #include <ostream>
 #include <string>
 
+#include "absl/time/time.h"
+#include "common/clock.h"
+
 namespace crl::cli {
 
 // On a terminal, redraws one line in place:
-//   "[#####...............] 12/40 level1/3_Foo sample 0 ok 1.8x"
-// otherwise prints one line per step ("12/40 level1/3_Foo ..."), which reads
-// well in CI logs.
+//   "[#####...............] 12/40 (3.1/min, ETA 9m02s) level1/3_Foo sample 0 ok 1.8x"
+// otherwise prints one line per step ("12/40 (3.1/min, ETA 9m02s) level1/3_Foo ..."),
+// which reads well in CI logs. The rate is steps per minute since the bar
+// started (per hour when below one a minute); the ETA is what is left at
+// that rate.
 class ProgressBar {
  public:
-  ProgressBar(std::ostream& out, int total, bool tty);
+  ProgressBar(std::ostream& out, int total, bool tty, ClockInterface* clock = RealClock::Get());
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -27,6 +32,8 @@ class ProgressBar {
  private:
   std::ostream& out_;
   int total_;
+  ClockInterface* clock_;
+  absl::Time start_;
   bool tty_;
   int done_ = 0;
   size_t last_width_ = 0;

@@ -178,6 +178,25 @@ class KbHarnessSession final : public SessionInterface {
 
 }  // namespace
 
+std::unique_ptr<KbWarmPool> MakeKbWarmPool(LanePool* lanes, const RunnerOptions& runner, const KbOptions& kb,
+                                           WarmPoolOptions options) {
+  if (options.per_gpu <= 0 && options.per_host_lane <= 0) return nullptr;
+  // Idle processes are dropped after max_idle; an adopted one gets its
+  // session's budget then (RunnerSession::Adopt). The spawn budget only has
+  // to outlast both, and bounds its CPU seconds.
+  const double lifetime = absl::ToDoubleSeconds(options.max_idle) + 3600;
+  auto spawn = [runner, kb, lifetime](const Lane& lane, const RequestContext& context, std::string* error) {
+    RunnerEvent event;
+    auto session = SpawnKbHarness(runner, kb, lane, lifetime, context, &event);
+    if (!session) *error = event.message;
+    return session;
+  };
+  auto warm = [runner](RunnerSession* session, const Lane& lane, std::string* error) {
+    return WarmKbHarness(session, runner, lane, error);
+  };
+  return std::make_unique<KbWarmPool>(lanes, spawn, warm, std::move(options));
+}
+
 absl::StatusOr<std::shared_ptr<const EvalTask>> KbFormat::Resolve(const v1::Task& t) {
   if (t.path().empty() == (t.files_size() == 0)) {
     return absl::InvalidArgumentError("task: set exactly one of path or files");
@@ -218,7 +237,7 @@ std::unique_ptr<SessionInterface> KbFormat::Start(const EvalTask& task, const Se
             (fs::path(spec.artifact).parent_path() / "candidate.py").string(), spec.artifact};
   }
   auto session = KbSession::Start(options_.runner, options_.kb, lane, load, spec.budget_seconds,
-                                  context, event);
+                                  context, event, options_.warm ? options_.warm->Take(lane) : nullptr);
   if (!session) return nullptr;
   return std::make_unique<KbHarnessSession>(spec.side, std::move(session));
 }

@@ -11,10 +11,19 @@
 
 #include "services/worker/kb_session.h"
 #include "services/worker/task_format.h"
+#include "services/worker/warm_pool.h"
 
 namespace crl {
 
 class DiskBudget;
+
+// Started, warmed harness processes per lane (warm_pool.h).
+using KbWarmPool = WarmPool<RunnerSession>;
+
+// A pool whose processes are `crl_kb_harness.py serve` in the runner's
+// sandbox, warmed with KB_WARM (kb_session.h). Null when both sizes are 0.
+std::unique_ptr<KbWarmPool> MakeKbWarmPool(LanePool* lanes, const RunnerOptions& runner, const KbOptions& kb,
+                                           WarmPoolOptions options);
 
 struct KbFormatOptions {
   std::string task_root;
@@ -24,6 +33,9 @@ struct KbFormatOptions {
   RunnerOptions runner;
   // Keeps the written task files under a byte budget; not owned, may be null.
   DiskBudget* bundles = nullptr;
+  // Where sides' processes come from when one is ready; not owned, may be
+  // null (every side starts its own).
+  KbWarmPool* warm = nullptr;
 };
 
 // Thread-safe.

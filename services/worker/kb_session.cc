@@ -1,8 +1,10 @@
 #include "services/worker/kb_session.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/file.h"
 #include "runner/dtype.h"
 #include "runner/wire.h"
 
@@ -63,35 +65,147 @@ bool DecodeKbPayload(const std::string& payload, KbReply* reply, std::string* er
   return true;
 }
 
+namespace {
+
+RunnerEvent LoadProblem(v1::Verdict verdict, const std::string& message) {
+  return {false, verdict, message};
+}
+
+// `name` (from the manifest) as a regular file inside `dir`, or why not.
+absl::StatusOr<std::string> InsideBuild(const fs::path& dir, const std::string& name) {
+  const fs::path rel(name);
+  if (name.empty() || rel.is_absolute()) {
+    return absl::PermissionDeniedError(absl::StrCat("'", name.substr(0, 200), "' is not a relative path"));
+  }
+  for (const auto& part : rel) {
+    if (part == ".." || part == ".") {
+      return absl::PermissionDeniedError(absl::StrCat("'", name.substr(0, 200), "' leaves its directory"));
+    }
+  }
+  std::error_code ec;
+  const fs::path real = fs::canonical(dir / rel, ec);
+  const fs::path base = fs::canonical(dir, ec);
+  if (ec) return absl::NotFoundError(absl::StrCat("'", name.substr(0, 200), "' does not exist"));
+  auto [b, r] = std::mismatch(base.begin(), base.end(), real.begin(), real.end());
+  if (b != base.end() || !fs::is_regular_file(real, ec)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("'", name.substr(0, 200), "' is not a regular file inside the build directory"));
+  }
+  return real.string();
+}
+
+}  // namespace
+
+bool CollectKbFiles(const KbLoad& load, uint64_t max_bytes, KbLoadFiles* files, RunnerEvent* event) {
+  auto add = [&](const std::string& name, const std::string& path, v1::Verdict unreadable) {
+    auto content = ReadFileToString(path, name);
+    if (!content.ok()) {
+      *event = LoadProblem(unreadable, std::string(content.status().message()));
+      return false;
+    }
+    files->bytes += content->size();
+    if (files->bytes > max_bytes) {
+      *event = LoadProblem(v1::VERDICT_RESOURCE_LIMIT,
+                           absl::StrCat("the ", load.role, "'s files (task, source, built extensions) exceed ",
+                                        max_bytes >> 20, " MiB, the most a harness's private /tmp holds"));
+      return false;
+    }
+    files->names.push_back(name);
+    files->contents.push_back(std::move(*content));
+    return true;
+  };
+  if (!add("task.py", load.task_path, v1::VERDICT_INFRA_ERROR)) return false;
+  if (load.candidate_path.empty()) return true;
+  if (!add("candidate.py", load.candidate_path, v1::VERDICT_INFRA_ERROR)) return false;
+  if (load.manifest_path.empty()) return true;
+  if (!add("manifest.json", load.manifest_path, v1::VERDICT_INFRA_ERROR)) return false;
+  const auto manifest = nlohmann::json::parse(files->contents.back(), nullptr, false);
+  const auto extensions = KbField<nlohmann::json>(manifest, "extensions", nlohmann::json());
+  if (!extensions.is_array()) {
+    *event = LoadProblem(v1::VERDICT_SANDBOX_VIOLATION,
+                         "the build's manifest.json was rewritten (no list of extensions): candidate code "
+                         "runs during the build");
+    return false;
+  }
+  const fs::path dir = fs::path(load.manifest_path).parent_path();
+  for (const auto& ext : extensions) {
+    const std::string so = KbField<std::string>(ext, "so", "");
+    auto path = InsideBuild(dir, so);
+    if (!path.ok()) {
+      *event = LoadProblem(path.status().code() == absl::StatusCode::kNotFound ? v1::VERDICT_INFRA_ERROR
+                                                                            : v1::VERDICT_SANDBOX_VIOLATION,
+                           absl::StrCat("the build's manifest names extension ", path.status().message()));
+      return false;
+    }
+    if (!add(fs::path(so).lexically_normal().string(), *path, v1::VERDICT_INFRA_ERROR)) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<RunnerSession> SpawnKbHarness(const RunnerOptions& runner, const KbOptions& kb,
+                                              const Lane& lane, double budget_seconds,
+                                              const RequestContext& context, RunnerEvent* event) {
+  // The harness's own directory is the only host path it is shown; what it
+  // loads arrives over the channel (CollectKbFiles). The interpreter may
+  // fork helpers (e.g. torch's compile workers), so the exec-allowing
+  // profile; network, ptrace, mounts and the rest stay fatal.
+  return RunnerSession::Spawn(runner, lane, {kb.python, "-B", kb.harness, "serve"},
+                              {fs::path(kb.harness).parent_path().string()},
+                              runner::SeccompProfile::kCompiler, budget_seconds, context, event);
+}
+
+bool WarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const Lane& lane,
+                   std::string* error) {
+  const nlohmann::json request = {{"device", lane.backend == BackendKind::kCuda ? "cuda" : "cpu"},
+                                  {"l2_flush_bytes", runner.l2_flush_bytes}};
+  std::string payload;
+  RunnerEvent e = session->Exchange(static_cast<uint32_t>(runner::MessageType::kKbWarm),
+                                    EncodeKbPayload(request, {}),
+                                    static_cast<uint32_t>(runner::MessageType::kKbWarmed),
+                                    runner.startup_timeout_seconds, &payload);
+  KbReply reply;
+  if (!e.ok) {
+    *error = e.message;
+  } else if (!DecodeKbPayload(payload, &reply, error)) {
+    session->Close();
+  } else if (!KbField<bool>(reply.header, "ok", false)) {
+    *error = KbField<std::string>(reply.header, "error", "(no detail)").substr(0, 2000);
+    session->Close();
+  } else {
+    return true;
+  }
+  return false;
+}
+
 std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const KbOptions& kb,
                                             const Lane& lane, const KbLoad& load,
                                             double budget_seconds,
-                                            const RequestContext& context, RunnerEvent* event) {
-  // The sandbox's private /tmp hides host paths under /tmp: everything the
-  // harness reads is bound read-only by directory.
-  std::vector<std::string> readonly = {fs::path(kb.harness).parent_path().string(),
-                                       fs::path(load.task_path).parent_path().string()};
-  if (!load.candidate_path.empty()) {
-    readonly.push_back(fs::path(load.candidate_path).parent_path().string());
-  }
-  // The interpreter may fork helpers (e.g. torch's compile workers), so the
-  // exec-allowing profile; network, ptrace, mounts and the rest stay fatal.
-  auto session = RunnerSession::Spawn(runner, lane, {kb.python, "-B", kb.harness, "serve"},
-                                      readonly, runner::SeccompProfile::kCompiler, budget_seconds,
-                                      context, event);
-  if (!session) return nullptr;
+                                            const RequestContext& context, RunnerEvent* event,
+                                            std::unique_ptr<RunnerSession> warm) {
+  KbLoadFiles files;
+  // Leave room in the private /tmp for what the side writes itself.
+  const uint64_t max_bytes = runner.tmpfs_bytes > (16u << 20) ? runner.tmpfs_bytes - (16u << 20) : runner.tmpfs_bytes / 2;
+  if (!CollectKbFiles(load, max_bytes, &files, event)) return nullptr;
   std::unique_ptr<KbSession> kbs(new KbSession());
-  kbs->session_ = std::move(session);
-  nlohmann::json request = {{"role", load.role},
-                            {"task_path", load.task_path},
-                            {"candidate_path", load.candidate_path},
-                            {"manifest", load.manifest_path},
-                            {"device", lane.backend == BackendKind::kCuda ? "cuda" : "cpu"},
-                            {"init_seed", kb.init_seed},
-                            {"l2_flush_bytes", runner.l2_flush_bytes}};
+  kbs->warm_ = warm != nullptr;
+  if (warm) {
+    warm->Adopt(context, budget_seconds);
+    kbs->session_ = std::move(warm);
+  } else {
+    kbs->session_ = SpawnKbHarness(runner, kb, lane, budget_seconds, context, event);
+    if (!kbs->session_) return nullptr;
+  }
+  const nlohmann::json request = {{"role", load.role},
+                                  {"files", files.names},
+                                  {"task", "task.py"},
+                                  {"candidate", load.candidate_path.empty() ? "" : "candidate.py"},
+                                  {"manifest", load.manifest_path.empty() ? "" : "manifest.json"},
+                                  {"device", lane.backend == BackendKind::kCuda ? "cuda" : "cpu"},
+                                  {"init_seed", kb.init_seed},
+                                  {"l2_flush_bytes", runner.l2_flush_bytes}};
   KbReply reply;
   *event = kbs->Exchange(static_cast<uint32_t>(runner::MessageType::kKbLoad),
-                         static_cast<uint32_t>(runner::MessageType::kKbLoaded), request,
+                         static_cast<uint32_t>(runner::MessageType::kKbLoaded), request, files.contents,
                          runner.startup_timeout_seconds, &reply);
   if (!event->ok) return nullptr;
   if (!KbField<bool>(reply.header, "ok", false)) {
@@ -108,9 +222,10 @@ std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const K
 }
 
 RunnerEvent KbSession::Exchange(uint32_t type, uint32_t expect, const nlohmann::json& request,
-                                double timeout_seconds, KbReply* reply) {
+                                const std::vector<std::string>& blobs, double timeout_seconds,
+                                KbReply* reply) {
   std::string payload;
-  RunnerEvent e = session_->Exchange(type, EncodeKbPayload(request, {}), expect, timeout_seconds,
+  RunnerEvent e = session_->Exchange(type, EncodeKbPayload(request, blobs), expect, timeout_seconds,
                                      &payload);
   if (!e.ok) return e;
   std::string error;
@@ -127,13 +242,13 @@ RunnerEvent KbSession::Exchange(uint32_t type, uint32_t expect, const nlohmann::
 RunnerEvent KbSession::Call(const nlohmann::json& request, double timeout_seconds,
                             KbReply* reply) {
   return Exchange(static_cast<uint32_t>(runner::MessageType::kKbCall),
-                  static_cast<uint32_t>(runner::MessageType::kKbCallResult), request,
+                  static_cast<uint32_t>(runner::MessageType::kKbCallResult), request, {},
                   timeout_seconds, reply);
 }
 
 RunnerEvent KbSession::Fetch(double timeout_seconds, KbReply* reply) {
   return Exchange(static_cast<uint32_t>(runner::MessageType::kKbFetch),
-                  static_cast<uint32_t>(runner::MessageType::kKbOutputs), nlohmann::json::object(),
+                  static_cast<uint32_t>(runner::MessageType::kKbOutputs), nlohmann::json::object(), {},
                   timeout_seconds, reply);
 }
 

@@ -70,15 +70,48 @@ struct KbLoad {
   std::string manifest_path;   // candidate only: the build's manifest.json
 };
 
+// The files a load sends into the harness's private /tmp (it sees no host
+// directory but its own script's): the task as task.py, and for a candidate
+// candidate.py, manifest.json and each built extension under the relative
+// name the manifest gives it.
+struct KbLoadFiles {
+  std::vector<std::string> names;
+  std::vector<std::string> contents;
+  uint64_t bytes = 0;
+};
+
+// Reads what `load` needs, at most `max_bytes` in all. The manifest was
+// written where candidate code ran, so an extension it names outside the
+// build directory (or not a regular file) is SANDBOX_VIOLATION; too many
+// bytes RESOURCE_LIMIT; an unreadable task or build INFRA_ERROR. The event
+// says which and why.
+bool CollectKbFiles(const KbLoad& load, uint64_t max_bytes, KbLoadFiles* files, RunnerEvent* event);
+
+// Starts a harness process (`serve`) on `lane` in the runner's sandbox,
+// bound to `context` for `budget_seconds`; nothing is loaded yet.
+std::unique_ptr<RunnerSession> SpawnKbHarness(const RunnerOptions& runner, const KbOptions& kb,
+                                              const Lane& lane, double budget_seconds,
+                                              const RequestContext& context, RunnerEvent* event);
+
+// Brings a spawned harness's device up (CUDA context, flush buffer) before
+// it is handed a load: what a warm pool does ahead of time. Returns false
+// with *error set when the harness could not (the machine's problem: no
+// candidate code has run in it).
+bool WarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const Lane& lane,
+                   std::string* error);
+
 // Not thread-safe; one thread drives a session.
 class KbSession {
  public:
   // Cancelling `context` (which must outlive the session) ends a call in
-  // flight, as for RunnerSession.
+  // flight, as for RunnerSession. `warm`, when given, is a harness already
+  // started (and warmed) on `lane` that has served nothing: it is adopted
+  // instead of starting one. Either way the process serves this one load.
   static std::unique_ptr<KbSession> Start(const RunnerOptions& runner, const KbOptions& kb,
                                           const Lane& lane, const KbLoad& load,
                                           double budget_seconds, const RequestContext& context,
-                                          RunnerEvent* event);
+                                          RunnerEvent* event,
+                                          std::unique_ptr<RunnerSession> warm = nullptr);
 
   // A correctness or timed call ({"seed":..., "timed":..., ...}).
   RunnerEvent Call(const nlohmann::json& request, double timeout_seconds, KbReply* reply);
@@ -86,6 +119,8 @@ class KbSession {
   RunnerEvent Fetch(double timeout_seconds, KbReply* reply);
   void Close() { session_->Close(); }
   bool dead() const { return session_->dead(); }
+  // The process came from a warm pool.
+  bool warm() const { return warm_; }
 
   const std::string& device_name() const { return device_name_; }
   // The candidate called load_inline (its compiled code is in play).
@@ -95,10 +130,11 @@ class KbSession {
 
  private:
   RunnerEvent Exchange(uint32_t type, uint32_t expect, const nlohmann::json& request,
-                       double timeout_seconds, KbReply* reply);
+                       const std::vector<std::string>& blobs, double timeout_seconds, KbReply* reply);
 
   std::unique_ptr<RunnerSession> session_;
   std::string device_name_;
+  bool warm_ = false;
   bool custom_kernel_ = false;
   std::vector<std::string> global_flags_;
 };

@@ -56,6 +56,22 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
     return absl::UnavailableError(
         absl::StrCat("this worker has no ", BackendName(backend), " lane"));
   }
+  return AcquireAny(backend, lanes_.size(), context, max_wait, use);
+}
+
+absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestContext& context,
+                                                absl::Duration max_wait, LaneUse use) {
+  if (index >= lanes_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("no lane ", index, " (", lanes_.size(), " lanes)"));
+  }
+  return AcquireAny(lanes_[index].backend, index, context, max_wait, use);
+}
+
+// `only` < lanes_.size(): that lane alone, and the wait is not counted.
+absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
+                                               const RequestContext& context, absl::Duration max_wait,
+                                               LaneUse use) {
+  const bool counted = only >= lanes_.size();
   // Cancellation is not a change of this pool's state, so it is looked at
   // between short slices of waiting.
   constexpr absl::Duration kSlice = absl::Milliseconds(100);
@@ -70,14 +86,14 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
     if (!exclusive && exclusive_waiting_[backend] > 0) return false;
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].backend != backend || exclusive_[i]) continue;
+      if (lanes_[i].backend != backend || exclusive_[i] || (!counted && i != only)) continue;
       if (exclusive ? holders_[i] == 0 : holders_[i] < Capacity(i)) {
         if (found == lanes_.size() || holders_[i] < holders_[found]) found = i;
       }
     }
     return found != lanes_.size();
   };
-  ++waiting_;
+  if (counted) ++waiting_;
   if (exclusive) ++exclusive_waiting_[backend];
   while (!usable()) {
     absl::Status live = context.Check();
@@ -87,13 +103,13 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
                        absl::FormatDuration(clock->Now() - start)));
     }
     if (!live.ok()) {
-      --waiting_;
+      if (counted) --waiting_;
       if (exclusive) --exclusive_waiting_[backend];
       return live;
     }
     mu_.AwaitWithTimeout(absl::Condition(&usable), kSlice);
   }
-  --waiting_;
+  if (counted) --waiting_;
   if (exclusive) --exclusive_waiting_[backend];
   const bool overlapped = holders_[found] > 0;
   if (overlapped) {

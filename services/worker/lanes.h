@@ -77,6 +77,10 @@ class LanePool {
   // while waiting; DEADLINE_EXCEEDED when no lane freed in time.
   absl::StatusOr<LaneLease> Acquire(BackendKind backend, const RequestContext& context,
                                     absl::Duration max_wait, LaneUse use = LaneUse::kExclusive);
+  // As Acquire, for the lane lanes()[index] only (a warm pool filling that
+  // lane); not counted in Waiting().
+  absl::StatusOr<LaneLease> AcquireLane(size_t index, const RequestContext& context,
+                                        absl::Duration max_wait, LaneUse use);
   const std::vector<Lane>& lanes() const { return lanes_; }
   bool Has(BackendKind backend) const;
   // Lanes held now (by one lease or more), and requests waiting for one.
@@ -86,6 +90,8 @@ class LanePool {
  private:
   friend class LaneLease;
   void Release(const Lane* lane);
+  absl::StatusOr<LaneLease> AcquireAny(BackendKind backend, size_t only, const RequestContext& context,
+                                       absl::Duration max_wait, LaneUse use);
   int Capacity(size_t lane) const;
   uint64_t Overlaps(const Lane* lane) const;
 

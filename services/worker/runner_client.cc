@@ -154,6 +154,13 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
 
 RunnerSession::~RunnerSession() { Close(); }
 
+void RunnerSession::Adopt(const RequestContext& context, double budget_seconds) {
+  context_ = &context;
+  process_->RestartWallClock(budget_seconds);
+}
+
+bool RunnerSession::Alive() { return !dead_ && process_->Running(); }
+
 RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,
                                        double timeout_seconds, runner::Frame* frame) {
   if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "runner already ended"};
@@ -188,10 +195,10 @@ bool RunnerSession::AwaitAnswer(double timeout_seconds, RunnerEvent* event) {
   constexpr double kSlice = 0.25;
   const double deadline = runner::MonotonicSeconds() + timeout_seconds;
   while (true) {
-    if (!context_.Check().ok()) {
+    if (!context_->Check().ok()) {
       Fail("", true);
       *event = {false, v1::VERDICT_INFRA_ERROR,
-                absl::StrCat("runner stopped: ", context_.Check().message())};
+                absl::StrCat("runner stopped: ", context_->Check().message())};
       return false;
     }
     const double left = deadline - runner::MonotonicSeconds();

@@ -99,12 +99,20 @@ class RunnerSession {
   // Asks the runner to exit and reaps it. Idempotent.
   void Close();
 
+  // Hands a session started ahead of its use (kb_warm_pool.h) to a request:
+  // from now on `context` (which must outlive the session) cancels its
+  // calls, and its wall budget is `budget_seconds` from now.
+  void Adopt(const RequestContext& context, double budget_seconds);
+  // The process is still running (a non-blocking look; dead() only knows
+  // what a call found out).
+  bool Alive();
+
   const std::string& device_name() const { return device_name_; }
   // The runner died or was killed; no further calls are possible.
   bool dead() const { return dead_; }
 
  private:
-  explicit RunnerSession(const RequestContext& context) : context_(context) {}
+  explicit RunnerSession(const RequestContext& context) : context_(&context) {}
   template <typename Req, typename Res>
   RunnerEvent Roundtrip(const Req& request, double timeout_seconds, Res* result);
   // Writes one frame, reads one; on failure the session is dead.
@@ -119,7 +127,7 @@ class RunnerSession {
   // cancelled or `timeout_seconds` passed.
   bool AwaitAnswer(double timeout_seconds, RunnerEvent* event);
 
-  const RequestContext& context_;
+  const RequestContext* context_;
   std::unique_ptr<runner::SandboxedProcess> process_;
   std::string device_name_;
   bool dead_ = false;

@@ -36,6 +36,10 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
                         .Name("crl_worker_runner_starts_total")
                         .Help("Sandboxed runner processes started, by backend")
                         .Register(*r)),
+      side_starts(prometheus::BuildCounter()
+                      .Name("crl_worker_side_starts_total")
+                      .Help("KernelBench sides by how their process started (warm: from the pool)")
+                      .Register(*r)),
       sandbox_kills(prometheus::BuildCounter()
                         .Name("crl_worker_sandbox_kills_total")
                         .Help("Sandboxed processes that ended badly, by reason")
@@ -70,6 +74,10 @@ void WorkerMetrics::AddLaneBusy(const std::string& lane, double seconds) {
 
 void WorkerMetrics::CountRunnerStart(const std::string& backend) {
   runner_starts.Add({{"backend", backend}}).Increment();
+}
+
+void WorkerMetrics::CountSideStart(const std::string& lane, bool warm) {
+  side_starts.Add({{"lane", lane}, {"start", warm ? "warm" : "cold"}}).Increment();
 }
 
 void WorkerMetrics::CountSandboxKill(const std::string& reason) {

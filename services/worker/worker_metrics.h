@@ -23,6 +23,8 @@ struct WorkerMetrics {
   void ObserveCompile(const std::string& backend, double seconds, bool cache_hit);
   void AddLaneBusy(const std::string& lane, double seconds);
   void CountRunnerStart(const std::string& backend);
+  // A KernelBench side's process: taken warm from the pool or started cold.
+  void CountSideStart(const std::string& lane, bool warm);
   // reason: timeout, seccomp, resource_limit, crash.
   void CountSandboxKill(const std::string& reason);
   // dir: "cache" (build cache objects) or "work" (task bundles).
@@ -43,6 +45,9 @@ struct WorkerMetrics {
   // crl_worker_runner_starts_total{backend}: runner processes started
   // (every restart after a crash or CUDA error is one more).
   prometheus::Family<prometheus::Counter>& runner_starts;
+  // crl_worker_side_starts_total{lane, start="warm"|"cold"}: KernelBench
+  // sides served by a warm pool's process or by one started for them.
+  prometheus::Family<prometheus::Counter>& side_starts;
   // crl_worker_sandbox_kills_total{reason}
   prometheus::Family<prometheus::Counter>& sandbox_kills;
   // crl_worker_disk_bytes{dir}: bytes held under the budget (disk_budget.h).

@@ -56,6 +56,11 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");
+  set->Add("kb_warm_per_gpu", &o->warm.per_gpu,
+           "KernelBench harness processes kept started and warmed per GPU (torch imported, CUDA context up); "
+           "each serves one side and is never reused (0: start each side cold)");
+  set->Add("kb_warm_per_host_lane", &o->warm.per_host_lane,
+           "the same per host lane (warming takes the lane's CPU, so it waits for the lane to be free)");
   set->Add("host_memory_bytes", &o->runner.host_memory_bytes,
            "address-space limit of host runners");
   set->Add("sandbox", &o->runner.isolate,
@@ -141,8 +146,14 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   rt->lanes = std::make_unique<LanePool>(std::move(lanes), lane_options);
   rt->native = std::make_unique<NativeFormat>(
       NativeFormatOptions{o.task_root, o.work_dir, o.runner, rt->work_budget.get()});
+  WarmPoolOptions warm = o.warm;
+  warm.clock = clock;
+  if (WorkerMetrics* m = rt->metrics.get()) {
+    warm.on_take = [m](const Lane& lane, bool was_warm) { m->CountSideStart(lane.name, was_warm); };
+  }
+  rt->kb_warm = MakeKbWarmPool(rt->lanes.get(), o.runner, o.kb, std::move(warm));
   rt->kernelbench = std::make_unique<KbFormat>(
-      KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner, rt->work_budget.get()});
+      KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner, rt->work_budget.get(), rt->kb_warm.get()});
   if (registry) {
     WorkerMetrics* m = rt->metrics.get();
     for (auto [budget, dir] : {std::pair<DiskBudget*, const char*>{rt->cache_budget.get(), "cache"},

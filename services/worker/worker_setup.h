@@ -12,6 +12,7 @@
 #include "common/options.h"
 #include "services/worker/disk_budget.h"
 #include "services/worker/eval_engine.h"
+#include "services/worker/kb_format.h"
 #include "services/worker/kb_session.h"
 #include "services/worker/runner_client.h"
 
@@ -32,6 +33,8 @@ struct WorkerOptions {
   int host_lanes = 1;
   // Verifications at once on one GPU lane (measurement is always alone).
   int verify_slots_per_gpu = 4;
+  // Warm KernelBench harness processes kept per lane (warm_pool.h).
+  WarmPoolOptions warm;
   // GPUs to serve: "auto" (every /dev/nvidiaN, if nvcc exists), "" (none) or
   // a list like "0,1".
   std::string gpus = "auto";
@@ -54,6 +57,9 @@ struct WorkerRuntime {
   std::unique_ptr<DiskBudget> work_budget;
   std::unique_ptr<SandboxedCompiler> compiler;
   std::unique_ptr<LanePool> lanes;
+  // Before the formats and the engine that take from it, after the lanes
+  // it leases: destroyed (its processes killed) before the lanes go.
+  std::unique_ptr<KbWarmPool> kb_warm;
   std::unique_ptr<TaskFormatInterface> native;
   std::unique_ptr<TaskFormatInterface> kernelbench;
   std::unique_ptr<WorkerMetrics> metrics;

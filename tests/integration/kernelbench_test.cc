@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -203,6 +205,103 @@ TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked ou
   CHECK(p->output_checks() == 5);
   CHECK(p->output_mismatches() == 0);
   for (const auto& s : p->candidate_samples()) CHECK(s.device_sync_seconds() > 0);
+}
+
+// An honest ReLU that would notice any state a candidate before it left in
+// its process: it answers wrong if it sees one.
+constexpr char kHonestRelu[] = R"PY(
+import builtins, os, threading
+import torch
+import torch.nn as nn
+
+
+def _leftovers():
+    return (getattr(builtins, "crl_leftover", False) or "CRL_LEFTOVER" in os.environ or
+            os.path.exists(os.path.join(os.environ.get("TMPDIR", "/tmp"), "crl_leftover")) or
+            torch.backends.cudnn.benchmark or
+            any(t.name == "crl-leftover-spin" for t in threading.enumerate()))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if _leftovers():
+            return torch.zeros_like(x)
+        return torch.relu(x)
+)PY";
+
+TEST_CASE("warm pool: what a candidate leaves in its process never reaches the next one",
+          "[kernelbench][warm]") {
+  // One host lane, so every side runs on it; two warm processes kept.
+  WorkerOptions options = HostWorkerOptions(std::string(CRL_BIN_DIR) + "/../kb-test-cache",
+                                            std::string(CRL_BIN_DIR) + "/../kb-test-work");
+  options.host_lanes = 1;
+  options.warm.per_host_lane = 2;
+  auto built = BuildWorker(options, nullptr);
+  REQUIRE(built.ok());
+  std::unique_ptr<WorkerRuntime> rt = std::move(*built);
+  REQUIRE(rt->kb_warm != nullptr);
+  auto wait_for_idle = [&](int n) {
+    for (int i = 0; i < 600 && rt->kb_warm->stats().idle < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE(rt->kb_warm->stats().idle >= n);
+  };
+  const std::string task = kRoot + "/level1/3_Relu.py";
+  auto evaluate = [&](const std::string& source) {
+    auto r = rt->engine->Evaluate(Request(task, source), RequestContext::Background());
+    REQUIRE(r.ok());
+    std::string why;
+    for (const auto& m : r->messages()) why += m + " | ";
+    INFO(why);
+    return *r;
+  };
+  auto flags_of = [](const v1::EvaluateResponse& r) {
+    std::set<std::string> f;
+    for (int x : r.flags()) f.insert(FlagShort(x));
+    return f;
+  };
+
+  // The first KernelBench use of the lane starts its sides cold and asks the
+  // pool to fill it.
+  v1::EvaluateResponse first = evaluate(kHonestRelu);
+  CHECK(Short(first.verdict()) == "OK");
+  CHECK(rt->kb_warm->stats().cold == 2);
+
+  wait_for_idle(2);
+  v1::EvaluateResponse hack = evaluate(Read(kRoot + "/hacks/leaves_state_behind.py"));
+  CHECK(Short(hack.verdict()) == "OK");
+  CHECK(flags_of(hack) == std::set<std::string>{"GLOBAL_FLAGS", "NO_CUSTOM_KERNEL"});
+  CHECK(rt->kb_warm->stats().warm == 2);  // the hack ran in pool processes
+
+  wait_for_idle(2);
+  v1::EvaluateResponse honest = evaluate(kHonestRelu);
+  CHECK(rt->kb_warm->stats().warm == 4);  // and so did the honest one, after it
+  REQUIRE(Short(honest.verdict()) == "OK");
+  CHECK(flags_of(honest) == std::set<std::string>{"NO_CUSTOM_KERNEL"});
+
+  // Timed from the pool too: the hack's slow relu would make every
+  // candidate call take 20 ms more than the reference's.
+  wait_for_idle(2);
+  v1::MeasurePairRequest m;
+  *m.mutable_task() = Request(task, "").task();
+  m.set_candidate_artifact_id(honest.artifact_id());
+  m.set_backend(v1::BACKEND_HOST);
+  m.set_min_pairs(10);
+  m.set_max_pairs(10);
+  m.set_check_outputs_every(2);
+  auto p = rt->engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  INFO((p->messages_size() ? p->messages(0) : ""));
+  REQUIRE(p->verdict() == v1::VERDICT_OK);
+  CHECK(rt->kb_warm->stats().warm == 6);
+  CHECK(p->output_mismatches() == 0);
+  std::vector<double> ref, cand;
+  for (const auto& s : p->reference_samples()) ref.push_back(s.device_sync_seconds());
+  for (const auto& s : p->candidate_samples()) cand.push_back(s.device_sync_seconds());
+  std::sort(ref.begin(), ref.end());
+  std::sort(cand.begin(), cand.end());
+  INFO("median reference " << ref[ref.size() / 2] << " s, candidate " << cand[cand.size() / 2] << " s");
+  CHECK(cand[cand.size() / 2] < ref[ref.size() / 2] * 3 + 0.005);
 }
 
 // Runs a command, returns its exit code and stdout.

@@ -9,31 +9,37 @@ namespace crl::cli {
 namespace {
 
 TEST_CASE("progress bar redraws one line on a terminal, one line per step otherwise", "[cli]") {
+  FakeClock clock;
   std::ostringstream tty_out;
   {
-    ProgressBar bar(tty_out, 4, /*tty=*/true);
+    ProgressBar bar(tty_out, 4, /*tty=*/true, &clock);
+    clock.Advance(absl::Seconds(30));
     bar.Step("level1/1_Foo sample 0 ok 1.8x");
+    clock.Advance(absl::Seconds(30));
     bar.Step("level1/2_Bar");
     CHECK(bar.done() == 2);
   }  // the destructor ends the line
-  std::string first = "\r[#####...............] 1/4 level1/1_Foo sample 0 ok 1.8x";
-  std::string second = "\r[##########..........] 2/4 level1/2_Bar";
+  // 1 step in 30 s: 2/min, 3 left: 1m30s; 2 in 60 s: 2/min, 2 left: 1m00s.
+  std::string first = "\r[#####...............] 1/4 (2.0/min, ETA 1m30s) level1/1_Foo sample 0 ok 1.8x";
+  std::string second = "\r[##########..........] 2/4 (2.0/min, ETA 1m00s) level1/2_Bar";
   std::string pad(first.size() - second.size(), ' ');
   CHECK(tty_out.str() == first + second + pad + "\n");
 
   std::ostringstream log_out;
-  ProgressBar bar(log_out, 2, /*tty=*/false);
+  ProgressBar bar(log_out, 2, /*tty=*/false, &clock);
+  clock.Advance(absl::Hours(2));
   bar.Step("a");
-  bar.Step("b");
+  clock.Advance(absl::Seconds(1));
+  bar.Step("b");  // the last step: a rate, no ETA
   bar.Finish();
   bar.Finish();
-  CHECK(log_out.str() == "1/2 a\n2/2 b\n");
+  CHECK(log_out.str() == "1/2 (0.5/h, ETA 2h00m) a\n2/2 (1.0/h) b\n");
 
   std::ostringstream over;
-  ProgressBar full(over, 1, true);
+  ProgressBar full(over, 1, true, &clock);
   full.Step("x");
   full.Step("y");  // more steps than total: the bar stays full
-  CHECK_THAT(over.str(), Catch::Contains("[####################] 2/1 y"));
+  CHECK_THAT(over.str(), Catch::Contains("[####################] 2/1 y"));  // no time passed: no rate
 }
 
 }  // namespace

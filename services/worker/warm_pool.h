@@ -1,0 +1,248 @@
+// Warm processes per lane: started and brought up (interpreter imported,
+// device context created) before a request needs one, so a side's start-up
+// is off the request's path. Each process is handed out once and never comes
+// back: whatever a candidate leaves behind in its process (a monkeypatch, a
+// global flag, a thread, a stream) dies with it, and the next candidate gets
+// a process that has served nobody.
+//
+// A lane is filled only after its first Take() (a worker that never serves
+// KernelBench starts no interpreter) and stays filled while it is used: idle
+// processes older than max_idle are dropped and, if the lane has not been
+// used within max_idle either, not replaced. Warming holds a lease on the
+// lane, as verification does: shared on a GPU (it creates a context, which
+// is GPU work, so it never overlaps a measurement), exclusive on a host lane
+// (a host lane is one CPU; importing an interpreter there would disturb a
+// measurement on it). Templated over the process type so the decisions are
+// unit-tested with fakes (tests/unit/warm_pool_test.cc); the worker's
+// instance holds KernelBench harness sessions (kb_session.h).
+#ifndef CRL_SERVICES_WORKER_WARM_POOL_H_
+#define CRL_SERVICES_WORKER_WARM_POOL_H_
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/context.h"
+#include "common/logging.h"
+#include "services/worker/lanes.h"
+
+namespace crl {
+
+struct WarmPoolOptions {
+  // Processes kept ready per lane (0: that kind of lane is never warmed).
+  int per_gpu = 4;
+  int per_host_lane = 2;
+  // An idle process older than this is dropped; a lane unused for this long
+  // is no longer refilled.
+  absl::Duration max_idle = absl::Minutes(5);
+  // After a process fails to start or warm, the lane waits this long (doubling
+  // up to 16x while failures repeat) before trying again.
+  absl::Duration retry_after_failure = absl::Seconds(30);
+  // How long one filling attempt waits for its lane lease.
+  absl::Duration lease_wait = absl::Seconds(1);
+  ClockInterface* clock = RealClock::Get();
+  // false: no filler threads; tests call FillLane() themselves.
+  bool start_threads = true;
+  // Told at every Take() whether it was served warm (for metrics).
+  std::function<void(const Lane&, bool warm)> on_take;
+};
+
+// Thread-safe. P needs `bool Alive()`.
+template <typename P>
+class WarmPool {
+ public:
+  // Starts one process on a lane; null with *error set on failure. The
+  // process is bound to `context` (the pool's: cancelled when the pool ends).
+  using SpawnFn = std::function<std::unique_ptr<P>(const Lane&, const RequestContext&, std::string* error)>;
+  // Brings a started process up; false with *error set on failure.
+  using WarmFn = std::function<bool(P*, const Lane&, std::string* error)>;
+
+  struct Stats {
+    uint64_t warm = 0;     // Take() served from the pool
+    uint64_t cold = 0;     // Take() found nothing ready
+    uint64_t started = 0;  // processes warmed
+    uint64_t failed = 0;   // processes that failed to start or warm
+    uint64_t dropped = 0;  // idle processes expired or found dead
+    int idle = 0;          // ready now, all lanes
+  };
+
+  // `lanes` must outlive the pool.
+  WarmPool(LanePool* lanes, SpawnFn spawn, WarmFn warm, WarmPoolOptions options)
+      : lanes_(lanes), spawn_(std::move(spawn)), warm_(std::move(warm)), options_(std::move(options)),
+        state_(lanes->lanes().size()) {
+    if (!options_.start_threads) return;
+    for (size_t i = 0; i < state_.size(); ++i) {
+      if (Target(i) > 0) fillers_.emplace_back([this, i] { FillLoop(i); });
+    }
+  }
+
+  ~WarmPool() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    context_.Cancel();
+    for (auto& t : fillers_) t.join();
+  }
+
+  // A ready process for `lane` (a lane of the LanePool), or null: the caller
+  // starts one itself. Either way the lane is wanted from now on.
+  std::unique_ptr<P> Take(const Lane& lane) {
+    std::unique_ptr<P> out;
+    {
+      absl::MutexLock lock(&mu_);
+      const size_t i = IndexOf(lane);
+      if (i >= state_.size()) return nullptr;
+      LaneState& s = state_[i];
+      s.wanted_until = Now() + options_.max_idle;
+      while (!s.idle.empty() && !out) {
+        Ready r = std::move(s.idle.front());
+        s.idle.pop_front();
+        if (r.process->Alive()) {
+          out = std::move(r.process);
+        } else {
+          ++stats_.dropped;
+        }
+      }
+      ++(out ? stats_.warm : stats_.cold);
+    }
+    if (options_.on_take) options_.on_take(lane, out != nullptr);
+    return out;
+  }
+
+  // One filling step for lane `i`: drops expired or dead idle processes and,
+  // if the lane is wanted and short, takes its lease and starts the missing
+  // processes (all at once, then warms each). Returns how many it added.
+  int FillLane(size_t i) {
+    int missing;
+    {
+      absl::MutexLock lock(&mu_);
+      missing = MissingLocked(i);
+    }
+    if (missing <= 0) return 0;
+    const Lane& lane = lanes_->lanes()[i];
+    auto lease = lanes_->AcquireLane(i, context_, options_.lease_wait,
+                                     lane.backend == BackendKind::kCuda ? LaneUse::kShared : LaneUse::kExclusive);
+    if (!lease.ok()) return 0;  // busy (timing, or a host lane in use): later
+    std::vector<std::unique_ptr<P>> started;
+    std::string error;
+    int failed = 0;
+    for (int k = 0; k < missing; ++k) {
+      auto p = spawn_(lane, context_, &error);
+      if (!p) {
+        ++failed;
+        break;
+      }
+      started.push_back(std::move(p));
+    }
+    std::vector<std::unique_ptr<P>> ready;
+    for (auto& p : started) {
+      if (warm_(p.get(), lane, &error)) {
+        ready.push_back(std::move(p));
+      } else {
+        ++failed;
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    LaneState& s = state_[i];
+    for (auto& p : ready) s.idle.push_back({std::move(p), Now()});
+    stats_.started += ready.size();
+    stats_.failed += failed;
+    if (failed > 0 && !stopping_) {
+      s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
+                                                  : std::min(s.backoff * 2, options_.retry_after_failure * 16);
+      s.retry_at = Now() + s.backoff;
+      CRL_LOG(WARNING) << "warm pool: " << lane.name << ": " << failed << " process(es) failed to start ("
+                       << error.substr(0, 500) << "); next try in " << absl::FormatDuration(s.backoff);
+    } else if (failed == 0) {
+      s.backoff = absl::ZeroDuration();
+    }
+    return static_cast<int>(ready.size());
+  }
+
+  Stats stats() const {
+    absl::MutexLock lock(&mu_);
+    Stats out = stats_;
+    out.idle = 0;
+    for (const auto& s : state_) out.idle += static_cast<int>(s.idle.size());
+    return out;
+  }
+
+ private:
+  struct Ready {
+    std::unique_ptr<P> process;
+    absl::Time since;
+  };
+  struct LaneState {
+    std::deque<Ready> idle;
+    absl::Time wanted_until = absl::InfinitePast();
+    absl::Time retry_at = absl::InfinitePast();
+    absl::Duration backoff = absl::ZeroDuration();
+  };
+
+  absl::Time Now() const { return options_.clock->MonotonicNow(); }
+
+  int Target(size_t i) const {
+    return lanes_->lanes()[i].backend == BackendKind::kCuda ? options_.per_gpu : options_.per_host_lane;
+  }
+
+  size_t IndexOf(const Lane& lane) const {
+    const auto& all = lanes_->lanes();
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].name == lane.name) return i;
+    }
+    return all.size();
+  }
+
+  // Drops expired and dead idle processes; how many the lane should start.
+  int MissingLocked(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    LaneState& s = state_[i];
+    const absl::Time now = Now();
+    const size_t before = s.idle.size();
+    s.idle.erase(std::remove_if(s.idle.begin(), s.idle.end(),
+                                [&](Ready& r) { return now - r.since > options_.max_idle || !r.process->Alive(); }),
+                 s.idle.end());
+    stats_.dropped += before - s.idle.size();
+    if (stopping_ || now > s.wanted_until || now < s.retry_at) return 0;
+    return Target(i) - static_cast<int>(s.idle.size());
+  }
+
+  void FillLoop(size_t i) {
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return;
+      }
+      if (FillLane(i) > 0) continue;
+      // Nothing to do now (or the lane was busy): look again shortly. Take()
+      // does not signal: a request that found the pool empty has already
+      // started its own process, and the next look is at most this far off.
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(200));
+    }
+  }
+
+  LanePool* const lanes_;
+  const SpawnFn spawn_;
+  const WarmFn warm_;
+  const WarmPoolOptions options_;
+  RequestContext context_;  // the pool's processes until taken; cancelled at the end
+  mutable absl::Mutex mu_;
+  std::vector<LaneState> state_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> fillers_;
+};
+
+}  // namespace crl
+
+#endif  // CRL_SERVICES_WORKER_WARM_POOL_H_
