@@ -7,6 +7,10 @@
 #   scripts/gpu-kb.sh hacks    every hack of expect.yaml on the GPU, timed where it passes
 #   scripts/gpu-kb.sh phases   where a cold CUDA load_inline build spends its time
 #   scripts/gpu-kb.sh compare  evaluations per hour: crl bench against a one-process loop (tools/bench/kb_compare.sh)
+#   scripts/gpu-kb.sh throughput  evaluations per hour on a fixed random subset of CUDA-L1 rows
+#                              (ROWS, SEED): WHO=crl runs crl bench (PASSES: cold build cache, warm,
+#                              nowarm: no warm pool, nobatch: no batched timing); WHO=theirs
+#                              runs CUDA-L1's own harness on the same rows, cold then warm
 #   scripts/gpu-kb.sh all      suite (with phases) and hacks: about 10 minutes on an H100 machine
 # Results go to $OUT (default /tmp/kb-out).
 set -uo pipefail
@@ -121,6 +125,36 @@ phases)
   tail -3 /tmp/phase.log
   sed -E 's#/tmp/tmpxft_[^ ,]*##g; s#/tmp/phase/##g' /tmp/nvcc-phases.csv 2>/dev/null | head -30
   head -5 cuda.cu
+  ;;
+throughput)
+  JSONL=${CUDA_L1_JSONL:-.gpu-data/h100.jsonl}
+  HARNESS=${CUDA_L1_HARNESS:-.gpu-data/eval_cuda.py}
+  N=${ROWS:-16}
+  "$PY" tools/bench/cuda_l1_loop.py --jsonl "$JSONL" --sample "$N" --seed "${SEED:-11}" \
+    --write_rows "$OUT/rows.jsonl" --dry
+  if [ "${WHO:-crl}" = crl ]; then
+    # cold: empty build cache; nowarm: no warm pool; nobatch: one call per timed sample
+    for pass in ${PASSES:-cold warm nowarm nobatch}; do
+      extra=()
+      [ "$pass" = cold ] && rm -rf "$CACHE.tp"
+      [ "$pass" = nowarm ] && extra=(--kb_warm_per_gpu 0)
+      [ "$pass" = nobatch ] && extra=(--min_sample_seconds -1)
+      t0=$(now)
+      $RUN crl bench --cuda-l1 "$OUT/rows.jsonl" --jobs "${JOBS:-8}" --gpus 0 --host_lanes 0 --python "$PY" \
+        --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --journal none --out "$OUT/results-$pass.json" \
+        "${extra[@]}" > "$OUT/bench-$pass.log" 2>&1
+      echo "crl $pass: rc=$? wall $(secs $t0)"
+      grep -E "^crl bench:" "$OUT/bench-$pass.log"
+    done
+  else
+    for pass in cold warm; do
+      t0=$(now)
+      "$PY" tools/bench/cuda_l1_loop.py --jsonl "$OUT/rows.jsonl" --rows "$N" --harness "$HARNESS" \
+        > "$OUT/theirs-$pass.log" 2>&1
+      echo "theirs $pass: rc=$? wall $(secs $t0)"
+      tail -1 "$OUT/theirs-$pass.log"
+    done
+  fi
   ;;
 compare)
   mkdir -p "$CACHE.compare" && cp -r "$CACHE/kb-pch" "$CACHE.compare/" 2>/dev/null

@@ -150,6 +150,9 @@ json CudaL1ResultJson(const CudaL1Result& r) {
       r.max_abs_error && r.max_rel_error
           ? json(CertainlyWithin(*r.max_abs_error, kCudaL1Tolerance))
           : json(nullptr);
+  j["verify_seconds"] = r.verify_seconds;
+  j["time_seconds"] = r.time_seconds;
+  j["timing_pairs"] = r.timing_pairs;
   return j;
 }
 

@@ -50,6 +50,10 @@ struct CudaL1Result {
   std::string message;
   // The correctness trials' largest errors, when they ran.
   std::optional<double> max_abs_error, max_rel_error;
+  // Wall seconds the batch spent building and verifying the row, and timing
+  // it (0: not timed), and the measured pairs of the timing.
+  double verify_seconds = 0, time_seconds = 0;
+  int timing_pairs = 0;
 };
 
 // CUDA-L1's harness accepts an output with torch.allclose(atol=1e-2,
@@ -63,10 +67,10 @@ inline constexpr double kCudaL1Tolerance = 1e-2;
 bool CertainlyWithin(double max_abs_error, double tol);
 
 // Exactly level_id, task_id, status, correct, speedup, speedup_ci, flags,
-// custom_kernel, reported_score, message, max_abs_error, max_rel_error and
+// custom_kernel, reported_score, message, max_abs_error, max_rel_error,
 // within_cuda_l1_tolerance (whether the errors pass at CUDA-L1's 1e-2: the
-// answer to "did the tolerance decide?" for a WRONG_ANSWER); absent
-// optionals are null.
+// answer to "did the tolerance decide?" for a WRONG_ANSWER), verify_seconds,
+// time_seconds and timing_pairs; absent optionals are null.
 nlohmann::json CudaL1ResultJson(const CudaL1Result& r);
 
 // {"rows", "correct", "trusted", "by_status": {status: n}, "by_flag": {flag: n},

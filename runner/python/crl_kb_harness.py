@@ -48,6 +48,7 @@ SHUTDOWN = 7
 CUDA_ERROR_EXIT = 3
 TOOLCHAIN_READY = "crl-harness: toolchain ready"
 TRIAL_BUFFER_MAX_BYTES = 256 << 20
+MAX_CALLS_PER_SAMPLE = 4096  # the worker asks for far fewer (eval.proto)
 
 # Bound before any candidate code runs.
 _perf = time.perf_counter
@@ -160,6 +161,13 @@ def load_module(path, name):
     finally:
         sys.modules.pop(name, None)
     return module
+
+
+def derived_seed(seed, i):
+    """The seed of call i of a timed sample (call 0: the sample's own)."""
+    if i == 0:
+        return seed
+    return (seed * 6364136223846793005 + i * 1442695040888963407) % (1 << 63)
 
 
 def _ext_key(index, name):
@@ -607,8 +615,16 @@ class Side:
                 "findings": findings}, blobs
 
     def timed(self, header):
+        """One timed sample: `calls` back-to-back forward calls, each on its
+        own inputs (made before the clock starts; the first from `seed`, the
+        others from seeds derived from it the same way on both sides), with
+        one L2 flush before them. Times are over the whole sample; the worker
+        divides. All the calls' outputs are kept for FETCH."""
         torch = self.torch
-        inputs = self.make_inputs(int(header["seed"]))
+        calls = max(1, min(int(header.get("calls", 1)), MAX_CALLS_PER_SAMPLE))
+        seed = int(header["seed"])
+        batch = [self.make_inputs(derived_seed(seed, i)) for i in range(calls)]
+        input_bytes = sum(x.numel() * x.element_size() for x in batch[0] if isinstance(x, torch.Tensor))
         if header.get("flush_l2", True):
             if self.cuda:
                 self.flush_buf.zero_()
@@ -616,11 +632,13 @@ class Side:
                 self.flush_buf.fill_(1.0)
         self._sync()
         threads_before = _active_count()
+        outs = []
         if self.cuda:
             start, end_stream, end_sync = self._Event(True), self._Event(True), self._Event(True)
             t0 = _perf()
             self._record(start)
-            out = self.forward(inputs)
+            for inputs in batch:
+                outs.append(self.forward(inputs))
             self._record(end_stream)
             self._sync()
             self._record(end_sync)
@@ -630,18 +648,22 @@ class Side:
             device = self._elapsed(start, end_sync) / 1e3
         else:
             t0 = _perf()
-            out = self.forward(inputs)
+            for inputs in batch:
+                outs.append(self.forward(inputs))
             t1 = _perf()
             stream = device = t1 - t0
-        self.last_outputs = out
+        self.last_outputs = outs
         return {"status": "ok", "stream_event_seconds": stream, "device_sync_seconds": device,
-                "host_seconds": t1 - t0,
+                "host_seconds": t1 - t0, "input_bytes": input_bytes,
                 "python_threads_after": _active_count() - threads_before}, []
 
-    def fetch(self):
-        if self.last_outputs is None:
+    def fetch(self, header):
+        if not self.last_outputs:
             return {"status": "bad_request", "error": "no timed call to fetch"}, []
-        outs, problems = self.normalise(self.last_outputs)
+        call = int(header.get("call", len(self.last_outputs) - 1))
+        if not 0 <= call < len(self.last_outputs):
+            return {"status": "bad_request", "error": "no call %d in the last sample" % call}, []
+        outs, problems = self.normalise(self.last_outputs[call])
         if problems:
             return {"status": "ok", "outputs": [], "findings": {"problems": problems}}, []
         meta = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in outs]
@@ -690,7 +712,7 @@ def serve():
         reply_type = KB_OUTPUTS if mtype == KB_FETCH else KB_CALL_RESULT
         try:
             if mtype == KB_FETCH:
-                reply, blobs = side.fetch()
+                reply, blobs = side.fetch(header)
             elif header.get("timed"):
                 reply, blobs = side.timed(header)
             else:

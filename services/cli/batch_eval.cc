@@ -31,6 +31,7 @@ void Time(TimingClientInterface* timing, const TimingSettings& settings, const v
   t.set_artifact_id(o->artifact_id);
   t.set_target_rel_ci(settings.target_rel_ci);
   t.set_budget_seconds(settings.budget_seconds);
+  t.set_min_sample_seconds(settings.min_sample_seconds);
   auto timed = timing->Time(t, RequestContext::Background());
   if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
     o->evaluated = false;

@@ -83,6 +83,9 @@ struct CommonFlags {
     flags->Add("target_rel_ci", &timing.target_rel_ci,
                "stop timing at this relative CI half-width of the speedup (0: default)");
     flags->Add("budget_seconds", &timing.budget_seconds, "timing budget per sample (0: default)");
+    flags->Add("min_sample_seconds", &timing.min_sample_seconds,
+               "time short calls in batches lasting at least this long (0: default 0.001; negative: one call "
+               "per sample)");
     endpoints.client.timeout = absl::Minutes(20);
     endpoints.Bind(flags);
   }
@@ -92,6 +95,7 @@ struct CommonFlags {
             {"timed", !no_time},
             {"target_rel_ci", timing.target_rel_ci},
             {"budget_seconds", timing.budget_seconds},
+            {"min_sample_seconds", timing.min_sample_seconds},
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
             {"device", device}};
@@ -155,9 +159,12 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
     r.message = o.message;
     r.max_abs_error = o.max_abs_error;
     r.max_rel_error = o.max_rel_error;
+    r.verify_seconds = o.verify_seconds;
+    r.time_seconds = o.time_seconds;
     if (o.timing) {
       r.speedup = o.timing->speedup();
       r.speedup_ci = std::make_pair(o.timing->speedup_ci_low(), o.timing->speedup_ci_high());
+      r.timing_pairs = o.timing->ref_samples_size();
     }
   }
   nlohmann::json j = {{"config", common.Config("")}, {"source", path}, {"rows", nlohmann::json::array()}};

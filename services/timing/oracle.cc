@@ -120,6 +120,9 @@ v1::MeasurePairRequest TimingOracle::PairRequest(const v1::TimeRequest& request,
   m.set_budget_seconds(request.budget_seconds() > 0 ? request.budget_seconds()
                                                     : options_.budget_seconds);
   m.set_check_outputs_every(options_.check_outputs_every);
+  m.set_min_sample_seconds(request.min_sample_seconds() != 0 ? request.min_sample_seconds()
+                                                             : options_.min_sample_seconds);
+  m.set_max_calls_per_sample(options_.max_calls_per_sample);
   m.set_seed(seed);
   return m;
 }
@@ -366,6 +369,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   *resp.mutable_ref_samples() = m->reference_samples();
   *resp.mutable_candidate_samples() = m->candidate_samples();
   resp.set_device_name(m->device_name());
+  resp.set_calls_per_sample(std::max(1, m->calls_per_sample()));
   RememberBaseline(BaselineKey(request.task(), backend, m->device_name()), *m);
   return resp;
 }

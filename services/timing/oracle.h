@@ -36,6 +36,11 @@ struct OracleOptions {
   int max_pairs = 400;
   int block_size = 5;
   int check_outputs_every = 5;
+  // Short calls are timed in batches of back-to-back calls lasting at least
+  // this long on the reference (negative: one call per sample), at most
+  // max_calls_per_sample calls.
+  double min_sample_seconds = 1e-3;
+  int max_calls_per_sample = 64;
   int bootstrap_resamples = 1000;
   // Side stream: the candidate's stream time is below half its device time,
   // and its device-minus-stream gap exceeds the ordinary synchronization gap

@@ -200,7 +200,7 @@ class FakeSession final : public SessionInterface {
     return Ok();
   }
 
-  RunnerEvent LastOutputs(double, std::vector<OutputTensor>* outputs) override {
+  RunnerEvent LastOutputs(double, int, std::vector<OutputTensor>* outputs) override {
     *outputs = last_;
     return Ok();
   }

@@ -137,7 +137,8 @@ class KbHarnessSession final : public SessionInterface {
   RunnerEvent Timed(const TimedRequest& request, double timeout, TimedResult* result) override {
     KbReply reply;
     RunnerEvent event = session_->Call(
-        {{"timed", true}, {"seed", request.seed}, {"flush_l2", request.flush_l2}}, timeout, &reply);
+        {{"timed", true}, {"seed", request.seed}, {"flush_l2", request.flush_l2}, {"calls", request.calls}},
+        timeout, &reply);
     if (!event.ok) return event;
     if (Status(reply) != "ok") return {false, v1::VERDICT_RUNTIME_ERROR, ErrorText(reply)};
     if (KbField<int>(reply.header, "python_threads_after", 0) > 0) {
@@ -150,14 +151,15 @@ class KbHarnessSession final : public SessionInterface {
     result->stream_event_seconds = KbField<double>(reply.header, "stream_event_seconds", 0);
     result->device_sync_seconds = KbField<double>(reply.header, "device_sync_seconds", 0);
     result->host_seconds = KbField<double>(reply.header, "host_seconds", 0);
+    result->input_bytes = std::max<int64_t>(0, KbField<int64_t>(reply.header, "input_bytes", 0));
     return event;
   }
 
   // Fetched only after both sides of a pair returned, so a candidate cannot
   // tell a checked call from an unchecked one.
-  RunnerEvent LastOutputs(double timeout, std::vector<OutputTensor>* outputs) override {
+  RunnerEvent LastOutputs(double timeout, int call, std::vector<OutputTensor>* outputs) override {
     KbReply reply;
-    RunnerEvent event = session_->Fetch(timeout, &reply);
+    RunnerEvent event = session_->Fetch(call, timeout, &reply);
     if (!event.ok) return event;
     auto decoded = DecodeKbTensors(reply);
     if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};

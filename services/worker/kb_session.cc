@@ -246,9 +246,9 @@ RunnerEvent KbSession::Call(const nlohmann::json& request, double timeout_second
                   timeout_seconds, reply);
 }
 
-RunnerEvent KbSession::Fetch(double timeout_seconds, KbReply* reply) {
+RunnerEvent KbSession::Fetch(int call, double timeout_seconds, KbReply* reply) {
   return Exchange(static_cast<uint32_t>(runner::MessageType::kKbFetch),
-                  static_cast<uint32_t>(runner::MessageType::kKbOutputs), nlohmann::json::object(), {},
+                  static_cast<uint32_t>(runner::MessageType::kKbOutputs), {{"call", call}}, {},
                   timeout_seconds, reply);
 }
 

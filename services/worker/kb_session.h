@@ -115,8 +115,8 @@ class KbSession {
 
   // A correctness or timed call ({"seed":..., "timed":..., ...}).
   RunnerEvent Call(const nlohmann::json& request, double timeout_seconds, KbReply* reply);
-  // The outputs of the last timed call.
-  RunnerEvent Fetch(double timeout_seconds, KbReply* reply);
+  // The outputs of call `call` of the last timed sample.
+  RunnerEvent Fetch(int call, double timeout_seconds, KbReply* reply);
   void Close() { session_->Close(); }
   bool dead() const { return session_->dead(); }
   // The process came from a warm pool.

@@ -180,7 +180,7 @@ class NativeSession final : public SessionInterface {
     return event;
   }
 
-  RunnerEvent LastOutputs(double, std::vector<OutputTensor>* outputs) override {
+  RunnerEvent LastOutputs(double, int, std::vector<OutputTensor>* outputs) override {
     if (last_outputs_.size() != timed_.outputs.size()) {
       return {false, v1::VERDICT_WRONG_ANSWER, "outputs missing"};
     }

@@ -1,6 +1,7 @@
 #include "services/worker/pair_loop.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,7 +17,8 @@ absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
   if (request.min_pairs() < 0 || request.max_pairs() < 0 || request.max_pairs() > 100000 ||
       request.block_size() < 0 || request.warmup() < 0 || request.warmup() > 10000 ||
       request.budget_seconds() < 0 || request.target_rel_ci() < 0 ||
-      request.check_outputs_every() < 0) {
+      request.check_outputs_every() < 0 || request.max_calls_per_sample() < 0 ||
+      request.max_calls_per_sample() > 4096) {
     return absl::InvalidArgumentError("measure pair limits: negative or too large");
   }
   return absl::OkStatus();
@@ -30,19 +32,54 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockIn
       check_every_(request.check_outputs_every() > 0 ? request.check_outputs_every() : 5),
       target_(request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01),
       budget_(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
+      min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : 1e-3),
+      max_calls_(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample() : 64),
       seed_(seed),
       clock_(clock) {}
+
+int CallsPerSample(double ref_call_seconds, int64_t input_bytes, double min_sample_seconds, int max_calls) {
+  if (min_sample_seconds <= 0 || input_bytes <= 0 || !(ref_call_seconds > 0)) return 1;
+  constexpr double kMaxBatchInputBytes = double(int64_t{1} << 30);
+  double calls = std::ceil(min_sample_seconds / ref_call_seconds);
+  calls = std::min({calls, static_cast<double>(max_calls), std::floor(kMaxBatchInputBytes / input_bytes)});
+  return std::max(1, static_cast<int>(calls));
+}
 
 bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
                    v1::MeasurePairResponse* response) const {
   uint64_t order_state = seed_ ^ 0x5DEECE66Dull;
-  v1::TimingSample sample;
-  double outside = 0;
+  Timed t;
+  std::vector<double> warm_ref;
+  int64_t input_bytes = 0;
   for (int i = 0; i < warmup_; ++i) {
     uint64_t s = runner::DeriveSeed(seed_, 2000000 + i);
-    if (!timed(true, s, false, &sample, &outside)) return false;
-    if (!timed(false, s, false, &sample, &outside)) return false;
+    if (!timed(true, s, 1, false, &t)) return false;
+    warm_ref.push_back(t.sample.device_sync_seconds());
+    input_bytes = t.input_bytes;
+    if (!timed(false, s, 1, false, &t)) return false;
   }
+  // The batch size follows from the reference's warm calls (the later half:
+  // the first may still carry one-time costs), then one more warm-up pair
+  // at that size.
+  double ref_call = 0;
+  if (!warm_ref.empty()) {
+    std::vector<double> late(warm_ref.begin() + warm_ref.size() / 2, warm_ref.end());
+    std::sort(late.begin(), late.end());
+    ref_call = late[late.size() / 2];
+  }
+  const int calls = CallsPerSample(ref_call, input_bytes, min_sample_, max_calls_);
+  response->set_calls_per_sample(calls);
+  if (calls > 1) {
+    uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_);
+    if (!timed(true, s, calls, false, &t) || !timed(false, s, calls, false, &t)) return false;
+  }
+  auto per_call = [calls](Timed* x) {
+    v1::TimingSample& s = x->sample;
+    s.set_stream_event_seconds(s.stream_event_seconds() / calls);
+    s.set_device_sync_seconds(s.device_sync_seconds() / calls);
+    s.set_host_seconds(s.host_seconds() / calls);
+    x->outside_seconds /= calls;
+  };
   const stats::StoppingRule rule{target_, min_pairs_, 200};
   std::vector<double> ref_t, cand_t;
   const absl::Time loop_start = clock_->MonotonicNow();
@@ -52,27 +89,31 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
     for (int b = 0; b < block_ && pairs < max_pairs_; ++b, ++pairs) {
       const uint64_t s = runner::DeriveSeed(seed_, pairs);
       const bool checked = pairs % check_every_ == 0;
-      v1::TimingSample samples[2];
-      double outsides[2] = {0, 0};
+      Timed sides[2];
       for (int side = 0; side < 2; ++side) {
         const bool is_ref = (side == 0) == ref_first;
-        if (!timed(is_ref, s, checked, &samples[is_ref ? 0 : 1], &outsides[is_ref ? 0 : 1])) {
-          return false;
-        }
+        Timed* x = &sides[is_ref ? 0 : 1];
+        if (!timed(is_ref, s, calls, checked, x)) return false;
+        per_call(x);
       }
-      *response->add_reference_samples() = samples[0];
-      response->add_reference_outside_seconds(outsides[0]);
-      *response->add_candidate_samples() = samples[1];
-      response->add_candidate_outside_seconds(outsides[1]);
-      ref_t.push_back(samples[0].device_sync_seconds());
-      cand_t.push_back(samples[1].device_sync_seconds());
+      *response->add_reference_samples() = sides[0].sample;
+      response->add_reference_outside_seconds(sides[0].outside_seconds);
+      *response->add_candidate_samples() = sides[1].sample;
+      response->add_candidate_outside_seconds(sides[1].outside_seconds);
+      ref_t.push_back(sides[0].sample.device_sync_seconds());
+      cand_t.push_back(sides[1].sample.device_sync_seconds());
       if (checked) {
-        // Same seed, same inputs: the timed outputs must agree as in verification.
+        // Same seed, same inputs: the timed outputs must agree as in
+        // verification. Which call of the batch is compared is drawn now,
+        // after both returned.
+        const int call = static_cast<int>(runner::SplitMix64(&order_state) % static_cast<uint64_t>(calls));
         response->set_output_checks(response->output_checks() + 1);
-        if (std::string mismatch = check(pairs); !mismatch.empty()) {
+        if (std::string mismatch = check(pairs, call); !mismatch.empty()) {
           response->set_output_mismatches(response->output_mismatches() + 1);
           if (response->output_mismatch_detail().empty()) {
-            response->set_output_mismatch_detail(absl::StrCat("pair ", pairs, ": ", mismatch));
+            response->set_output_mismatch_detail(
+                calls > 1 ? absl::StrCat("pair ", pairs, ", call ", call + 1, " of ", calls, ": ", mismatch)
+                          : absl::StrCat("pair ", pairs, ": ", mismatch));
           }
         }
       }

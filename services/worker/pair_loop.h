@@ -1,6 +1,7 @@
 // The adaptive, interleaved timing loop of MeasurePair: warm-up, blocks of
 // pairs in a random side order on identical inputs, output checks every
-// Nth pair, stop at the CI target (lib/stats StoppingRule) or the budget.
+// Nth pair, stop at the CI target (lib/stats StoppingRule) or the budget;
+// short calls timed in batches of back-to-back calls on distinct inputs.
 // Format-free: the sides are callbacks.
 #ifndef CRL_SERVICES_WORKER_PAIR_LOOP_H_
 #define CRL_SERVICES_WORKER_PAIR_LOOP_H_
@@ -18,20 +19,36 @@ namespace crl {
 // INVALID_ARGUMENT for negative or absurd limits.
 absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request);
 
+// Calls per timed sample: enough back-to-back calls that the reference's
+// sample lasts `min_sample_seconds`, at most `max_calls`, and at most 1 GiB
+// of inputs (`input_bytes` per call; 0: unknown, one call). Exposed for tests.
+int CallsPerSample(double ref_call_seconds, int64_t input_bytes, double min_sample_seconds, int max_calls);
+
 class PairLoop {
  public:
   // Zero request fields take the defaults of eval.proto. `clock` measures
   // the budget and must outlive the loop.
   PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock);
 
-  // One timed call of one side on inputs from `seed`; `check` asks the side
-  // to keep its outputs for CheckFn. False when the call failed (the caller
-  // has already recorded why).
-  using TimedFn = std::function<bool(bool is_ref, uint64_t seed, bool check,
-                                     v1::TimingSample* sample, double* outside_seconds)>;
-  // After both sides of a checked pair: "" when the outputs agree.
-  using CheckFn = std::function<std::string(int pair)>;
-  // Appends samples and checks to `response`; false when a call failed.
+  // What one timed sample of one side returned: its times over all `calls`
+  // (the loop divides them), the worker's own wall time around it, and the
+  // bytes of one call's inputs as the side reports them (the reference's
+  // size the batches).
+  struct Timed {
+    v1::TimingSample sample;
+    double outside_seconds = 0;
+    int64_t input_bytes = 0;
+  };
+  // One timed sample of one side: `calls` back-to-back calls on inputs
+  // derived from `seed`; `check` asks the side to keep their outputs for
+  // CheckFn. False when the call failed (the caller has already recorded
+  // why).
+  using TimedFn = std::function<bool(bool is_ref, uint64_t seed, int calls, bool check, Timed* out)>;
+  // After both sides of a checked pair: "" when the outputs of call `call`
+  // (0-based, drawn at random after both returned) agree.
+  using CheckFn = std::function<std::string(int pair, int call)>;
+  // Appends per-call samples and checks to `response`; false when a call
+  // failed.
   bool Run(const TimedFn& timed, const CheckFn& check, v1::MeasurePairResponse* response) const;
   // Wall budget for a session that lives through the whole loop.
   double SessionBudget(double per_call_seconds) const {
@@ -40,7 +57,8 @@ class PairLoop {
 
  private:
   const int warmup_, min_pairs_, max_pairs_, block_, check_every_;
-  const double target_, budget_;
+  const double target_, budget_, min_sample_;
+  const int max_calls_;
   const uint64_t seed_;
   ClockInterface* clock_;
 };

@@ -86,14 +86,21 @@ struct TrialResult {
 struct TimedRequest {
   uint64_t seed = 0;  // inputs of the task's timed size derive from it
   bool flush_l2 = true;
-  // Keep this call's outputs for LastOutputs().
+  // Keep this sample's outputs for LastOutputs().
   bool keep_outputs = false;
+  // Back-to-back calls in this sample, each on its own inputs (the first
+  // from `seed`, the others from seeds derived from it the same way on both
+  // sides). Formats that report no input_bytes are only asked for one.
+  int calls = 1;
 };
 
+// Times over all the sample's calls.
 struct TimedResult {
   double stream_event_seconds = 0;
   double device_sync_seconds = 0;
   double host_seconds = 0;
+  // Bytes of one call's inputs (0: not reported; the sample stays one call).
+  int64_t input_bytes = 0;
 };
 
 // One side of an evaluation, alive on a lane. A call that fails returns
@@ -107,8 +114,9 @@ class SessionInterface {
                             TrialResult* result) = 0;
   virtual RunnerEvent Timed(const TimedRequest& request, double timeout_seconds,
                             TimedResult* result) = 0;
-  // The outputs of the last timed call made with keep_outputs.
-  virtual RunnerEvent LastOutputs(double timeout_seconds, std::vector<OutputTensor>* outputs) = 0;
+  // The outputs of call `call` (0-based) of the last timed sample made with
+  // keep_outputs.
+  virtual RunnerEvent LastOutputs(double timeout_seconds, int call, std::vector<OutputTensor>* outputs) = 0;
   virtual std::string device_name() const = 0;
   // The candidate compiled a kernel of its own (native: always).
   virtual bool custom_kernel() const = 0;

@@ -8,11 +8,17 @@ hour: the side-by-side baseline for `crl bench --cuda-l1` on the same rows
 (../shared/data/cuda-l1/eval_cuda.py by default), never copied.
 
   python3 tools/bench/cuda_l1_loop.py --jsonl ../shared/data/cuda-l1/h100.jsonl --rows 8 [--harness PATH]
+  python3 tools/bench/cuda_l1_loop.py --jsonl ... --sample 16 --seed 11 --write_rows rows.jsonl [--dry]
+
+--sample N picks a fixed random subset of N rows that carry custom code (the
+same N and seed give the same rows); --write_rows writes the chosen rows, so
+`crl bench --cuda-l1` can run on exactly them; --dry stops there.
 """
 import argparse
 import importlib.util
 import json
 import os
+import random
 import sys
 import tempfile
 import time
@@ -45,10 +51,26 @@ def main():
     p.add_argument("--rows", type=int, default=8, help="the first N rows of the file")
     p.add_argument("--harness", default=os.path.join(here, "../../../shared/data/cuda-l1/eval_cuda.py"))
     p.add_argument("--gpu", type=int, default=0)
+    p.add_argument("--sample", type=int, default=0, help="a fixed random subset of N rows with custom code")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--write_rows", default="", help="write the chosen rows here (JSON lines)")
+    p.add_argument("--dry", action="store_true", help="choose (and write) the rows, evaluate none")
     args = p.parse_args()
-    harness = load_harness(os.path.abspath(args.harness))
     with open(args.jsonl) as f:
-        rows = [json.loads(line) for _, line in zip(range(args.rows), f)]
+        if args.sample > 0:
+            lines = [line for line in f if json.loads(line).get("custom_code")]
+            picked = sorted(random.Random(args.seed).sample(range(len(lines)), min(args.sample, len(lines))))
+            lines = [lines[i] for i in picked]
+        else:
+            lines = [line for _, line in zip(range(args.rows), f)]
+    rows = [json.loads(line) for line in lines]
+    if args.write_rows:
+        with open(args.write_rows, "w") as out:
+            out.writelines(line if line.endswith("\n") else line + "\n" for line in lines)
+    if args.dry:
+        print("%d rows chosen" % len(rows))
+        return 0
+    harness = load_harness(os.path.abspath(args.harness))
     logs = tempfile.mkdtemp(prefix="cuda-l1-loop-")
     start = time.monotonic()
     evaluated = 0
