@@ -55,6 +55,7 @@ nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
   j["ref_stream_seconds"] = t.ref_stream_seconds();
   j["candidate_stream_seconds"] = t.candidate_stream_seconds();
   j["stop_reason"] = StopReasonShortName(t.stop_reason());
+  j["calls_per_sample"] = t.calls_per_sample();
   j["device_name"] = t.device_name();
   j["flags"] = nlohmann::json::array();
   for (int f : t.flags()) j["flags"].push_back(FlagShortName(static_cast<v1::Flag>(f)));
@@ -77,7 +78,7 @@ nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
 int EvalCommand(int argc, char** argv) {
   std::string task_path, candidate_path, backend_name;
   bool json = false, time = false;
-  double target_rel_ci = 0, budget_seconds = 0;
+  double target_rel_ci = 0, budget_seconds = 0, min_sample_seconds = 0;
   EndpointFlags endpoints;
   endpoints.client.timeout = absl::Minutes(10);
   OptionSet flags("crl eval",
@@ -95,6 +96,8 @@ int EvalCommand(int argc, char** argv) {
   flags.Add("target_rel_ci", &target_rel_ci,
             "with --time: stop at this relative CI half-width of the speedup (0: default)");
   flags.Add("budget_seconds", &budget_seconds, "with --time: measuring budget (0: default)");
+  flags.Add("min_sample_seconds", &min_sample_seconds,
+            "with --time: batch short calls into samples at least this long (0: default; negative: one call)");
   endpoints.Bind(&flags);
   absl::Status s = flags.Parse(argc, argv, nullptr);
   if (s.ok() && !flags.help_requested()) {
@@ -143,6 +146,7 @@ int EvalCommand(int argc, char** argv) {
     t.set_backend(backend);
     t.set_target_rel_ci(target_rel_ci);
     t.set_budget_seconds(budget_seconds);
+    t.set_min_sample_seconds(min_sample_seconds);
     auto result = connected->timing->Time(t, context);
     if (!result.ok()) {
       std::fprintf(stderr, "crl eval: timing: %s\n", result.status().ToString().c_str());

@@ -1,5 +1,7 @@
 #include "services/worker/eval_engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -461,6 +463,13 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
     return response;
   }
   response.set_device_name(cand->device_name());
+  if (const int cpu = TimingCpu(lane); cpu >= 0) {
+    // One CPU for both sides of a GPU measurement: launch-bound calls are
+    // as fast as the core that issues them, and two processes would
+    // otherwise land on cores in different states.
+    ref->PinToCpu(cpu);
+    cand->PinToCpu(cpu);
+  }
 
   // A batch of short calls gets twice one call's limit: the reference's
   // whole batch takes about a millisecond.
@@ -504,6 +513,17 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   ref->Close();
   response.set_verdict(v1::VERDICT_OK);
   return response;
+}
+
+int EvalEngine::TimingCpu(const Lane& lane) const {
+  if (!options_.pin_gpu_timing || lane.backend != BackendKind::kCuda) return -1;
+  // Host lanes pin to the last CPUs (runner_client.cc); GPU lanes take the
+  // ones before them, never CPU 0 (the worker's own threads start there).
+  int host = 0;
+  for (const Lane& l : lanes_->lanes()) host += l.backend == BackendKind::kHost;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const long cpu = cpus - 1 - host - lane.index;
+  return cpu >= 1 ? static_cast<int>(cpu) : -1;
 }
 
 v1::WorkerInfo EvalEngine::Info() const {

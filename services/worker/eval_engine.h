@@ -36,6 +36,8 @@ struct EngineOptions {
   int measure_iterations = 50;
   int measure_warmup = 5;
   double measure_call_timeout_seconds = 20;
+  // Both sides of a GPU measurement run on one CPU (EvalEngine::TimingCpu).
+  bool pin_gpu_timing = true;
 };
 
 // The formats an engine serves (both required, not owned).
@@ -97,6 +99,8 @@ class EvalEngine {
     std::unique_ptr<SessionInterface> reference, candidate;
     RunnerEvent reference_event, candidate_event;
   };
+  // The CPU both sides of a measurement on `lane` are pinned to; -1: none.
+  int TimingCpu(const Lane& lane) const;
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
                         const RequestContext& context);

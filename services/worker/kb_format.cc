@@ -172,6 +172,7 @@ class KbHarnessSession final : public SessionInterface {
   std::vector<std::string> global_flags() const override { return session_->global_flags(); }
   bool dead() const override { return session_->dead(); }
   void Close() override { session_->Close(); }
+  bool PinToCpu(int cpu) override { return session_->PinToCpu(cpu); }
 
  private:
   const Side side_;

@@ -121,6 +121,7 @@ class KbSession {
   bool dead() const { return session_->dead(); }
   // The process came from a warm pool.
   bool warm() const { return warm_; }
+  bool PinToCpu(int cpu) { return session_->PinToCpu(cpu); }
 
   const std::string& device_name() const { return device_name_; }
   // The candidate called load_inline (its compiled code is in play).

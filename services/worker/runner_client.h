@@ -106,6 +106,9 @@ class RunnerSession {
   // The process is still running (a non-blocking look; dead() only knows
   // what a call found out).
   bool Alive();
+  // Moves every thread of the runner's process group to CPU `cpu` (threads
+  // made later inherit it). Best effort: false when nothing could be moved.
+  bool PinToCpu(int cpu);
 
   const std::string& device_name() const { return device_name_; }
   // The runner died or was killed; no further calls are possible.

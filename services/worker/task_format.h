@@ -126,6 +126,10 @@ class SessionInterface {
   virtual bool dead() const = 0;
   // Ends the process. Idempotent.
   virtual void Close() = 0;
+  // Moves the side's process onto one CPU (timing: both sides of a GPU
+  // measurement share one, so neither gets a faster core). False when not
+  // supported or nothing moved.
+  virtual bool PinToCpu(int) { return false; }
 };
 
 // A source to compile (a native task's reference).

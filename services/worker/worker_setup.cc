@@ -56,6 +56,8 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");
+  set->Add("pin_gpu_timing", &o->engine.pin_gpu_timing,
+           "run both sides of a GPU measurement on one CPU (launch-bound calls are as fast as their core)");
   set->Add("kb_warm_per_gpu", &o->warm.per_gpu,
            "KernelBench harness processes kept started and warmed per GPU (torch imported, CUDA context up); "
            "each serves one side and is never reused (0: start each side cold)");
