@@ -82,12 +82,15 @@ absl::StatusOr<std::string> InsideBuild(const fs::path& dir, const std::string& 
       return absl::PermissionDeniedError(absl::StrCat("'", name.substr(0, 200), "' leaves its directory"));
     }
   }
-  std::error_code ec;
-  const fs::path real = fs::canonical(dir / rel, ec);
-  const fs::path base = fs::canonical(dir, ec);
-  if (ec) return absl::NotFoundError(absl::StrCat("'", name.substr(0, 200), "' does not exist"));
+  std::error_code real_error, base_error, type_error;
+  const fs::path real = fs::canonical(dir / rel, real_error);
+  const fs::path base = fs::canonical(dir, base_error);
+  if (real_error || base_error) {
+    return absl::NotFoundError(absl::StrCat("'", name.substr(0, 200), "' does not exist"));
+  }
+  // Symbolic links are followed first: the file itself must be in the directory.
   auto [b, r] = std::mismatch(base.begin(), base.end(), real.begin(), real.end());
-  if (b != base.end() || !fs::is_regular_file(real, ec)) {
+  if (b != base.end() || !fs::is_regular_file(real, type_error)) {
     return absl::PermissionDeniedError(
         absl::StrCat("'", name.substr(0, 200), "' is not a regular file inside the build directory"));
   }

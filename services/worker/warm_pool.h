@@ -86,10 +86,17 @@ class WarmPool {
   }
 
   ~WarmPool() {
+    // Idle processes are closed first, while the threads that started them
+    // live: a sandboxed process dies with the thread that spawned it
+    // (PR_SET_PDEATHSIG), and closing one that already died would write to
+    // a dead pipe. A filler finishing a fill after this drops what it made.
+    std::vector<LaneState> idle;
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
+      idle.swap(state_);
     }
+    idle.clear();
     context_.Cancel();
     for (auto& t : fillers_) t.join();
   }
@@ -152,21 +159,28 @@ class WarmPool {
         ++failed;
       }
     }
-    absl::MutexLock lock(&mu_);
-    LaneState& s = state_[i];
-    for (auto& p : ready) s.idle.push_back({std::move(p), Now()});
-    stats_.started += ready.size();
-    stats_.failed += failed;
-    if (failed > 0 && !stopping_) {
-      s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
-                                                  : std::min(s.backoff * 2, options_.retry_after_failure * 16);
-      s.retry_at = Now() + s.backoff;
-      CRL_LOG(WARNING) << "warm pool: " << lane.name << ": " << failed << " process(es) failed to start ("
-                       << error.substr(0, 500) << "); next try in " << absl::FormatDuration(s.backoff);
-    } else if (failed == 0) {
-      s.backoff = absl::ZeroDuration();
+    {
+      absl::MutexLock lock(&mu_);
+      if (!stopping_) {
+        LaneState& s = state_[i];
+        const int added = static_cast<int>(ready.size());
+        for (auto& p : ready) s.idle.push_back({std::move(p), Now()});
+        stats_.started += added;
+        stats_.failed += failed;
+        if (failed > 0) {
+          s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
+                                                      : std::min(s.backoff * 2, options_.retry_after_failure * 16);
+          s.retry_at = Now() + s.backoff;
+          CRL_LOG(WARNING) << "warm pool: " << lane.name << ": " << failed << " process(es) failed to start ("
+                           << error.substr(0, 500) << "); next try in " << absl::FormatDuration(s.backoff);
+        } else {
+          s.backoff = absl::ZeroDuration();
+        }
+        return added;
+      }
     }
-    return static_cast<int>(ready.size());
+    ready.clear();  // the pool is ending: closed here, on the thread that started them
+    return 0;
   }
 
   Stats stats() const {
@@ -205,6 +219,7 @@ class WarmPool {
 
   // Drops expired and dead idle processes; how many the lane should start.
   int MissingLocked(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (stopping_) return 0;  // state_ has been emptied
     LaneState& s = state_[i];
     const absl::Time now = Now();
     const size_t before = s.idle.size();
@@ -212,7 +227,7 @@ class WarmPool {
                                 [&](Ready& r) { return now - r.since > options_.max_idle || !r.process->Alive(); }),
                  s.idle.end());
     stats_.dropped += before - s.idle.size();
-    if (stopping_ || now > s.wanted_until || now < s.retry_at) return 0;
+    if (now > s.wanted_until || now < s.retry_at) return 0;
     return Target(i) - static_cast<int>(s.idle.size());
   }
 

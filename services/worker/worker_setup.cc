@@ -1,5 +1,7 @@
 #include "services/worker/worker_setup.h"
 
+#include <csignal>
+
 #include <filesystem>
 
 #include "absl/strings/numbers.h"
@@ -107,6 +109,11 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   CRL_ASSIGN_OR_RETURN(rt->compiler, SandboxedCompiler::Create(o.compiler));
   rt->work_budget->Scan();
 
+  // Runner and harness processes can die at any moment; writing to a dead
+  // one's pipe must be an error return, not a signal that ends this process
+  // (runner/sandbox.h). crl-worker's server ignores it too; in-process
+  // workers (crl bench, tests) need it as much.
+  signal(SIGPIPE, SIG_IGN);
   std::vector<Lane> lanes;
   for (int i = 0; i < o.host_lanes; ++i) {
     lanes.push_back({BackendKind::kHost, i, absl::StrCat("host:", i)});

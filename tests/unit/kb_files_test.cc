@@ -1,0 +1,83 @@
+// What a KernelBench side's load carries into its sandbox: the task, the
+// candidate and the build's files, and never a file the build's manifest
+// (written where candidate code ran) points at outside the build directory.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "services/worker/kb_session.h"
+
+namespace crl {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BuildDir {
+  fs::path root = fs::temp_directory_path() / ("crl-kb-files-" + std::to_string(::getpid()));
+  BuildDir() {
+    fs::remove_all(root);
+    fs::create_directories(root / "build" / "ext" / "0_k");
+    Write("task.py", "class Model: pass\n");
+    Write("build/candidate.py", "class ModelNew: pass\n");
+    Write("build/ext/0_k/k.so", "ELF");
+    Write("secret", "token");
+  }
+  ~BuildDir() { fs::remove_all(root); }
+  void Write(const std::string& rel, const std::string& text) { std::ofstream(root / rel) << text; }
+  void Manifest(const std::string& so) {
+    Write("build/manifest.json", "{\"extensions\": [{\"key\": \"0_k\", \"so\": \"" + so + "\"}]}");
+  }
+  KbLoad Load() const {
+    return {"candidate", (root / "task.py").string(), (root / "build/candidate.py").string(),
+            (root / "build/manifest.json").string()};
+  }
+};
+
+TEST_CASE("a load carries the task, the candidate and its built extensions", "[kb]") {
+  BuildDir d;
+  d.Manifest("ext/0_k/k.so");
+  KbLoadFiles files;
+  RunnerEvent event;
+  REQUIRE(CollectKbFiles(d.Load(), 1 << 20, &files, &event));
+  CHECK(files.names == std::vector<std::string>{"task.py", "candidate.py", "manifest.json", "ext/0_k/k.so"});
+  CHECK(files.contents[3] == "ELF");
+
+  KbLoadFiles reference;
+  REQUIRE(CollectKbFiles({"reference", (d.root / "task.py").string(), "", ""}, 1 << 20, &reference, &event));
+  CHECK(reference.names == std::vector<std::string>{"task.py"});
+
+  KbLoadFiles small;
+  CHECK_FALSE(CollectKbFiles(d.Load(), 8, &small, &event));
+  CHECK(event.verdict == v1::VERDICT_RESOURCE_LIMIT);
+}
+
+TEST_CASE("a manifest pointing outside its build directory is a sandbox violation", "[kb]") {
+  BuildDir d;
+  RunnerEvent event;
+  for (const std::string so : {"../secret", "ext/../../secret", "/etc/passwd"}) {
+    d.Manifest(so);
+    KbLoadFiles files;
+    INFO(so);
+    CHECK_FALSE(CollectKbFiles(d.Load(), 1 << 20, &files, &event));
+    CHECK(event.verdict == v1::VERDICT_SANDBOX_VIOLATION);
+  }
+  // A link inside the directory to a file outside it.
+  fs::create_symlink(d.root / "secret", d.root / "build/ext/0_k/link.so");
+  d.Manifest("ext/0_k/link.so");
+  KbLoadFiles files;
+  CHECK_FALSE(CollectKbFiles(d.Load(), 1 << 20, &files, &event));
+  CHECK(event.verdict == v1::VERDICT_SANDBOX_VIOLATION);
+  CHECK_THAT(event.message, Catch::Contains("not a regular file inside the build directory"));
+  // A rewritten manifest with no list.
+  d.Write("build/manifest.json", "{\"extensions\": 3}");
+  CHECK_FALSE(CollectKbFiles(d.Load(), 1 << 20, &files, &event));
+  CHECK(event.verdict == v1::VERDICT_SANDBOX_VIOLATION);
+  // A missing extension is the build's loss, not the candidate's doing.
+  d.Manifest("ext/0_k/gone.so");
+  CHECK_FALSE(CollectKbFiles(d.Load(), 1 << 20, &files, &event));
+  CHECK(event.verdict == v1::VERDICT_INFRA_ERROR);
+}
+
+}  // namespace
+}  // namespace crl
