@@ -29,7 +29,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "runner/clock.h"
@@ -770,6 +773,37 @@ bool SandboxedProcess::Reap(bool block) {
 void SandboxedProcess::RestartWallClock(double limit_seconds) {
   start_ = Now();
   deadline_ = limit_seconds > 0 ? start_ + limit_seconds : 0;
+}
+
+bool SandboxedProcess::PinTo(int cpu) {
+  // Not reaped yet, so the process group id cannot have been reused.
+  if (pid_ <= 0 || reaped_ || finished_ || cpu < 0) return false;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  int moved = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces.
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp) || pgrp != pid_) continue;
+    for (const auto& task : std::filesystem::directory_iterator(entry.path() / "task", ec)) {
+      const std::string tid = task.path().filename().string();
+      if (!tid.empty() && tid.find_first_not_of("0123456789") == std::string::npos &&
+          sched_setaffinity(static_cast<pid_t>(std::stol(tid)), sizeof(one), &one) == 0) {
+        ++moved;
+      }
+    }
+  }
+  return moved > 0;
 }
 
 bool SandboxedProcess::Running() {

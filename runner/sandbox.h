@@ -214,6 +214,11 @@ class SandboxedProcess {
   // started ahead of its use (a warm pool) and handed to a request later.
   void RestartWallClock(double limit_seconds);
 
+  // Moves every thread of the process group (the payload and whatever it
+  // started) onto CPU `cpu`; threads made later inherit it. False when the
+  // process has ended or nothing could be moved.
+  bool PinTo(int cpu);
+
   // The log captured so far.
   std::string LogSoFar() const;
 

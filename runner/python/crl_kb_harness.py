@@ -119,19 +119,16 @@ def write_message(mtype, header, blobs=()):
 # ----------------------------------------------------------------------------
 # files sent with a load
 
-_loads_done = [0]
-
-
 def unpack_files(role, header, blobs):
     """Writes the files the worker sent (the task, the candidate, its build
-    manifest and extensions) under a fresh directory of this process's private
-    /tmp, and returns that directory. The worker chose the names; they are
-    checked anyway, since nothing here may write outside the directory."""
+    manifest and extensions) under a new directory of this process's private
+    /tmp (a process serves one load), and returns that directory. The worker
+    chose the names; they are checked anyway, since nothing here may write
+    outside the directory."""
     names = header.get("files", [])
     if not isinstance(names, list) or len(names) != len(blobs):
         raise RuntimeError("load: %d file name(s) for %d file(s)" % (len(names), len(blobs)))
-    _loads_done[0] += 1
-    root = _join(os.environ.get("TMPDIR", "/tmp"), "crl-%s-%d" % (role, _loads_done[0]))
+    root = _join(os.environ.get("TMPDIR", "/tmp"), "crl-" + role)
     _makedirs(root)
     for name, data in zip(names, blobs):
         parts = str(name).split("/")

@@ -201,8 +201,9 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       verify_ms += absl::ToInt64Milliseconds(t1 - t0);
       if (!outcomes[i].artifact_id.empty() && endpoints.timing) {
         Time(endpoints.timing.get(), settings, s.task, &outcomes[i]);
-        outcomes[i].time_seconds = absl::ToDoubleSeconds(absl::Now() - t1);
-        time_ms += absl::ToInt64Milliseconds(absl::Now() - t1);
+        const absl::Duration took = absl::Now() - t1;
+        outcomes[i].time_seconds = absl::ToDoubleSeconds(took);
+        time_ms += absl::ToInt64Milliseconds(took);
         ++timed;
       }
       record(i);

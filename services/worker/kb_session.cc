@@ -67,10 +67,6 @@ bool DecodeKbPayload(const std::string& payload, KbReply* reply, std::string* er
 
 namespace {
 
-RunnerEvent LoadProblem(v1::Verdict verdict, const std::string& message) {
-  return {false, verdict, message};
-}
-
 // `name` (from the manifest) as a regular file inside `dir`, or why not.
 absl::StatusOr<std::string> InsideBuild(const fs::path& dir, const std::string& name) {
   const fs::path rel(name);
@@ -100,17 +96,18 @@ absl::StatusOr<std::string> InsideBuild(const fs::path& dir, const std::string& 
 }  // namespace
 
 bool CollectKbFiles(const KbLoad& load, uint64_t max_bytes, KbLoadFiles* files, RunnerEvent* event) {
+  uint64_t bytes = 0;
   auto add = [&](const std::string& name, const std::string& path, v1::Verdict unreadable) {
     auto content = ReadFileToString(path, name);
     if (!content.ok()) {
-      *event = LoadProblem(unreadable, std::string(content.status().message()));
+      *event = {false, unreadable, std::string(content.status().message())};
       return false;
     }
-    files->bytes += content->size();
-    if (files->bytes > max_bytes) {
-      *event = LoadProblem(v1::VERDICT_RESOURCE_LIMIT,
-                           absl::StrCat("the ", load.role, "'s files (task, source, built extensions) exceed ",
-                                        max_bytes >> 20, " MiB, the most a harness's private /tmp holds"));
+    bytes += content->size();
+    if (bytes > max_bytes) {
+      *event = {false, v1::VERDICT_RESOURCE_LIMIT,
+                absl::StrCat("the ", load.role, "'s files (task, source, built extensions) exceed ", max_bytes >> 20,
+                             " MiB, the most a harness's private /tmp holds")};
       return false;
     }
     files->names.push_back(name);
@@ -125,9 +122,9 @@ bool CollectKbFiles(const KbLoad& load, uint64_t max_bytes, KbLoadFiles* files, 
   const auto manifest = nlohmann::json::parse(files->contents.back(), nullptr, false);
   const auto extensions = KbField<nlohmann::json>(manifest, "extensions", nlohmann::json());
   if (!extensions.is_array()) {
-    *event = LoadProblem(v1::VERDICT_SANDBOX_VIOLATION,
-                         "the build's manifest.json was rewritten (no list of extensions): candidate code "
-                         "runs during the build");
+    *event = {false, v1::VERDICT_SANDBOX_VIOLATION,
+              "the build's manifest.json was rewritten (no list of extensions): candidate code runs during the "
+              "build"};
     return false;
   }
   const fs::path dir = fs::path(load.manifest_path).parent_path();
@@ -135,9 +132,10 @@ bool CollectKbFiles(const KbLoad& load, uint64_t max_bytes, KbLoadFiles* files, 
     const std::string so = KbField<std::string>(ext, "so", "");
     auto path = InsideBuild(dir, so);
     if (!path.ok()) {
-      *event = LoadProblem(path.status().code() == absl::StatusCode::kNotFound ? v1::VERDICT_INFRA_ERROR
-                                                                            : v1::VERDICT_SANDBOX_VIOLATION,
-                           absl::StrCat("the build's manifest names extension ", path.status().message()));
+      *event = {false,
+                path.status().code() == absl::StatusCode::kNotFound ? v1::VERDICT_INFRA_ERROR
+                                                                    : v1::VERDICT_SANDBOX_VIOLATION,
+                absl::StrCat("the build's manifest names extension ", path.status().message())};
       return false;
     }
     if (!add(fs::path(so).lexically_normal().string(), *path, v1::VERDICT_INFRA_ERROR)) return false;
@@ -190,7 +188,6 @@ std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const K
   const uint64_t max_bytes = runner.tmpfs_bytes > (16u << 20) ? runner.tmpfs_bytes - (16u << 20) : runner.tmpfs_bytes / 2;
   if (!CollectKbFiles(load, max_bytes, &files, event)) return nullptr;
   std::unique_ptr<KbSession> kbs(new KbSession());
-  kbs->warm_ = warm != nullptr;
   if (warm) {
     warm->Adopt(context, budget_seconds);
     kbs->session_ = std::move(warm);

@@ -77,7 +77,6 @@ struct KbLoad {
 struct KbLoadFiles {
   std::vector<std::string> names;
   std::vector<std::string> contents;
-  uint64_t bytes = 0;
 };
 
 // Reads what `load` needs, at most `max_bytes` in all. The manifest was
@@ -119,8 +118,6 @@ class KbSession {
   RunnerEvent Fetch(int call, double timeout_seconds, KbReply* reply);
   void Close() { session_->Close(); }
   bool dead() const { return session_->dead(); }
-  // The process came from a warm pool.
-  bool warm() const { return warm_; }
   bool PinToCpu(int cpu) { return session_->PinToCpu(cpu); }
 
   const std::string& device_name() const { return device_name_; }
@@ -135,7 +132,6 @@ class KbSession {
 
   std::unique_ptr<RunnerSession> session_;
   std::string device_name_;
-  bool warm_ = false;
   bool custom_kernel_ = false;
   std::vector<std::string> global_flags_;
 };

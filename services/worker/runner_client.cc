@@ -8,10 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runner/clock.h"
 #include "runner/wire.h"
@@ -164,35 +161,7 @@ void RunnerSession::Adopt(const RequestContext& context, double budget_seconds) 
 
 bool RunnerSession::Alive() { return !dead_ && process_->Running(); }
 
-bool RunnerSession::PinToCpu(int cpu) {
-  if (dead_ || process_->pid() <= 0 || cpu < 0) return false;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  int moved = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces.
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (!(rest >> state >> ppid >> pgrp) || pgrp != process_->pid()) continue;
-    for (const auto& task : std::filesystem::directory_iterator(entry.path() / "task", ec)) {
-      long tid = 0;
-      if (absl::SimpleAtoi(task.path().filename().string(), &tid) &&
-          sched_setaffinity(static_cast<pid_t>(tid), sizeof(one), &one) == 0) {
-        ++moved;
-      }
-    }
-  }
-  return moved > 0;
-}
+bool RunnerSession::PinToCpu(int cpu) { return !dead_ && process_->PinTo(cpu); }
 
 RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,
                                        double timeout_seconds, runner::Frame* frame) {

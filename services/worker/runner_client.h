@@ -99,7 +99,7 @@ class RunnerSession {
   // Asks the runner to exit and reaps it. Idempotent.
   void Close();
 
-  // Hands a session started ahead of its use (kb_warm_pool.h) to a request:
+  // Hands a session started ahead of its use (warm_pool.h) to a request:
   // from now on `context` (which must outlive the session) cancels its
   // calls, and its wall budget is `budget_seconds` from now.
   void Adopt(const RequestContext& context, double budget_seconds);
