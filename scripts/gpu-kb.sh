@@ -9,7 +9,8 @@
 #   scripts/gpu-kb.sh compare  evaluations per hour: crl bench against a one-process loop (tools/bench/kb_compare.sh)
 #   scripts/gpu-kb.sh throughput  evaluations per hour on a fixed random subset of CUDA-L1 rows
 #                              (ROWS, SEED): WHO=crl runs crl bench (PASSES: cold build cache, warm,
-#                              nowarm: no warm pool, nobatch: no batched timing); WHO=theirs
+#                              nowarm: no warm pool, nobatch: no batched timing; BENCH_ARGS: more
+#                              crl bench flags); WHO=theirs
 #                              runs CUDA-L1's own harness on the same rows, cold then warm
 #   scripts/gpu-kb.sh all      suite (with phases) and hacks: about 10 minutes on an H100 machine
 # Results go to $OUT (default /tmp/kb-out).
@@ -139,6 +140,9 @@ throughput)
       [ "$pass" = cold ] && rm -rf "$CACHE.tp"
       [ "$pass" = nowarm ] && extra=(--kb_warm_per_gpu 0)
       [ "$pass" = nobatch ] && extra=(--min_sample_seconds -1)
+      # BENCH_ARGS: more crl bench flags for every pass (e.g. --budget_seconds 10)
+      read -r -a more <<< "${BENCH_ARGS:-}"
+      extra+=("${more[@]}")
       t0=$(now)
       $RUN crl bench --cuda-l1 "$OUT/rows.jsonl" --jobs "${JOBS:-8}" --gpus 0 --host_lanes 0 --python "$PY" \
         --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --journal none --out "$OUT/results-$pass.json" \

@@ -153,6 +153,8 @@ json CudaL1ResultJson(const CudaL1Result& r) {
   j["verify_seconds"] = r.verify_seconds;
   j["time_seconds"] = r.time_seconds;
   j["timing_pairs"] = r.timing_pairs;
+  j["calls_per_sample"] = r.calls_per_sample;
+  j["measure_seconds"] = r.measure_seconds;
   return j;
 }
 

@@ -54,6 +54,9 @@ struct CudaL1Result {
   // it (0: not timed), and the measured pairs of the timing.
   double verify_seconds = 0, time_seconds = 0;
   int timing_pairs = 0;
+  // Calls per timed sample, and the wall time of the measurements alone.
+  int calls_per_sample = 0;
+  double measure_seconds = 0;
 };
 
 // CUDA-L1's harness accepts an output with torch.allclose(atol=1e-2,
@@ -70,7 +73,8 @@ bool CertainlyWithin(double max_abs_error, double tol);
 // custom_kernel, reported_score, message, max_abs_error, max_rel_error,
 // within_cuda_l1_tolerance (whether the errors pass at CUDA-L1's 1e-2: the
 // answer to "did the tolerance decide?" for a WRONG_ANSWER), verify_seconds,
-// time_seconds and timing_pairs; absent optionals are null.
+// time_seconds, timing_pairs, calls_per_sample and measure_seconds; absent
+// optionals are null.
 nlohmann::json CudaL1ResultJson(const CudaL1Result& r);
 
 // {"rows", "correct", "trusted", "by_status": {status: n}, "by_flag": {flag: n},

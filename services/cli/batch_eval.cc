@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -32,6 +33,7 @@ void Time(TimingClientInterface* timing, const TimingSettings& settings, const v
   t.set_target_rel_ci(settings.target_rel_ci);
   t.set_budget_seconds(settings.budget_seconds);
   t.set_min_sample_seconds(settings.min_sample_seconds);
+  t.set_max_calls_per_sample(settings.max_calls_per_sample);
   auto timed = timing->Time(t, RequestContext::Background());
   if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
     o->evaluated = false;
@@ -184,7 +186,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   std::mutex mu;
   ProgressBar bar(std::cerr, n, isatty(2));
   std::atomic<int> timed{0};
-  std::atomic<int64_t> verify_ms{0}, time_ms{0};
+  std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0};
   const absl::Time start = absl::Now();
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
@@ -204,6 +206,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
         const absl::Duration took = absl::Now() - t1;
         outcomes[i].time_seconds = absl::ToDoubleSeconds(took);
         time_ms += absl::ToInt64Milliseconds(took);
+        if (outcomes[i].timing) lane_ms += std::llround(outcomes[i].timing->measure_seconds() * 1e3);
         ++timed;
       }
       record(i);
@@ -212,11 +215,14 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
     bar.Step(absl::StrCat(resumed[i] ? "journaled " : "", s.name, " ", Label(outcomes[i])));
   });
   bar.Finish();
+  // Lanes held alone for measuring, against the batch's wall: with one lane,
+  // the fraction of the run the GPU spent timing.
+  const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s, "
-               "timing %.1f s (%d timed)\n",
-               n, absl::ToDoubleSeconds(absl::Now() - start), jobs, verify_ms.load() / 1e3, time_ms.load() / 1e3,
-               timed.load());
+               "timing %.1f s (%d timed), lanes held for measuring %.1f s (%.0f%% of the wall)\n",
+               n, wall, jobs, verify_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), lane_ms.load() / 1e3,
+               wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }
 

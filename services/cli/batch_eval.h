@@ -41,6 +41,7 @@ struct TimingSettings {
   double target_rel_ci = 0;  // 0: the oracle's default
   double budget_seconds = 0;
   double min_sample_seconds = 0;  // 0: the oracle's default; negative: no batching
+  int max_calls_per_sample = 0;   // 0: the oracle's default
 };
 
 // One sample of a batch, ready to send: `error` set when it could not even be

@@ -84,8 +84,10 @@ struct CommonFlags {
                "stop timing at this relative CI half-width of the speedup (0: default)");
     flags->Add("budget_seconds", &timing.budget_seconds, "timing budget per sample (0: default)");
     flags->Add("min_sample_seconds", &timing.min_sample_seconds,
-               "time short calls in batches lasting at least this long (0: default 0.001; negative: one call "
+               "time short calls in batches lasting at least this long (0: default, 0.01 on a GPU; negative: one call "
                "per sample)");
+    flags->Add("max_calls_per_sample", &timing.max_calls_per_sample,
+               "most calls in one batched timing sample (0: default)");
     endpoints.client.timeout = absl::Minutes(20);
     endpoints.Bind(flags);
   }
@@ -96,6 +98,7 @@ struct CommonFlags {
             {"target_rel_ci", timing.target_rel_ci},
             {"budget_seconds", timing.budget_seconds},
             {"min_sample_seconds", timing.min_sample_seconds},
+            {"max_calls_per_sample", timing.max_calls_per_sample},
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
             {"device", device}};
@@ -165,6 +168,8 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
       r.speedup = o.timing->speedup();
       r.speedup_ci = std::make_pair(o.timing->speedup_ci_low(), o.timing->speedup_ci_high());
       r.timing_pairs = o.timing->ref_samples_size();
+      r.calls_per_sample = o.timing->calls_per_sample();
+      r.measure_seconds = o.timing->measure_seconds();
     }
   }
   nlohmann::json j = {{"config", common.Config("")}, {"source", path}, {"rows", nlohmann::json::array()}};

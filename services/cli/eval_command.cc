@@ -56,6 +56,8 @@ nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
   j["candidate_stream_seconds"] = t.candidate_stream_seconds();
   j["stop_reason"] = StopReasonShortName(t.stop_reason());
   j["calls_per_sample"] = t.calls_per_sample();
+  j["measurements"] = t.measurements();
+  j["measure_seconds"] = t.measure_seconds();
   j["device_name"] = t.device_name();
   j["flags"] = nlohmann::json::array();
   for (int f : t.flags()) j["flags"].push_back(FlagShortName(static_cast<v1::Flag>(f)));
@@ -79,6 +81,7 @@ int EvalCommand(int argc, char** argv) {
   std::string task_path, candidate_path, backend_name;
   bool json = false, time = false;
   double target_rel_ci = 0, budget_seconds = 0, min_sample_seconds = 0;
+  int max_calls_per_sample = 0;
   EndpointFlags endpoints;
   endpoints.client.timeout = absl::Minutes(10);
   OptionSet flags("crl eval",
@@ -98,6 +101,8 @@ int EvalCommand(int argc, char** argv) {
   flags.Add("budget_seconds", &budget_seconds, "with --time: measuring budget (0: default)");
   flags.Add("min_sample_seconds", &min_sample_seconds,
             "with --time: batch short calls into samples at least this long (0: default; negative: one call)");
+  flags.Add("max_calls_per_sample", &max_calls_per_sample,
+            "with --time: most calls in one batched sample (0: default)");
   endpoints.Bind(&flags);
   absl::Status s = flags.Parse(argc, argv, nullptr);
   if (s.ok() && !flags.help_requested()) {
@@ -147,6 +152,7 @@ int EvalCommand(int argc, char** argv) {
     t.set_target_rel_ci(target_rel_ci);
     t.set_budget_seconds(budget_seconds);
     t.set_min_sample_seconds(min_sample_seconds);
+    t.set_max_calls_per_sample(max_calls_per_sample);
     auto result = connected->timing->Time(t, context);
     if (!result.ok()) {
       std::fprintf(stderr, "crl eval: timing: %s\n", result.status().ToString().c_str());

@@ -122,7 +122,8 @@ v1::MeasurePairRequest TimingOracle::PairRequest(const v1::TimeRequest& request,
   m.set_check_outputs_every(options_.check_outputs_every);
   m.set_min_sample_seconds(request.min_sample_seconds() != 0 ? request.min_sample_seconds()
                                                              : options_.min_sample_seconds);
-  m.set_max_calls_per_sample(options_.max_calls_per_sample);
+  m.set_max_calls_per_sample(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample()
+                                                                : options_.max_calls_per_sample);
   m.set_seed(seed);
   return m;
 }
@@ -225,7 +226,10 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     return seed_counter_;
   };
   auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
-    return worker->MeasurePair(PairRequest(request, artifact, next_seed()), context);
+    auto m = worker->MeasurePair(PairRequest(request, artifact, next_seed()), context);
+    resp.set_measurements(resp.measurements() + 1);
+    if (m.ok()) resp.set_measure_seconds(resp.measure_seconds() + m->lane_seconds());
+    return m;
   };
   auto failed = [&](const v1::MeasurePairResponse& m) {
     resp.set_verdict(m.verdict());

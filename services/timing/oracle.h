@@ -38,9 +38,10 @@ struct OracleOptions {
   int check_outputs_every = 5;
   // Short calls are timed in batches of back-to-back calls lasting at least
   // this long on the reference (negative: one call per sample), at most
-  // max_calls_per_sample calls.
-  double min_sample_seconds = 1e-3;
-  int max_calls_per_sample = 64;
+  // max_calls_per_sample calls. 0: the worker's defaults (eval.proto's
+  // MeasurePairRequest: 10 ms on a GPU, 1 ms on the host; 256 calls).
+  double min_sample_seconds = 0;
+  int max_calls_per_sample = 0;
   int bootstrap_resamples = 1000;
   // Side stream: the candidate's stream time is below half its device time,
   // and its device-minus-stream gap exceeds the ordinary synchronization gap

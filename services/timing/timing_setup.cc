@@ -14,9 +14,10 @@ void BindTimingOptions(OptionSet* set, TimingOptions* o) {
   set->Add("min_pairs", &o->oracle.min_pairs, "pairs before the stopping rule applies");
   set->Add("max_pairs", &o->oracle.max_pairs, "most pairs per measurement");
   set->Add("min_sample_seconds", &o->oracle.min_sample_seconds,
-           "time short calls in batches of back-to-back calls lasting at least this long (negative: one call "
-           "per sample)");
-  set->Add("max_calls_per_sample", &o->oracle.max_calls_per_sample, "most calls in one batched sample");
+           "time short calls in batches of back-to-back calls lasting at least this long (0: the worker's "
+           "default, 0.01 on a GPU, 0.001 on the host; negative: one call per sample)");
+  set->Add("max_calls_per_sample", &o->oracle.max_calls_per_sample,
+           "most calls in one batched sample (0: the worker's default, 256)");
   set->Add("noise_threshold", &o->oracle.noise_threshold,
            "relative spread (MAD/median) above which a measurement is re-taken");
   set->Add("jump_speedup", &o->oracle.jump_speedup, "speedups above this are re-measured");

@@ -433,7 +433,8 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   } else {
     CRL_ASSIGN_OR_RETURN(ref_artifact, compiler_->LibraryFor(request.reference_artifact_id()));
   }
-  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_);
+  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_,
+                      r.backend == BackendKind::kCuda);
   const double per_call = options_.measure_call_timeout_seconds;
 
   v1::MeasurePairResponse response;
@@ -443,6 +444,12 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
   const Lane& lane = lease.lane();
   LeaseGauge busy(metrics_);
+  const absl::Time held_from = clock_->MonotonicNow();
+  // Every response past this point says how long it held the lane.
+  auto held = [&]() -> v1::MeasurePairResponse& {
+    response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - held_from));
+    return response;
+  };
   response.set_lane(lane.name);
   auto fail = [&](Side side, const RunnerEvent& event) {
     response.set_verdict(VerdictFor(side, event));
@@ -460,7 +467,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   }
   if (!ref || !cand) {
     CRL_RETURN_IF_ERROR(context.Check());
-    return response;
+    return held();
   }
   response.set_device_name(cand->device_name());
   if (const int cpu = TimingCpu(lane); cpu >= 0) {
@@ -486,7 +493,7 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
     out->sample.set_stream_event_seconds(result.stream_event_seconds);
     out->sample.set_device_sync_seconds(result.device_sync_seconds);
     out->sample.set_host_seconds(result.host_seconds);
-    out->input_bytes = result.input_bytes;
+    out->call_bytes = result.call_bytes;
     return true;
   };
   // Outputs are fetched after both sides of a pair returned.
@@ -501,18 +508,18 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   };
   if (!loop.Run(timed, check, &response)) {
     CRL_RETURN_IF_ERROR(context.Check());
-    return response;
+    return held();
   }
   CRL_RETURN_IF_ERROR(context.Check());
   if (ref->dead() || cand->dead()) {
     response.set_verdict(v1::VERDICT_INFRA_ERROR);
     response.add_messages("a runner ended during output checks");
-    return response;
+    return held();
   }
   cand->Close();
   ref->Close();
   response.set_verdict(v1::VERDICT_OK);
-  return response;
+  return held();
 }
 
 int EvalEngine::TimingCpu(const Lane& lane) const {

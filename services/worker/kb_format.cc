@@ -151,7 +151,7 @@ class KbHarnessSession final : public SessionInterface {
     result->stream_event_seconds = KbField<double>(reply.header, "stream_event_seconds", 0);
     result->device_sync_seconds = KbField<double>(reply.header, "device_sync_seconds", 0);
     result->host_seconds = KbField<double>(reply.header, "host_seconds", 0);
-    result->input_bytes = std::max<int64_t>(0, KbField<int64_t>(reply.header, "input_bytes", 0));
+    result->call_bytes = std::max<int64_t>(0, KbField<int64_t>(reply.header, "call_bytes", 0));
     return event;
   }
 

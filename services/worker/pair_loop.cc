@@ -24,7 +24,7 @@ absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
   return absl::OkStatus();
 }
 
-PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock)
+PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock, bool gpu)
     : warmup_(request.warmup() > 0 ? request.warmup() : 5),
       min_pairs_(request.min_pairs() > 0 ? request.min_pairs() : 20),
       max_pairs_(std::max(min_pairs_, request.max_pairs() > 0 ? request.max_pairs() : 400)),
@@ -32,16 +32,16 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockIn
       check_every_(request.check_outputs_every() > 0 ? request.check_outputs_every() : 5),
       target_(request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01),
       budget_(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
-      min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : 1e-3),
-      max_calls_(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample() : 64),
+      min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : (gpu ? 1e-2 : 1e-3)),
+      max_calls_(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample() : 256),
       seed_(seed),
       clock_(clock) {}
 
-int CallsPerSample(double ref_call_seconds, int64_t input_bytes, double min_sample_seconds, int max_calls) {
-  if (min_sample_seconds <= 0 || input_bytes <= 0 || !(ref_call_seconds > 0)) return 1;
-  constexpr double kMaxBatchInputBytes = double(int64_t{1} << 30);
+int CallsPerSample(double ref_call_seconds, int64_t call_bytes, double min_sample_seconds, int max_calls) {
+  if (min_sample_seconds <= 0 || call_bytes <= 0 || !(ref_call_seconds > 0)) return 1;
+  constexpr double kMaxBatchBytes = double(int64_t{1} << 30);
   double calls = std::ceil(min_sample_seconds / ref_call_seconds);
-  calls = std::min({calls, static_cast<double>(max_calls), std::floor(kMaxBatchInputBytes / input_bytes)});
+  calls = std::min({calls, static_cast<double>(max_calls), std::floor(kMaxBatchBytes / call_bytes)});
   return std::max(1, static_cast<int>(calls));
 }
 
@@ -50,24 +50,23 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
   uint64_t order_state = seed_ ^ 0x5DEECE66Dull;
   Timed t;
   std::vector<double> warm_ref;
-  int64_t input_bytes = 0;
+  int64_t call_bytes = 0;
   for (int i = 0; i < warmup_; ++i) {
     uint64_t s = runner::DeriveSeed(seed_, 2000000 + i);
     if (!timed(true, s, 1, false, &t)) return false;
     warm_ref.push_back(t.sample.device_sync_seconds());
-    input_bytes = t.input_bytes;
+    call_bytes = t.call_bytes;
     if (!timed(false, s, 1, false, &t)) return false;
   }
-  // The batch size follows from the reference's warm calls (the later half:
-  // the first may still carry one-time costs), then one more warm-up pair
-  // at that size.
+  // The batch size follows from the reference's warm calls: the fastest of
+  // the later half (the first calls may still carry one-time costs, and a
+  // call that is still warming up would size batches too small), then one
+  // more warm-up pair at that size.
   double ref_call = 0;
   if (!warm_ref.empty()) {
-    std::vector<double> late(warm_ref.begin() + warm_ref.size() / 2, warm_ref.end());
-    std::sort(late.begin(), late.end());
-    ref_call = late[late.size() / 2];
+    ref_call = *std::min_element(warm_ref.begin() + warm_ref.size() / 2, warm_ref.end());
   }
-  const int calls = CallsPerSample(ref_call, input_bytes, min_sample_, max_calls_);
+  const int calls = CallsPerSample(ref_call, call_bytes, min_sample_, max_calls_);
   response->set_calls_per_sample(calls);
   if (calls > 1) {
     uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_);

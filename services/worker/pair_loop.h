@@ -21,23 +21,26 @@ absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request);
 
 // Calls per timed sample: enough back-to-back calls that the reference's
 // sample lasts `min_sample_seconds`, at most `max_calls`, and at most 1 GiB
-// of inputs (`input_bytes` per call; 0: unknown, one call). Exposed for tests.
-int CallsPerSample(double ref_call_seconds, int64_t input_bytes, double min_sample_seconds, int max_calls);
+// of inputs and outputs held at once (`call_bytes` per call; 0: unknown, one
+// call). Exposed for tests.
+int CallsPerSample(double ref_call_seconds, int64_t call_bytes, double min_sample_seconds, int max_calls);
 
 class PairLoop {
  public:
-  // Zero request fields take the defaults of eval.proto. `clock` measures
-  // the budget and must outlive the loop.
-  PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock);
+  // Zero request fields take the defaults of eval.proto; the sample length's
+  // depends on `gpu` (10 ms on a GPU; 1 ms on the host, where a batch's
+  // fresh allocations page-fault in alternate samples). `clock` measures the
+  // budget and must outlive the loop.
+  PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock, bool gpu = true);
 
   // What one timed sample of one side returned: its times over all `calls`
   // (the loop divides them), the worker's own wall time around it, and the
-  // bytes of one call's inputs as the side reports them (the reference's
-  // size the batches).
+  // bytes one call holds (inputs and outputs) as the side reports them (the
+  // reference's size the batches).
   struct Timed {
     v1::TimingSample sample;
     double outside_seconds = 0;
-    int64_t input_bytes = 0;
+    int64_t call_bytes = 0;
   };
   // One timed sample of one side: `calls` back-to-back calls on inputs
   // derived from `seed`; `check` asks the side to keep their outputs for

@@ -90,7 +90,7 @@ struct TimedRequest {
   bool keep_outputs = false;
   // Back-to-back calls in this sample, each on its own inputs (the first
   // from `seed`, the others from seeds derived from it the same way on both
-  // sides). Formats that report no input_bytes are only asked for one.
+  // sides). Formats that report no call_bytes are only asked for one.
   int calls = 1;
 };
 
@@ -99,8 +99,9 @@ struct TimedResult {
   double stream_event_seconds = 0;
   double device_sync_seconds = 0;
   double host_seconds = 0;
-  // Bytes of one call's inputs (0: not reported; the sample stays one call).
-  int64_t input_bytes = 0;
+  // Device bytes one call holds until the sample ends: its inputs and its
+  // outputs (0: not reported; the sample stays one call).
+  int64_t call_bytes = 0;
 };
 
 // One side of an evaluation, alive on a lane. A call that fails returns

@@ -529,7 +529,7 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
   CHECK(Keys(j) == std::set<std::string>{"level_id", "task_id", "status", "correct", "speedup", "speedup_ci",
                                          "flags", "custom_kernel", "reported_score", "message", "max_abs_error",
                                          "max_rel_error", "within_cuda_l1_tolerance", "verify_seconds", "time_seconds",
-                                         "timing_pairs"});
+                                         "timing_pairs", "calls_per_sample", "measure_seconds"});
   CHECK(j["within_cuda_l1_tolerance"].is_null());  // no correctness trials ran
   CHECK(j["speedup"].is_null());
   CHECK(j["speedup_ci"].is_null());

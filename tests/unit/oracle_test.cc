@@ -112,6 +112,18 @@ TEST_CASE("noise is re-measured once, then flagged", "[oracle]") {
   auto r = Time(&w);
   CHECK(w.pair_requests().size() == 2);
   CHECK(Has(r, v1::FLAG_NOISY));
+  CHECK(r.measurements() == 2);
+
+  // What the lane time of both measurements adds up to.
+  FakeWorkerClient held;
+  v1::MeasurePairResponse first = Pairs({2e-3, 2e-3}, noisy, 100, 3), second = Pairs({2e-3, 2e-3}, noisy, 100, 4);
+  first.set_lane_seconds(2.5);
+  second.set_lane_seconds(1.25);
+  held.Push(first);
+  held.Push(second);
+  r = Time(&held);
+  CHECK(r.measurements() == 2);
+  CHECK(r.measure_seconds() == Approx(3.75));
 
   FakeWorkerClient calm_second;
   calm_second.Push(Pairs({2e-3, 2e-3}, noisy, 100, 5));

@@ -10,10 +10,10 @@
 namespace crl {
 namespace {
 
-TEST_CASE("short calls are batched up to the sample length, the cap and 1 GiB of inputs", "[pair_loop]") {
+TEST_CASE("short calls are batched up to the sample length, the cap and 1 GiB held", "[pair_loop]") {
   CHECK(CallsPerSample(20e-6, 4096, 1e-3, 64) == 50);
   CHECK(CallsPerSample(1e-6, 4096, 1e-3, 64) == 64);             // the cap
-  CHECK(CallsPerSample(1e-6, int64_t{256} << 20, 1e-3, 64) == 4);  // 1 GiB of inputs
+  CHECK(CallsPerSample(1e-6, int64_t{256} << 20, 1e-3, 64) == 4);  // 1 GiB of inputs and outputs
   CHECK(CallsPerSample(2e-3, 4096, 1e-3, 64) == 1);              // long enough alone
   CHECK(CallsPerSample(20e-6, 0, 1e-3, 64) == 1);                // inputs unknown: one call
   CHECK(CallsPerSample(20e-6, 4096, -1, 64) == 1);               // batching off
@@ -31,13 +31,13 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   int reported_bytes = 0;
   auto timed = [&](bool is_ref, uint64_t, int calls, bool, PairLoop::Timed* out) {
     batch_sizes.insert(calls);
-    const double per_call = is_ref ? 20e-6 : 10e-6;
+    const double per_call = is_ref ? 100e-6 : 50e-6;
     out->sample.set_device_sync_seconds(per_call * calls);
     out->sample.set_stream_event_seconds(per_call * calls);
     out->sample.set_host_seconds(per_call * calls);
     out->outside_seconds = (per_call + 5e-6) * calls;
     // The candidate's report is not the one that sizes batches.
-    out->input_bytes = is_ref ? 4096 : (int64_t{1} << 40);
+    out->call_bytes = is_ref ? 4096 : (int64_t{1} << 40);
     ++reported_bytes;
     return true;
   };
@@ -48,14 +48,15 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   };
   v1::MeasurePairResponse response;
   REQUIRE(loop.Run(timed, check, &response));
-  CHECK(response.calls_per_sample() == 50);
-  CHECK(batch_sizes == std::set<int>{1, 50});  // warm-up single, then batches
+  // The defaults: samples of at least 10 ms.
+  CHECK(response.calls_per_sample() == 100);
+  CHECK(batch_sizes == std::set<int>{1, 100});  // warm-up single, then batches
   REQUIRE(response.reference_samples_size() == 10);
-  CHECK(response.reference_samples(0).device_sync_seconds() == Approx(20e-6));
-  CHECK(response.candidate_samples(3).device_sync_seconds() == Approx(10e-6));
-  CHECK(response.reference_outside_seconds(0) == Approx(25e-6));
+  CHECK(response.reference_samples(0).device_sync_seconds() == Approx(100e-6));
+  CHECK(response.candidate_samples(3).device_sync_seconds() == Approx(50e-6));
+  CHECK(response.reference_outside_seconds(0) == Approx(105e-6));
   CHECK(response.output_checks() == 5);
-  for (int c : checked_calls) CHECK((c >= 0 && c < 50));
+  for (int c : checked_calls) CHECK((c >= 0 && c < 100));
   CHECK(checked_calls.size() > 1);  // not always the same call of the batch
 }
 
@@ -68,14 +69,14 @@ TEST_CASE("a mismatch in a batch names the call", "[pair_loop]") {
   const PairLoop loop(request, 3, &clock);
   auto timed = [&](bool, uint64_t, int calls, bool, PairLoop::Timed* out) {
     out->sample.set_device_sync_seconds(10e-6 * calls);
-    out->input_bytes = 64;
+    out->call_bytes = 64;
     return true;
   };
   v1::MeasurePairResponse response;
   REQUIRE(loop.Run(timed, [](int, int) { return std::string("output0 differs"); }, &response));
   CHECK(response.output_mismatches() == 5);
   CHECK_THAT(response.output_mismatch_detail(), Catch::StartsWith("pair 0, call "));
-  CHECK_THAT(response.output_mismatch_detail(), Catch::Contains(" of 64: output0 differs"));
+  CHECK_THAT(response.output_mismatch_detail(), Catch::Contains(" of 256: output0 differs"));
 }
 
 }  // namespace
