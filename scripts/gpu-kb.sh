@@ -145,7 +145,7 @@ throughput)
       extra+=("${more[@]}")
       t0=$(now)
       $RUN crl bench --cuda-l1 "$OUT/rows.jsonl" --jobs "${JOBS:-8}" --gpus 0 --host_lanes 0 --python "$PY" \
-        --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --journal none --out "$OUT/results-$pass.json" \
+        --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --out "$OUT/results-$pass.json" \
         "${extra[@]}" > "$OUT/bench-$pass.log" 2>&1
       echo "crl $pass: rc=$? wall $(secs $t0)"
       grep -E "^crl bench:" "$OUT/bench-$pass.log"

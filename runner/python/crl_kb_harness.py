@@ -447,7 +447,7 @@ class Side:
             self._sync = lambda: None
         # Seeding the generators the inputs come from, as torch.manual_seed
         # does for the CPU and CUDA (it also walks the other backends, which
-        # costs ~70 us per call: most of a batched sample's wall time).
+        # costs ~70 us per call on the H100 machine, more than many forwards).
         self._seed_cpu = torch.default_generator.manual_seed
         self._seed_cuda = torch.cuda.manual_seed_all if self.cuda else None
         self.flush_buf = flush_buffer(torch, self.device, header.get("l2_flush_bytes", 0))
