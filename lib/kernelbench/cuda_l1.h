@@ -54,7 +54,8 @@ struct CudaL1Result {
   // it (0: not timed), and the measured pairs of the timing.
   double verify_seconds = 0, time_seconds = 0;
   int timing_pairs = 0;
-  // Calls per timed sample, and the wall time of the measurements alone.
+  // Calls per timed sample, and the seconds the measurements held their lane
+  // (TimeResponse.measure_seconds).
   int calls_per_sample = 0;
   double measure_seconds = 0;
 };

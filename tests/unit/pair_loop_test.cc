@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <vector>
 
 namespace crl {
 namespace {
@@ -58,6 +59,30 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   CHECK(response.output_checks() == 5);
   for (int c : checked_calls) CHECK((c >= 0 && c < 100));
   CHECK(checked_calls.size() > 1);  // not always the same call of the batch
+}
+
+TEST_CASE("batches are sized from the fastest later warm-up call; the host's samples are shorter", "[pair_loop]") {
+  FakeClock clock;
+  v1::MeasurePairRequest request;
+  request.set_min_pairs(5);
+  request.set_max_pairs(5);
+  // Five single-call warm-ups of the reference, still warming: the later
+  // half's fastest (100 us) sizes the batch, not its median (200 us).
+  const std::vector<double> warm = {5e-3, 1e-3, 300e-6, 200e-6, 100e-6};
+  for (bool gpu : {true, false}) {
+    const PairLoop loop(request, 5, &clock, gpu);
+    int ref_calls = 0;
+    auto timed = [&](bool is_ref, uint64_t, int calls, bool, PairLoop::Timed* out) {
+      const double per_call = is_ref && ref_calls < 5 ? warm[ref_calls] : 100e-6;
+      if (is_ref) ++ref_calls;
+      out->sample.set_device_sync_seconds(per_call * calls);
+      out->call_bytes = 64;
+      return true;
+    };
+    v1::MeasurePairResponse response;
+    REQUIRE(loop.Run(timed, [](int, int) { return std::string(); }, &response));
+    CHECK(response.calls_per_sample() == (gpu ? 100 : 10));  // 10 ms, or 1 ms on the host
+  }
 }
 
 TEST_CASE("a mismatch in a batch names the call", "[pair_loop]") {
