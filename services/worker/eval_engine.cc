@@ -524,13 +524,9 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
 
 int EvalEngine::TimingCpu(const Lane& lane) const {
   if (!options_.pin_gpu_timing || lane.backend != BackendKind::kCuda) return -1;
-  // Host lanes pin to the last CPUs (runner_client.cc); GPU lanes take the
-  // ones before them, never CPU 0 (the worker's own threads start there).
   int host = 0;
   for (const Lane& l : lanes_->lanes()) host += l.backend == BackendKind::kHost;
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  const long cpu = cpus - 1 - host - lane.index;
-  return cpu >= 1 ? static_cast<int>(cpu) : -1;
+  return LaneCpu(lane, host, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 v1::WorkerInfo EvalEngine::Info() const {

@@ -105,8 +105,7 @@ std::unique_ptr<RunnerSession> RunnerSession::Spawn(const RunnerOptions& options
   bool pinned = false;
   if (lane.backend == BackendKind::kHost && options.pin_host_lanes &&
       sched_getaffinity(0, sizeof(saved), &saved) == 0) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int cpu = static_cast<int>(cpus - 1 - (lane.index % std::max(1L, cpus)));
+    const int cpu = LaneCpu(lane, 0, sysconf(_SC_NPROCESSORS_ONLN));
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
@@ -160,6 +159,13 @@ void RunnerSession::Adopt(const RequestContext& context, double budget_seconds) 
 }
 
 bool RunnerSession::Alive() { return !dead_ && process_->Running(); }
+
+int LaneCpu(const Lane& lane, int host_lanes, long cpus) {
+  cpus = std::max(1L, cpus);
+  if (lane.backend == BackendKind::kHost) return static_cast<int>(cpus - 1 - (lane.index % cpus));
+  const long cpu = cpus - 1 - host_lanes - lane.index;
+  return cpu >= 1 ? static_cast<int>(cpu) : -1;
+}
 
 bool RunnerSession::PinToCpu(int cpu) { return !dead_ && process_->PinTo(cpu); }
 

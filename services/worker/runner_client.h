@@ -28,6 +28,12 @@ struct Lane {
   std::string name;
 };
 
+// The CPU a lane's runners are pinned to, on a machine with `cpus` CPUs and
+// `host_lanes` host lanes: host lanes take the last CPUs (host:0 the very
+// last), GPU lanes the ones before them; -1 for a GPU lane that would land
+// on CPU 0 (the worker's own threads start there) or below.
+int LaneCpu(const Lane& lane, int host_lanes, long cpus);
+
 struct RunnerOptions {
   // The crl-runner binary.
   std::string runner_path;

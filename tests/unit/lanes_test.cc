@@ -14,6 +14,18 @@
 namespace crl {
 namespace {
 
+TEST_CASE("lanes pin to CPUs from the end: host lanes last, GPU lanes before them, never CPU 0", "[lanes]") {
+  const Lane host0{BackendKind::kHost, 0, "host:0"}, host1{BackendKind::kHost, 1, "host:1"};
+  const Lane gpu0{BackendKind::kCuda, 0, "cuda:0"}, gpu1{BackendKind::kCuda, 1, "cuda:1"};
+  CHECK(LaneCpu(host0, 2, 16) == 15);
+  CHECK(LaneCpu(host1, 2, 16) == 14);
+  CHECK(LaneCpu(gpu0, 2, 16) == 13);
+  CHECK(LaneCpu(gpu1, 2, 16) == 12);
+  CHECK(LaneCpu(gpu0, 0, 16) == 15);  // no host lanes
+  CHECK(LaneCpu(gpu0, 1, 2) == -1);   // would be CPU 0
+  CHECK(LaneCpu(host1, 1, 1) == 0);   // host lanes wrap on a one-CPU machine
+}
+
 TEST_CASE("lanes are exclusive and return to the pool with their lease", "[lanes]") {
   LanePool pool({{BackendKind::kHost, 0, "host:0"}, {BackendKind::kHost, 1, "host:1"}});
   CHECK(pool.Has(BackendKind::kHost));
