@@ -507,24 +507,21 @@ class Side:
         """The task's inputs for each seed (one list per seed), on the device."""
         torch = self.torch
         batch = []
-        with self._device_scope():
-            for seed in seeds:
-                self._seed_cpu(seed)
-                if self._seed_cuda is not None:
-                    self._seed_cuda(seed)
-                if distribution == "normal":
-                    # The task's uniform draws become normal ones (same
-                    # shapes, dtypes and devices), for both sides alike.
-                    rand, rand_like = torch.rand, torch.rand_like
-                    torch.rand, torch.rand_like = torch.randn, torch.randn_like
-                    try:
-                        inputs = list(self.get_inputs())
-                    finally:
-                        torch.rand, torch.rand_like = rand, rand_like
-                else:
-                    inputs = list(self.get_inputs())
-                batch.append([x.to(self.device) if isinstance(x, torch.Tensor) and x.device != self.device
-                              else x for x in inputs])
+        # For "normal", the task's uniform draws become normal ones (same
+        # shapes, dtypes and devices), for both sides alike.
+        rand, rand_like = torch.rand, torch.rand_like
+        if distribution == "normal":
+            torch.rand, torch.rand_like = torch.randn, torch.randn_like
+        try:
+            with self._device_scope():
+                for seed in seeds:
+                    self._seed_cpu(seed)
+                    if self._seed_cuda is not None:
+                        self._seed_cuda(seed)
+                    batch.append([x.to(self.device) if isinstance(x, torch.Tensor) and x.device != self.device
+                                  else x for x in self.get_inputs()])
+        finally:
+            torch.rand, torch.rand_like = rand, rand_like
         return batch
 
     def flags_changed(self):

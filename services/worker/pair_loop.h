@@ -29,8 +29,8 @@ class PairLoop {
  public:
   // Zero request fields take the defaults of eval.proto; the default sample
   // length depends on `gpu` (10 ms on a GPU; 1 ms on the host, where a
-  // batch's fresh allocations page-fault in alternate samples). `clock` measures the
-  // budget and must outlive the loop.
+  // batch's fresh allocations page-fault in alternate samples). `clock`
+  // measures the budget and must outlive the loop.
   PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock, bool gpu = true);
 
   // What one timed sample of one side returned: its times over all `calls`
