@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/policy/decode_graphs.h"
 #include "lib/policy/sampling.h"
 
 namespace crl::policy {
@@ -44,10 +45,12 @@ struct GenerationEngine::Impl {
   int free_slots ABSL_GUARDED_BY(mu) = 0;
   std::atomic<int> active{0};
   std::atomic<int64_t> tokens{0};
+  std::atomic<int> graphs_captured{0};
   std::thread thread;
   // Engine thread only.
   KvCache cache;
   std::vector<Sequence*> slots;
+  std::unique_ptr<DecodeGraphs> graphs;  // null: decode op by op
 
   void Run();
   void Prefill(Pending* p);
@@ -56,7 +59,7 @@ struct GenerationEngine::Impl {
   void Finish(Sequence* s, const char* reason);
   void FailAll(const absl::Status& status);
   void Complete(Pending* p);
-  RowSampling Rows(const std::vector<const Sequence*>& rows, const std::vector<int>& steps) const;
+  HostRowSampling Rows(const std::vector<const Sequence*>& rows, const std::vector<int>& steps) const;
 };
 
 namespace {
@@ -89,6 +92,10 @@ absl::StatusOr<std::unique_ptr<GenerationEngine>> GenerationEngine::Start(
   } catch (const std::exception& e) {
     return absl::ResourceExhaustedError(absl::StrCat("KV cache: ", e.what()));
   }
+  if (options.cuda_graphs && model->device().is_cuda() && DecodeGraphs::Available()) {
+    impl->graphs = std::make_unique<DecodeGraphs>(model.get(), &impl->cache, options.max_batch,
+                                                  options.max_len, /*capture=*/true);
+  }
   impl->slots.assign(options.max_batch, nullptr);
   {
     absl::MutexLock lock(&impl->mu);
@@ -114,6 +121,7 @@ int GenerationEngine::waiting() const {
 }
 int GenerationEngine::active() const { return impl_->active.load(); }
 int64_t GenerationEngine::tokens_generated() const { return impl_->tokens.load(); }
+int GenerationEngine::decode_graphs() const { return impl_->graphs_captured.load(); }
 
 absl::StatusOr<std::vector<Generation>> GenerationEngine::Generate(const GenerationRequest& r,
                                                                    const RequestContext& context) {
@@ -205,28 +213,19 @@ void GenerationEngine::Impl::Run() {
   waiting.clear();
 }
 
-RowSampling GenerationEngine::Impl::Rows(const std::vector<const Sequence*>& rows,
-                                         const std::vector<int>& steps) const {
-  const int64_t R = static_cast<int64_t>(rows.size());
-  std::vector<float> temperature(R, 0.f), top_p(R, 1.f);
-  std::vector<int64_t> top_k(R, 0), seed(R, 0), step(R, 0);
-  RowSampling out;
-  for (int64_t i = 0; i < R; ++i) {
+HostRowSampling GenerationEngine::Impl::Rows(const std::vector<const Sequence*>& rows,
+                                             const std::vector<int>& steps) const {
+  HostRowSampling out(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i]) continue;
     const SamplingParams& p = rows[i]->pending->request->params;
-    temperature[i] = static_cast<float>(p.temperature);
-    top_p[i] = static_cast<float>(p.top_p);
-    top_k[i] = p.top_k;
-    seed[i] = static_cast<int64_t>(p.seed + rows[i]->index);
-    step[i] = steps[i];
+    out.temperature[i] = static_cast<float>(p.temperature);
+    out.top_p[i] = static_cast<float>(p.top_p);
+    out.top_k[i] = p.top_k;
+    out.seed[i] = static_cast<int64_t>(p.seed + rows[i]->index);
+    out.step[i] = steps[i];
     out.filter = out.filter || p.top_k > 0 || p.top_p < 1.0;
   }
-  const auto dev = model->device();
-  out.temperature = torch::tensor(temperature).to(dev);
-  out.top_p = torch::tensor(top_p).to(dev);
-  out.top_k = torch::tensor(top_k).to(dev);
-  out.seed = torch::tensor(seed).to(dev);
-  out.step = torch::tensor(step).to(dev);
   return out;
 }
 
@@ -261,7 +260,7 @@ void GenerationEngine::Impl::Prefill(Pending* p) {
     rows.push_back(s);
   }
   active += r.n;
-  Sampled first = SampleNext(last.expand({r.n, last.size(1)}), Rows(rows, std::vector<int>(r.n, 0)));
+  Sampled first = SampleNext(last.expand({r.n, last.size(1)}), Rows(rows, std::vector<int>(r.n, 0)).ToDevice(dev));
   torch::Tensor tokens = first.tokens.to(torch::kCPU), logprobs = first.logprobs.to(torch::kCPU);
   const absl::Duration to_first = Now() - p->submitted;
   for (int i = 0; i < r.n; ++i) {
@@ -290,14 +289,20 @@ void GenerationEngine::Impl::Decode() {
       steps[i] = static_cast<int>(s->pending->out[s->index].tokens.size());
     }
   }
-  const auto dev = model->device();
-  auto longs = torch::TensorOptions().dtype(torch::kLong);
-  cache.first_row = 0;
-  cache.row_lengths = torch::tensor(lengths, longs).to(dev);
-  cache.view = view;
-  torch::Tensor logits = model->Forward(torch::tensor(ids, longs).view({hi, 1}).to(dev), {}, &cache)
-                             .select(1, 0);
-  Sampled next = SampleNext(logits, Rows(rows, steps));
+  Sampled next;
+  if (graphs) {
+    next = graphs->Step(ids, lengths, view, Rows(rows, steps));
+    graphs_captured = graphs->graphs();
+  } else {
+    const auto dev = model->device();
+    auto longs = torch::TensorOptions().dtype(torch::kLong);
+    cache.first_row = 0;
+    cache.row_lengths = torch::tensor(lengths, longs).to(dev);
+    cache.view = view;
+    torch::Tensor logits =
+        model->Forward(torch::tensor(ids, longs).view({hi, 1}).to(dev), {}, &cache).select(1, 0);
+    next = SampleNext(logits, Rows(rows, steps).ToDevice(dev));
+  }
   torch::Tensor tokens = next.tokens.to(torch::kCPU), logprobs = next.logprobs.to(torch::kCPU);
   const int64_t* t = tokens.data_ptr<int64_t>();
   const float* lp = logprobs.data_ptr<float>();

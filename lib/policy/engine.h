@@ -5,7 +5,8 @@
 // the slots of its other n - 1 samples. Sampling runs on the device
 // (sampling.h): a seeded sequence gets the same tokens whatever else is in
 // the batch. Each sampled token's log-probability under the raw logits is
-// recorded (what a trainer recomputes).
+// recorded (what a trainer recomputes). On a CUDA device a decode step and
+// its sampling are replayed from CUDA graphs (decode_graphs.h).
 //
 //   CRL_ASSIGN_OR_RETURN(auto engine, GenerationEngine::Start(model, {}));
 //   CRL_ASSIGN_OR_RETURN(std::vector<Generation> g, engine->Generate(request, context));
@@ -29,6 +30,9 @@ struct EngineOptions {
   // Positions per slot, prompt included (0: the model's
   // max_position_embeddings).
   int max_len = 0;
+  // On a CUDA device, replay decode steps from CUDA graphs (decode_graphs.h)
+  // when this build has them; false decodes op by op.
+  bool cuda_graphs = true;
 };
 
 struct GenerationRequest {
@@ -64,6 +68,8 @@ class GenerationEngine {
   int waiting() const;
   int active() const;
   int64_t tokens_generated() const;
+  // CUDA graphs of decode steps captured so far (0 without them).
+  int decode_graphs() const;
   const CausalLm& model() const { return *model_; }
 
   struct Impl;

@@ -164,7 +164,14 @@ class AttentionImpl : public torch::nn::Module {
         cv = v;
       }
     }
-    if (H != KV) {
+    // One query per row against a mask (decode) with grouped-query
+    // attention: the H / KV query heads of a key/value head attend as that
+    // many query rows of it, so the cached keys and values are read in place
+    // instead of copied H / KV times (repeat_interleave) at every step.
+    const bool grouped = H != KV && T == 1 && allowed.defined();
+    if (grouped) {
+      q = q.reshape({B, KV, H / KV, D});
+    } else if (H != KV) {
       k = k.repeat_interleave(H / KV, 1);
       v = v.repeat_interleave(H / KV, 1);
     }
@@ -189,6 +196,7 @@ class AttentionImpl : public torch::nn::Module {
     }
     out = torch::matmul(torch::softmax(scores, -1), v.to(torch::kFloat32)).to(x.scalar_type());
 #endif
+    if (grouped) out = out.reshape({B, H, T, D});
     return o_proj(out.transpose(1, 2).reshape({B, T, H * D}));
   }
 
@@ -315,7 +323,11 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
   if (lora_a_ && lora_enabled) {
     torch::Tensor h = x;
     if (lora_dropout > 0 && is_training()) h = torch::dropout(h, lora_dropout, true);
-    y = y + lora_b_(lora_a_(h.to(lora_a_->weight.scalar_type()))).to(y.scalar_type()) * lora_scale;
+    // Under autocast the adapters' matmuls run in bfloat16 whatever their
+    // input: a cast to the factors' float32 first would only add two passes
+    // over the activations (and two more in backward) per projection.
+    if (!(x.is_cuda() && CudaAutocast())) h = h.to(lora_a_->weight.scalar_type());
+    y = y + lora_b_(lora_a_(h)).to(y.scalar_type()) * lora_scale;
   }
   return y;
 }

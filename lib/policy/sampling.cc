@@ -15,6 +15,17 @@ torch::Tensor Mix(torch::Tensor x) {
 
 }  // namespace
 
+RowSampling HostRowSampling::ToDevice(torch::Device device) const {
+  RowSampling r;
+  r.temperature = torch::tensor(temperature).to(device);
+  r.top_p = torch::tensor(top_p).to(device);
+  r.top_k = torch::tensor(top_k).to(device);
+  r.seed = torch::tensor(seed).to(device);
+  r.step = torch::tensor(step).to(device);
+  r.filter = filter;
+  return r;
+}
+
 torch::Tensor CounterUniform(const torch::Tensor& seed, const torch::Tensor& step, int64_t vocab) {
   auto longs = torch::TensorOptions().dtype(torch::kLong).device(seed.device());
   torch::Tensor row = Mix(seed * static_cast<int64_t>(0x9E3779B97F4A7C15ULL) + step);  // [B]

@@ -10,6 +10,8 @@
 
 #include <torch/torch.h>
 
+#include <vector>
+
 namespace crl::policy {
 
 // One value per row, on the logits' device.
@@ -21,6 +23,17 @@ struct RowSampling {
   torch::Tensor step;         // [B] int64: the token's index in its sequence
   // Some row has top_k > 0 or top_p < 1 (known on the host: no device sync).
   bool filter = false;
+};
+
+// The same values on the host, as the engine gathers them row by row.
+struct HostRowSampling {
+  std::vector<float> temperature, top_p;
+  std::vector<int64_t> top_k, seed, step;
+  bool filter = false;
+  // Rows with default values (greedy, no filter, seed 0, step 0).
+  explicit HostRowSampling(size_t rows = 0)
+      : temperature(rows, 0.f), top_p(rows, 1.f), top_k(rows, 0), seed(rows, 0), step(rows, 0) {}
+  RowSampling ToDevice(torch::Device device) const;
 };
 
 struct Sampled {

@@ -11,6 +11,7 @@
 
 #include "common/file.h"
 #include "lib/policy/bpe_trainer.h"
+#include "lib/policy/decode_graphs.h"
 #include "lib/policy/engine.h"
 #include "services/sampler/local_backend.h"
 #include "services/trainer/trainer.h"
@@ -140,6 +141,74 @@ TEST_CASE("engine: cancellation frees the slots; stop callbacks and bad requests
         absl::StatusCode::kInvalidArgument);  // n above max_batch
   CHECK((*engine)->Generate(Request({1}, 1, 1, 1, 256), RequestContext::Background()).status().code() ==
         absl::StatusCode::kInvalidArgument);  // beyond max_len
+}
+
+TEST_CASE("decode graphs: a padded, bucketed step gives the exact step's logits", "[engine]") {
+  CHECK(DecodeGraphs::RowBucket(1, 8) == 1);
+  CHECK(DecodeGraphs::RowBucket(3, 8) == 4);
+  CHECK(DecodeGraphs::RowBucket(5, 6) == 6);  // never beyond max_batch
+  CHECK(DecodeGraphs::ViewBucket(10, 64) == 64);
+  CHECK(DecodeGraphs::ViewBucket(10, 4096) == 256);
+  CHECK(DecodeGraphs::ViewBucket(257, 4096) == 512);
+  CHECK(DecodeGraphs::ViewBucket(3000, 2048) == 2048);
+
+  // Three busy slots (0, 1, 2) of five with prompts of 5, 9 and 2 tokens,
+  // prefilled in slot mode; then one decode step computed exactly (3 rows,
+  // view = longest + 1) and bucketed (4 rows, 256 columns: padding row 3
+  // and masked columns).
+  ModelConfig c = TinyConfig(Family::kQwen2, 300, 300, 64);
+  auto model = CausalLm::Init(c, 5, torch::kCPU, torch::kFloat32);
+  REQUIRE(model.ok());
+  torch::NoGradGuard no_grad;
+  KvCache cache;
+  for (int l = 0; l < c.num_hidden_layers; ++l) {
+    cache.keys.push_back(torch::zeros({5, c.num_key_value_heads, 300, c.head_dim}));
+    cache.values.push_back(torch::zeros({5, c.num_key_value_heads, 300, c.head_dim}));
+  }
+  const std::vector<std::vector<int64_t>> prompts = {{1, 2, 3, 4, 5}, {9, 8, 7, 6, 5, 4, 3, 2, 1}, {42, 43}};
+  for (int row = 0; row < 3; ++row) {
+    const int64_t P = static_cast<int64_t>(prompts[row].size());
+    cache.first_row = row;
+    cache.row_lengths = torch::zeros({1}, torch::kLong);
+    cache.view = P;
+    (*model)->Forward(torch::tensor(prompts[row], torch::kLong).view({1, P}), {}, &cache);
+  }
+  const std::vector<int64_t> ids = {17, 18, 19}, lengths = {5, 9, 2};
+  HostRowSampling rows(3);
+  rows.temperature = {1.f, 0.f, 0.7f};  // sampled, greedy, sampled
+  rows.seed = {11, 12, 13};
+  rows.step = {0, 3, 1};
+  auto exact_step = [&](const HostRowSampling& r) {
+    cache.first_row = 0;
+    cache.row_lengths = torch::tensor(lengths, torch::kLong);
+    cache.view = 10;
+    torch::Tensor logits = (*model)->Forward(torch::tensor(ids, torch::kLong).view({3, 1}), {}, &cache).select(1, 0);
+    return SampleNext(logits, r.ToDevice(torch::kCPU));
+  };
+
+  DecodeGraphs graphs(model->get(), &cache, 5, 300, /*capture=*/false);
+  CHECK_FALSE(graphs.capturing());  // a CPU model is never captured
+  for (bool filter : {false, true}) {
+    CAPTURE(filter);
+    if (filter) {
+      rows.top_k = {5, 0, 0};
+      rows.top_p = {1.f, 1.f, 0.5f};
+      rows.filter = true;
+    }
+    Sampled exact = exact_step(rows);
+    Sampled bucketed = graphs.Step(ids, lengths, 10, rows);
+    REQUIRE(bucketed.tokens.sizes() == exact.tokens.sizes());
+    CHECK(torch::equal(bucketed.tokens, exact.tokens));
+    CHECK(torch::allclose(bucketed.logprobs, exact.logprobs, 1e-5, 1e-5));
+    // The step is a function of the cache: run again, the same tokens.
+    CHECK(torch::equal(graphs.Step(ids, lengths, 10, rows).tokens, exact.tokens));
+  }
+  CHECK(graphs.graphs() == 0);
+  // A change of the seeds changes the sampled rows, not the greedy one.
+  HostRowSampling reseeded = rows;
+  reseeded.seed = {901, 902, 903};
+  Sampled a = graphs.Step(ids, lengths, 10, rows), b = graphs.Step(ids, lengths, 10, reseeded);
+  CHECK(a.tokens[1].item<int64_t>() == b.tokens[1].item<int64_t>());
 }
 
 TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under load loses nothing", "[engine][sampler]") {

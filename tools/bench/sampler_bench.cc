@@ -7,7 +7,9 @@
 //
 //   crl-bench-sampler --preset qwen2.5-0.5b --batch 8 --prompt_len 512 --new_tokens 512
 //   crl-bench-sampler --preset embedded --device cpu --batch 8 --prompt_len 256 --new_tokens 128
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -23,6 +25,7 @@
 int main(int argc, char** argv) {
   std::string preset = "qwen2.5-0.5b", device = "auto", dtype = "auto", json_out;
   int batch = 8, prompt_len = 512, new_tokens = 512, repeats = 2;
+  bool cuda_graphs = true, check = false;
   crl::OptionSet flags("crl-bench-sampler", "Generation tokens/s of crl's engine.");
   flags.Add("preset", &preset, "embedded, qwen2.5-0.5b, qwen2.5-1.5b");
   flags.Add("device", &device, "auto, cpu, cuda");
@@ -31,6 +34,10 @@ int main(int argc, char** argv) {
   flags.Add("prompt_len", &prompt_len, "prompt tokens");
   flags.Add("new_tokens", &new_tokens, "tokens sampled per request");
   flags.Add("repeats", &repeats, "timed runs (the first run before them warms up)");
+  flags.Add("cuda_graphs", &cuda_graphs, "replay decode steps from CUDA graphs (on a CUDA device)");
+  flags.Add("check", &check,
+            "also generate the same requests with an engine without CUDA graphs and report where the "
+            "tokens first differ and the largest log-probability difference before that");
   flags.Add("json", &json_out, "also write the results here");
   if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
   auto config = crl::bench::PolicyPreset(preset);
@@ -41,8 +48,12 @@ int main(int argc, char** argv) {
   }
   auto model = crl::policy::CausalLm::Init(*config, 1, place->device, place->dtype);
   if (!model.ok()) return 1;
-  auto engine = crl::policy::GenerationEngine::Start(std::shared_ptr<crl::policy::CausalLm>(std::move(*model)),
-                                                     {batch, prompt_len + new_tokens});
+  std::shared_ptr<crl::policy::CausalLm> shared(std::move(*model));
+  crl::policy::EngineOptions engine_options;
+  engine_options.max_batch = batch;
+  engine_options.max_len = prompt_len + new_tokens;
+  engine_options.cuda_graphs = cuda_graphs;
+  auto engine = crl::policy::GenerationEngine::Start(shared, engine_options);
   if (!engine.ok()) {
     std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
     return 1;
@@ -55,18 +66,20 @@ int main(int argc, char** argv) {
     requests[i].params.max_new_tokens = new_tokens;
     requests[i].params.seed = i;
   }
-  auto run = [&]() -> double {
+  std::vector<crl::policy::Generation> last(batch);
+  auto run_on = [&](crl::policy::GenerationEngine& e) -> double {
     std::vector<std::thread> threads;
     std::vector<char> ok(batch, 0);  // not vector<bool>: threads write their own element
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < batch; ++i) {
       threads.emplace_back([&, i] {
-        auto g = (*engine)->Generate(requests[i], crl::RequestContext::Background());
+        auto g = e.Generate(requests[i], crl::RequestContext::Background());
         if (!g.ok()) {
           std::fprintf(stderr, "request %d: %s\n", i, g.status().ToString().c_str());
         } else if (static_cast<int>((*g)[0].tokens.size()) != new_tokens) {
           std::fprintf(stderr, "request %d: %zu tokens, not %d\n", i, (*g)[0].tokens.size(), new_tokens);
         } else {
+          last[i] = (*g)[0];
           ok[i] = 1;
         }
       });
@@ -78,6 +91,7 @@ int main(int argc, char** argv) {
     }
     return s;
   };
+  auto run = [&]() { return run_on(**engine); };
   if (run() < 0) {
     std::fprintf(stderr, "a request failed\n");
     return 1;
@@ -89,7 +103,34 @@ int main(int argc, char** argv) {
   nlohmann::json j = {{"implementation", "crl engine (LibTorch " TORCH_VERSION ")"},
                       {"preset", preset}, {"batch", batch}, {"prompt_len", prompt_len},
                       {"new_tokens", new_tokens}, {"seconds", s},
-                      {"tokens_per_second", double(batch) * new_tokens / s}};
+                      {"tokens_per_second", double(batch) * new_tokens / s},
+                      {"cuda_graphs", (*engine)->decode_graphs()}};
+  if (check) {
+    // The same requests (same seeds) op by op: a sampled token depends only
+    // on the logits and its seed, so the two agree until rounding differences
+    // between the two paths flip a token; from there the sequences differ.
+    std::vector<crl::policy::Generation> graphed = last;
+    engine_options.cuda_graphs = false;
+    auto plain = crl::policy::GenerationEngine::Start(shared, engine_options);
+    if (!plain.ok() || run_on(**plain) < 0) {
+      std::fprintf(stderr, "the check's engine failed\n");
+      return 1;
+    }
+    int64_t agree = 0, first_min = new_tokens;
+    double max_diff = 0;
+    for (int i = 0; i < batch; ++i) {
+      int t = 0;
+      while (t < new_tokens && graphed[i].tokens[t] == last[i].tokens[t]) {
+        max_diff = std::max(max_diff, double(std::abs(graphed[i].logprobs[t] - last[i].logprobs[t])));
+        ++t;
+      }
+      agree += t;
+      first_min = std::min<int64_t>(first_min, t);
+    }
+    j["check_tokens_before_divergence_mean"] = double(agree) / batch;
+    j["check_tokens_before_divergence_min"] = first_min;
+    j["check_max_logprob_diff"] = max_diff;
+  }
   std::printf("%s\n", j.dump().c_str());
   if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, j.dump(2) + "\n");
   return 0;

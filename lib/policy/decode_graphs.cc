@@ -1,0 +1,205 @@
+#include "lib/policy/decode_graphs.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "common/logging.h"
+#include "lib/policy/sampling.h"
+
+#ifdef CRL_POLICY_CUDA_GRAPHS
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/version.h>
+#endif
+
+namespace crl::policy {
+namespace {
+
+// Columns a graph reads at least: below this, padding costs nothing worth
+// another graph.
+constexpr int64_t kMinView = 256;
+
+int64_t PowerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+struct DecodeGraphs::Impl {
+  CausalLm* model = nullptr;
+  KvCache* cache = nullptr;
+  int max_batch = 0;
+  int64_t max_len = 0;
+  bool capture = false;
+  // Static inputs on the model's device, copied from the host before each
+  // step: [5, max_batch] int64 (token ids, row lengths, top_k, seed, step)
+  // and [2, max_batch] float32 (temperature, top_p).
+  torch::Tensor longs, floats;
+
+  // The bucketed step, run eagerly or recorded into a graph: [2, rows]
+  // float64, the sampled tokens (exact in a double) and their
+  // log-probabilities, so one copy brings both to the host.
+  torch::Tensor Forward(int rows, int64_t view, bool filter) {
+    cache->first_row = 0;
+    cache->row_lengths = longs.select(0, 1).narrow(0, 0, rows);
+    cache->view = view;
+    torch::Tensor ids = longs.select(0, 0).narrow(0, 0, rows).view({rows, 1});
+    torch::Tensor logits = model->Forward(ids, {}, cache).select(1, 0);
+    RowSampling r;
+    r.top_k = longs.select(0, 2).narrow(0, 0, rows);
+    r.seed = longs.select(0, 3).narrow(0, 0, rows);
+    r.step = longs.select(0, 4).narrow(0, 0, rows);
+    r.temperature = floats.select(0, 0).narrow(0, 0, rows);
+    r.top_p = floats.select(0, 1).narrow(0, 0, rows);
+    r.filter = filter;
+    Sampled s = SampleNext(logits, r);
+    return torch::stack({s.tokens.to(torch::kFloat64), s.logprobs.to(torch::kFloat64)});
+  }
+
+#ifdef CRL_POLICY_CUDA_GRAPHS
+  struct Graph {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    torch::Tensor out;  // in the graphs' pool, rewritten by each replay
+  };
+  std::map<std::tuple<int, int64_t, bool>, Graph> graphs;
+  at::cuda::MempoolId_t pool{0, 0};
+
+  // Records the step for (rows, view) on a side stream (capture needs one
+  // that is not the default), after one eager run there that performs lazy
+  // initialisation (cuBLAS workspaces, first launches) outside the capture.
+  // The eager run writes the same keys and values the replay will.
+  Graph Capture(int rows, int64_t view, bool filter) {
+    const auto index = model->device().index();
+    c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(index);
+    c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
+    at::cuda::CUDAEvent ready;
+    ready.record(current);
+    ready.block(side);
+    Graph g;
+    {
+      c10::cuda::CUDAStreamGuard on_side(side);
+      Forward(rows, view, filter);
+      if (pool.first == 0 && pool.second == 0) pool = at::cuda::graph_pool_handle();
+      g.graph = std::make_unique<at::cuda::CUDAGraph>();
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+      // Thread-local: another thread's CUDA calls (a new policy version
+      // loading beside this engine) do not break this capture.
+      g.graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+#else
+      g.graph->capture_begin(pool);
+#endif
+      try {
+        g.out = Forward(rows, view, filter);
+      } catch (...) {
+        try {
+          g.graph->capture_end();  // leaves capture mode; reports the broken capture
+        } catch (...) {
+        }
+        throw;
+      }
+      g.graph->capture_end();
+    }
+    at::cuda::CUDAEvent done;
+    done.record(side);
+    done.block(current);
+    return g;
+  }
+
+  torch::Tensor Replay(int rows, int64_t view, bool filter) {
+    const auto key = std::make_tuple(rows, view, filter);
+    auto it = graphs.find(key);
+    if (it == graphs.end()) {
+      try {
+        it = graphs.emplace(key, Capture(rows, view, filter)).first;
+      } catch (const std::exception& e) {
+        // The step still runs, eagerly; so do all later ones.
+        CRL_LOG(WARNING) << "generation: capturing a CUDA graph of the decode step failed, decoding "
+                            "without graphs from now on: "
+                         << e.what();
+        capture = false;
+        graphs.clear();
+        return Forward(rows, view, filter);
+      }
+    }
+    it->second.graph->replay();
+    return it->second.out;
+  }
+#endif
+};
+
+bool DecodeGraphs::Available() {
+#ifdef CRL_POLICY_CUDA_GRAPHS
+  return true;
+#else
+  return false;
+#endif
+}
+
+DecodeGraphs::DecodeGraphs(CausalLm* model, KvCache* cache, int max_batch, int64_t max_len, bool capture)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->model = model;
+  impl_->cache = cache;
+  impl_->max_batch = max_batch;
+  impl_->max_len = max_len;
+  impl_->capture = capture && Available() && model->device().is_cuda();
+  auto opts = torch::TensorOptions().device(model->device());
+  impl_->longs = torch::zeros({5, max_batch}, opts.dtype(torch::kLong));
+  impl_->floats = torch::zeros({2, max_batch}, opts.dtype(torch::kFloat32));
+}
+
+DecodeGraphs::~DecodeGraphs() = default;
+
+int DecodeGraphs::RowBucket(int rows, int max_batch) {
+  return static_cast<int>(std::min<int64_t>(PowerOfTwoAtLeast(rows), max_batch));
+}
+
+int64_t DecodeGraphs::ViewBucket(int64_t view, int64_t max_len) {
+  return std::min(PowerOfTwoAtLeast(std::max(view, kMinView)), max_len);
+}
+
+Sampled DecodeGraphs::Step(const std::vector<int64_t>& ids, const std::vector<int64_t>& lengths,
+                           int64_t view, const HostRowSampling& rows) {
+  const int n = static_cast<int>(ids.size());
+  const int bucket = RowBucket(n, impl_->max_batch);
+  const int64_t columns = ViewBucket(view, impl_->max_len);
+  // Padding rows: token 0 at position 0, greedy, unfiltered.
+  const size_t M = impl_->max_batch;
+  std::vector<int64_t> longs(5 * M, 0);
+  std::vector<float> floats(2 * M, 0.f);
+  std::fill(floats.begin() + M, floats.end(), 1.f);
+  auto put = [n](auto& to, size_t at, const auto& from) { std::copy(from.begin(), from.begin() + n, to.begin() + at); };
+  put(longs, 0, ids);
+  put(longs, M, lengths);
+  put(longs, 2 * M, rows.top_k);
+  put(longs, 3 * M, rows.seed);
+  put(longs, 4 * M, rows.step);
+  put(floats, 0, rows.temperature);
+  put(floats, M, rows.top_p);
+  impl_->longs.copy_(torch::tensor(longs, torch::kLong).view({5, impl_->max_batch}));
+  impl_->floats.copy_(torch::tensor(floats, torch::kFloat32).view({2, impl_->max_batch}));
+  torch::Tensor out;
+#ifdef CRL_POLICY_CUDA_GRAPHS
+  if (impl_->capture) out = impl_->Replay(bucket, columns, rows.filter);
+#endif
+  if (!out.defined()) out = impl_->Forward(bucket, columns, rows.filter);
+  out = out.narrow(1, 0, n).to(torch::kCPU);
+  return {out[0].to(torch::kLong), out[1].to(torch::kFloat32)};
+}
+
+int DecodeGraphs::graphs() const {
+#ifdef CRL_POLICY_CUDA_GRAPHS
+  return static_cast<int>(impl_->graphs.size());
+#else
+  return 0;
+#endif
+}
+
+bool DecodeGraphs::capturing() const { return impl_->capture; }
+
+}  // namespace crl::policy
