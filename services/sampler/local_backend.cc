@@ -197,6 +197,7 @@ absl::StatusOr<std::unique_ptr<SamplerBackendInterface>> NewLocalBackend(const S
   l.dtype = o.dtype;
   l.engine.max_batch = o.max_batch;
   l.engine.max_len = o.max_len;
+  l.engine.cuda_graphs = o.cuda_graphs;
   l.default_max_tokens = o.default_max_tokens;
   CRL_ASSIGN_OR_RETURN(auto backend, LocalBackend::Create(l, metrics));
   return std::unique_ptr<SamplerBackendInterface>(std::move(backend));

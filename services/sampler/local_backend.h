@@ -79,7 +79,7 @@ class LocalBackend final : public SamplerBackendInterface {
 
 // The LocalBackendFactory of sampler_setup.h: a LocalBackend from the
 // sampler's --policy, --policy_name, --device, --dtype, --max_batch,
-// --max_len and --default_max_tokens.
+// --max_len, --cuda_graphs and --default_max_tokens.
 absl::StatusOr<std::unique_ptr<SamplerBackendInterface>> NewLocalBackend(const SamplerOptions& options,
                                                                          SamplerMetrics* metrics);
 

@@ -13,6 +13,7 @@ void BindSamplerOptions(OptionSet* set, SamplerOptions* o) {
   set->Add("dtype", &o->dtype, "in-process: auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16");
   set->Add("max_batch", &o->max_batch, "in-process: sequences decoded together (KV cache slots)");
   set->Add("max_len", &o->max_len, "in-process: positions per sequence, prompt included");
+  set->Add("cuda_graphs", &o->cuda_graphs, "in-process on CUDA: replay decode steps from CUDA graphs");
   set->Add("default_max_tokens", &o->default_max_tokens, "max_tokens when a request gives none");
   OpenAiBackendOptions& a = o->openai;
   set->Add("endpoints", &a.endpoints, "OpenAI-compatible base URLs (http://host:8000/v1, ...)");

@@ -32,6 +32,7 @@ struct SamplerOptions {
   std::string dtype = "auto";
   int max_batch = 64;
   int max_len = 4096;
+  bool cuda_graphs = true;
   int default_max_tokens = 512;
   // Or OpenAI-compatible endpoints.
   OpenAiBackendOptions openai;
@@ -43,7 +44,7 @@ struct SamplerOptions {
   ClientOptions trainer_client;
 };
 
-// Binds --policy, --policy_name, --device, --dtype, --max_batch, --max_len,
+// Binds --policy, --policy_name, --device, --dtype, --max_batch, --max_len, --cuda_graphs,
 // --default_max_tokens, --endpoints, --endpoint_model, --endpoint_api, ...,
 // --openai_listen, --openai_auth_token_file, --trainer (and its --trainer_*
 // client options).
