@@ -39,8 +39,16 @@ class RmsNormImpl : public torch::nn::Module {
   RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
     weight = register_parameter("weight", torch::ones({dim}));
   }
-  // Hugging Face's order: normalise in float32, cast back, then scale.
+  // Hugging Face's order: normalise in float32, cast back, then scale. On
+  // CUDA, ATen's rms_norm where this LibTorch has it (2.4 on): the same
+  // computation in fewer kernels (one fused kernel in recent releases, instead of
+  // eight elementwise ones here), which matters most to a decode step.
   torch::Tensor forward(const torch::Tensor& x) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    if (x.is_cuda() && x.scalar_type() == weight.scalar_type()) {
+      return at::rms_norm(x, {weight.size(0)}, weight, eps_);
+    }
+#endif
     torch::Tensor h = x.to(torch::kFloat32);
     h = h * torch::rsqrt(h.pow(2).mean(-1, /*keepdim=*/true) + eps_);
     return weight * h.to(x.scalar_type());
@@ -135,11 +143,8 @@ class AttentionImpl : public torch::nn::Module {
       // Slot mode: each row writes at its own length.
       torch::Tensor ck = cache->keys[layer].narrow(0, cache->first_row, B);
       torch::Tensor cv = cache->values[layer].narrow(0, cache->first_row, B);
-      auto longs = torch::TensorOptions().dtype(torch::kLong).device(x.device());
-      torch::Tensor pos = cache->row_lengths.unsqueeze(1) + torch::arange(T, longs).unsqueeze(0);
-      torch::Tensor rows = torch::arange(B, longs).unsqueeze(1).expand({B, T});
-      ck.transpose(1, 2).index_put_({rows, pos}, k.transpose(1, 2));
-      cv.transpose(1, 2).index_put_({rows, pos}, v.transpose(1, 2));
+      ck.transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, k.transpose(1, 2));
+      cv.transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, v.transpose(1, 2));
       k = ck.narrow(2, 0, cache->view);
       v = cv.narrow(2, 0, cache->view);
     } else if (cache) {
@@ -423,6 +428,9 @@ class CausalLmImpl : public torch::nn::Module {
     const auto dtype = model->embed_tokens->weight.scalar_type();
     auto longs = torch::TensorOptions().dtype(torch::kLong).device(ids.device());
     torch::Tensor positions = cache.row_lengths.unsqueeze(1) + torch::arange(T, longs).unsqueeze(0);
+    // Where every layer writes this call's keys and values: computed once.
+    cache.write_rows = torch::arange(ids.size(0), longs).unsqueeze(1).expand({ids.size(0), T});
+    cache.write_positions = positions;
     // Key j is visible to a query at position q when j <= q (and in the window).
     torch::Tensor q = positions.unsqueeze(2);                          // [B, T, 1]
     torch::Tensor kj = torch::arange(S, longs).view({1, 1, S});        // [1, 1, S]

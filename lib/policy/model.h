@@ -66,6 +66,9 @@ struct KvCache {
   torch::Tensor row_lengths;  // [B] int64 on the model's device: slot mode
   int64_t first_row = 0;
   int64_t view = 0;
+  // Slot mode, set by the forward pass for its layers: [B, T] row and
+  // position of each new token's keys and values.
+  torch::Tensor write_rows, write_positions;
 };
 
 // What a forward pass sees beyond the token ids.
