@@ -53,7 +53,8 @@ struct GenerationEngine::Impl {
   std::unique_ptr<DecodeGraphs> graphs;  // null: decode op by op
 
   void Run();
-  void Prefill(Pending* p);
+  void Prefill(const std::vector<Pending*>& admitted);
+  void PrefillGroup(const std::vector<Pending*>& group);
   void Decode();
   void Append(Sequence* s, int token, float logprob);
   void Finish(Sequence* s, const char* reason);
@@ -75,6 +76,7 @@ absl::StatusOr<std::unique_ptr<GenerationEngine>> GenerationEngine::Start(
     std::shared_ptr<CausalLm> model, EngineOptions options) {
   const ModelConfig& c = model->config();
   if (options.max_batch < 1) return absl::InvalidArgumentError("max_batch: must be at least 1");
+  if (options.prefill_tokens < 1) return absl::InvalidArgumentError("prefill_tokens: must be at least 1");
   if (options.max_len <= 0) options.max_len = c.max_position_embeddings;
   if (options.max_len > c.max_position_embeddings) {
     return absl::InvalidArgumentError(absl::StrCat("max_len: ", options.max_len, " exceeds the model's ",
@@ -194,7 +196,7 @@ void GenerationEngine::Impl::Run() {
       }
     }
     try {
-      for (Pending* p : admitted) Prefill(p);
+      Prefill(admitted);
       // Requests whose callers gave up leave the batch.
       for (Sequence* s : slots) {
         if (s && s->pending->cancel.load()) Finish(s, "cancelled");
@@ -229,43 +231,87 @@ HostRowSampling GenerationEngine::Impl::Rows(const std::vector<const Sequence*>&
   return out;
 }
 
-void GenerationEngine::Impl::Prefill(Pending* p) {
-  const GenerationRequest& r = *p->request;
-  const int64_t P = static_cast<int64_t>(r.prompt.size());
-  std::vector<int> free;
-  for (int i = 0; i < static_cast<int>(slots.size()) && static_cast<int>(free.size()) < r.n; ++i) {
-    if (!slots[i]) free.push_back(i);
+void GenerationEngine::Impl::Prefill(const std::vector<Pending*>& admitted) {
+  // In admission order, as many requests per forward pass as fit in
+  // prefill_tokens padded prompt tokens (a longer prompt goes alone).
+  size_t i = 0;
+  while (i < admitted.size()) {
+    size_t j = i + 1;
+    size_t longest = admitted[i]->request->prompt.size();
+    while (j < admitted.size()) {
+      const size_t l = std::max(longest, admitted[j]->request->prompt.size());
+      if (static_cast<int64_t>(l * (j - i + 1)) > options.prefill_tokens) break;
+      longest = l;
+      ++j;
+    }
+    PrefillGroup({admitted.begin() + i, admitted.begin() + j});
+    i = j;
+  }
+}
+
+void GenerationEngine::Impl::PrefillGroup(const std::vector<Pending*>& group) {
+  const int64_t R = static_cast<int64_t>(group.size());
+  int64_t P = 0;
+  for (const Pending* p : group) P = std::max<int64_t>(P, p->request->prompt.size());
+  // Each request's n slots (admission reserved them); its prompt, right
+  // padded, prefills the first one.
+  std::vector<int> open;
+  for (int s = 0; s < static_cast<int>(slots.size()); ++s) {
+    if (!slots[s]) open.push_back(s);
+  }
+  std::vector<std::vector<int>> taken(R);
+  std::vector<int64_t> ids(R * P, 0), first(R), last(R);
+  size_t used = 0;
+  for (int64_t g = 0; g < R; ++g) {
+    const GenerationRequest& r = *group[g]->request;
+    taken[g].assign(open.begin() + used, open.begin() + used + r.n);
+    used += r.n;
+    std::copy(r.prompt.begin(), r.prompt.end(), ids.begin() + g * P);
+    first[g] = taken[g][0];
+    last[g] = static_cast<int64_t>(r.prompt.size()) - 1;
   }
   const auto dev = model->device();
   auto longs = torch::TensorOptions().dtype(torch::kLong);
-  torch::Tensor ids = torch::tensor(std::vector<int64_t>(r.prompt.begin(), r.prompt.end()), longs)
-                          .view({1, P})
-                          .to(dev);
-  cache.first_row = free[0];
-  cache.row_lengths = torch::zeros({1}, longs.device(dev));
-  cache.view = P;
-  torch::Tensor last = model->Forward(ids, {}, &cache).select(1, P - 1);  // [1, V]
-  for (size_t i = 1; i < free.size(); ++i) {
-    for (size_t l = 0; l < cache.keys.size(); ++l) {
-      cache.keys[l][free[i]].narrow(1, 0, P).copy_(cache.keys[l][free[0]].narrow(1, 0, P));
-      cache.values[l][free[i]].narrow(1, 0, P).copy_(cache.values[l][free[0]].narrow(1, 0, P));
-    }
-  }
+  ForwardOptions forward;
+  forward.cache = &cache;
+  cache.slots = torch::tensor(first, longs).to(dev);
+  torch::Tensor hidden = model->Hidden(torch::tensor(ids, longs).view({R, P}).to(dev), forward);
+  cache.slots = torch::Tensor();
+  torch::Tensor at_last = hidden.index({torch::arange(R, longs.device(dev)), torch::tensor(last, longs).to(dev)});
+  torch::Tensor logits = model->Logits(at_last);  // [R, V]
+  // Samples 2..n of a prompt decode from a copy of its keys and values.
+  std::vector<int64_t> row_of;  // the logits row of each new sequence
   std::vector<Sequence*> seqs;
   std::vector<const Sequence*> rows;
-  for (int i = 0; i < r.n; ++i) {
-    auto* s = new Sequence{p, i, P, Now()};
-    slots[free[i]] = s;
-    seqs.push_back(s);
-    rows.push_back(s);
+  for (int64_t g = 0; g < R; ++g) {
+    Pending* p = group[g];
+    const int64_t len = static_cast<int64_t>(p->request->prompt.size());
+    for (size_t k = 1; k < taken[g].size(); ++k) {
+      for (size_t l = 0; l < cache.keys.size(); ++l) {
+        cache.keys[l][taken[g][k]].narrow(1, 0, len).copy_(cache.keys[l][taken[g][0]].narrow(1, 0, len));
+        cache.values[l][taken[g][k]].narrow(1, 0, len).copy_(cache.values[l][taken[g][0]].narrow(1, 0, len));
+      }
+    }
+    for (int i = 0; i < p->request->n; ++i) {
+      auto* s = new Sequence{p, i, len, Now()};
+      slots[taken[g][i]] = s;
+      seqs.push_back(s);
+      rows.push_back(s);
+      row_of.push_back(g);
+    }
   }
-  active += r.n;
-  Sampled first = SampleNext(last.expand({r.n, last.size(1)}), Rows(rows, std::vector<int>(r.n, 0)).ToDevice(dev));
-  torch::Tensor tokens = first.tokens.to(torch::kCPU), logprobs = first.logprobs.to(torch::kCPU);
-  const absl::Duration to_first = Now() - p->submitted;
-  for (int i = 0; i < r.n; ++i) {
-    p->out[i].first_token_seconds = absl::ToDoubleSeconds(to_first);
-    Append(seqs[i], static_cast<int>(tokens[i].item<int64_t>()), logprobs[i].item<float>());
+  const int64_t N = static_cast<int64_t>(seqs.size());
+  active += static_cast<int>(N);
+  Sampled next = SampleNext(logits.index_select(0, torch::tensor(row_of, longs).to(dev)),
+                            Rows(rows, std::vector<int>(N, 0)).ToDevice(dev));
+  torch::Tensor tokens = next.tokens.to(torch::kCPU), logprobs = next.logprobs.to(torch::kCPU);
+  const int64_t* t = tokens.data_ptr<int64_t>();
+  const float* lp = logprobs.data_ptr<float>();
+  const absl::Time now = Now();
+  for (int64_t i = 0; i < N; ++i) {
+    Sequence* s = seqs[i];
+    s->pending->out[s->index].first_token_seconds = absl::ToDoubleSeconds(now - s->pending->submitted);
+    Append(s, static_cast<int>(t[i]), lp[i]);
   }
 }
 

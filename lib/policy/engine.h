@@ -1,8 +1,9 @@
 // Continuous batching over one CausalLm: requests from any thread join the
 // running batch between decode steps, so many small requests share forward
 // passes. Each sequence owns a slot of a preallocated KV cache (slot mode of
-// KvCache); a request's prompt is prefilled once and its KV prefix copied to
-// the slots of its other n - 1 samples. Sampling runs on the device
+// KvCache); the prompts of requests admitted together are prefilled in one
+// forward pass (right padded), each once, and a prompt's KV prefix is copied
+// to the slots of its other n - 1 samples. Sampling runs on the device
 // (sampling.h): a seeded sequence gets the same tokens whatever else is in
 // the batch. Each sampled token's log-probability under the raw logits is
 // recorded (what a trainer recomputes). On a CUDA device a decode step and
@@ -30,6 +31,9 @@ struct EngineOptions {
   // Positions per slot, prompt included (0: the model's
   // max_position_embeddings).
   int max_len = 0;
+  // Padded prompt tokens per prefill forward pass: requests admitted
+  // together are prefilled together up to this (a longer prompt goes alone).
+  int prefill_tokens = 16384;
   // On a CUDA device, replay decode steps from CUDA graphs (decode_graphs.h)
   // when this build has them; false decodes op by op.
   bool cuda_graphs = true;

@@ -139,7 +139,12 @@ class AttentionImpl : public torch::nn::Module {
     v = v.to(q.scalar_type());
     q = q * c + RotateHalf(q) * s;
     k = k * c + RotateHalf(k) * s;
-    if (cache && cache->row_lengths.defined()) {
+    if (cache && cache->slots.defined()) {
+      // Slot-list prefill: the rows' keys and values go to their slots from
+      // position 0; the call attends to its own tokens only.
+      cache->keys[layer].transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, k.transpose(1, 2));
+      cache->values[layer].transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, v.transpose(1, 2));
+    } else if (cache && cache->row_lengths.defined()) {
       // Slot mode: each row writes at its own length.
       torch::Tensor ck = cache->keys[layer].narrow(0, cache->first_row, B);
       torch::Tensor cv = cache->values[layer].narrow(0, cache->first_row, B);
@@ -361,7 +366,7 @@ class CausalLmImpl : public torch::nn::Module {
     if (packed && (padded || cache)) {
       throw std::invalid_argument("segment_ids go without an attention mask or a cache");
     }
-    if (cache && cache->row_lengths.defined()) return slot_hidden(ids, *cache);
+    if (cache && (cache->row_lengths.defined() || cache->slots.defined())) return slot_hidden(ids, *cache);
     const int64_t S = past + T;
     const auto dtype = model->embed_tokens->weight.scalar_type();
     const auto dev = ids.device();
@@ -424,12 +429,19 @@ class CausalLmImpl : public torch::nn::Module {
 
   // Slot mode (KvCache): positions and visibility per row.
   torch::Tensor slot_hidden(const torch::Tensor& ids, KvCache& cache) {
-    const int64_t T = ids.size(1), S = cache.view;
+    const int64_t B = ids.size(0), T = ids.size(1), S = cache.slots.defined() ? T : cache.view;
     const auto dtype = model->embed_tokens->weight.scalar_type();
     auto longs = torch::TensorOptions().dtype(torch::kLong).device(ids.device());
-    torch::Tensor positions = cache.row_lengths.unsqueeze(1) + torch::arange(T, longs).unsqueeze(0);
+    torch::Tensor positions;
+    if (cache.slots.defined()) {
+      // Slot-list prefill: every row from position 0, causal over this call.
+      positions = torch::arange(T, longs).unsqueeze(0).expand({B, T});
+      cache.write_rows = cache.slots.unsqueeze(1).expand({B, T});
+    } else {
+      positions = cache.row_lengths.unsqueeze(1) + torch::arange(T, longs).unsqueeze(0);
+      cache.write_rows = torch::arange(B, longs).unsqueeze(1).expand({B, T});
+    }
     // Where every layer writes this call's keys and values: computed once.
-    cache.write_rows = torch::arange(ids.size(0), longs).unsqueeze(1).expand({ids.size(0), T});
     cache.write_positions = positions;
     // Key j is visible to a query at position q when j <= q (and in the window).
     torch::Tensor q = positions.unsqueeze(2);                          // [B, T, 1]
@@ -478,6 +490,8 @@ torch::Tensor CausalLm::Forward(const torch::Tensor& ids, const torch::Tensor& a
   o.cache = cache;
   return impl_->logits(impl_->hidden(ids, o));
 }
+
+torch::Tensor CausalLm::Logits(const torch::Tensor& hidden) { return impl_->logits(hidden); }
 
 torch::Tensor CausalLm::Hidden(const torch::Tensor& ids, const ForwardOptions& options) {
   return impl_->hidden(ids, options);

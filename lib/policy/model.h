@@ -58,6 +58,12 @@ TORCH_MODULE(Projection);
 // b's T new tokens are written at row_lengths[b] + t and attend to columns
 // up to that position; `view` columns are read (at least the longest row
 // after the call). The caller advances row_lengths.
+//
+// Slot-list prefill (`slots` defined, [B] int64): row b's tokens are new
+// sequences written to slot slots[b] from position 0, and attend to this
+// call's earlier tokens of their row only (row_lengths and view unused);
+// right padding is harmless (causal attention never looks right, and later
+// tokens overwrite the padding's positions).
 struct KvCache {
   std::vector<torch::Tensor> keys;
   std::vector<torch::Tensor> values;
@@ -66,6 +72,7 @@ struct KvCache {
   torch::Tensor row_lengths;  // [B] int64 on the model's device: slot mode
   int64_t first_row = 0;
   int64_t view = 0;
+  torch::Tensor slots;  // [B] int64 on the model's device: slot-list prefill
   // Slot mode, set by the forward pass for its layers: [B, T] row and
   // position of each new token's keys and values.
   torch::Tensor write_rows, write_positions;
@@ -115,6 +122,8 @@ class CausalLm {
   // appended to it and earlier ones attended to.
   torch::Tensor Forward(const torch::Tensor& ids, const torch::Tensor& attention_mask = {},
                         KvCache* cache = nullptr);
+  // Logits (float32) of final hidden states [..., hidden] (Hidden's output).
+  torch::Tensor Logits(const torch::Tensor& hidden);
 
   // The final (normed) hidden states [B, T, hidden]: what Forward applies
   // the output embedding to. The trainer's entry, which applies it in chunks

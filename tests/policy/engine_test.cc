@@ -211,6 +211,49 @@ TEST_CASE("decode graphs: a padded, bucketed step gives the exact step's logits"
   CHECK(a.tokens[1].item<int64_t>() == b.tokens[1].item<int64_t>());
 }
 
+TEST_CASE("slot-list prefill: right-padded prompts prefilled together equal each alone", "[engine]") {
+  ModelConfig c = TinyConfig(Family::kQwen2, 300, 64, 64);
+  auto model = CausalLm::Init(c, 6, torch::kCPU, torch::kFloat32);
+  REQUIRE(model.ok());
+  torch::NoGradGuard no_grad;
+  auto empty_cache = [&] {
+    KvCache cache;
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      cache.keys.push_back(torch::zeros({4, c.num_key_value_heads, 64, c.head_dim}));
+      cache.values.push_back(torch::zeros({4, c.num_key_value_heads, 64, c.head_dim}));
+    }
+    return cache;
+  };
+  const std::vector<std::vector<int64_t>> prompts = {{3, 1, 4, 1, 5, 9, 2}, {2, 7}};
+  // Together: slots 3 and 1, the second prompt padded with zeros to 7.
+  KvCache together = empty_cache();
+  together.slots = torch::tensor(std::vector<int64_t>{3, 1}, torch::kLong);
+  std::vector<int64_t> ids = prompts[0];
+  ids.insert(ids.end(), {2, 7, 0, 0, 0, 0, 0});
+  ForwardOptions o;
+  o.cache = &together;
+  torch::Tensor hidden = (*model)->Hidden(torch::tensor(ids, torch::kLong).view({2, 7}), o);
+  // Alone: each prompt by itself in the first-row slot mode.
+  KvCache alone = empty_cache();
+  const int64_t slot[] = {3, 1};
+  for (int r = 0; r < 2; ++r) {
+    const int64_t P = static_cast<int64_t>(prompts[r].size());
+    alone.first_row = slot[r];
+    alone.row_lengths = torch::zeros({1}, torch::kLong);
+    alone.view = P;
+    torch::Tensor logits = (*model)->Forward(torch::tensor(prompts[r], torch::kLong).view({1, P}), {}, &alone);
+    CAPTURE(r);
+    CHECK(torch::allclose((*model)->Logits(hidden[r].narrow(0, 0, P)), logits[0], 1e-5, 1e-5));
+    for (int l = 0; l < c.num_hidden_layers; ++l) {
+      CHECK(torch::allclose(together.keys[l][slot[r]].narrow(1, 0, P), alone.keys[l][slot[r]].narrow(1, 0, P), 1e-5, 1e-5));
+      CHECK(torch::allclose(together.values[l][slot[r]].narrow(1, 0, P), alone.values[l][slot[r]].narrow(1, 0, P), 1e-5, 1e-5));
+    }
+  }
+  // Slots not in the list are untouched.
+  CHECK(together.keys[0][0].abs().sum().item<float>() == 0.f);
+  CHECK(together.keys[0][2].abs().sum().item<float>() == 0.f);
+}
+
 TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under load loses nothing", "[engine][sampler]") {
   TempDir dir;
   const std::string v0 = dir.path() + "/v0", v1 = dir.path() + "/v1";

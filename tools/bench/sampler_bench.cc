@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   std::string preset = "qwen2.5-0.5b", device = "auto", dtype = "auto", json_out;
   int batch = 8, prompt_len = 512, new_tokens = 512, repeats = 2;
   bool cuda_graphs = true, check = false;
+  int prefill_tokens = crl::policy::EngineOptions{}.prefill_tokens;
   crl::OptionSet flags("crl-bench-sampler", "Generation tokens/s of crl's engine.");
   flags.Add("preset", &preset, "embedded, qwen2.5-0.5b, qwen2.5-1.5b");
   flags.Add("device", &device, "auto, cpu, cuda");
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   flags.Add("prompt_len", &prompt_len, "prompt tokens");
   flags.Add("new_tokens", &new_tokens, "tokens sampled per request");
   flags.Add("repeats", &repeats, "timed runs (the first run before them warms up)");
+  flags.Add("prefill_tokens", &prefill_tokens, "padded prompt tokens per prefill pass");
   flags.Add("cuda_graphs", &cuda_graphs, "replay decode steps from CUDA graphs (on a CUDA device)");
   flags.Add("check", &check,
             "also generate the same requests with an engine without CUDA graphs and report where the "
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   engine_options.max_batch = batch;
   engine_options.max_len = prompt_len + new_tokens;
   engine_options.cuda_graphs = cuda_graphs;
+  engine_options.prefill_tokens = prefill_tokens;
   auto engine = crl::policy::GenerationEngine::Start(shared, engine_options);
   if (!engine.ok()) {
     std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
