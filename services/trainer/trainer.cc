@@ -249,8 +249,10 @@ absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective 
   }
   exchange.push_back(sums);
   CRL_RETURN_IF_ERROR(dist_->AllReduceSum(exchange));
-  std::vector<torch::Tensor> squares;
-  for (auto& [name, p] : params) squares.push_back(p.grad().to(torch::kFloat32).pow(2).sum());
+  // The norm of every gradient in one multi-tensor (foreach) kernel.
+  std::vector<torch::Tensor> grads;
+  for (auto& [name, p] : params) grads.push_back(p.grad().to(torch::kFloat32));
+  std::vector<torch::Tensor> norms = grads.empty() ? grads : at::_foreach_norm(grads, 2);
   StepStats stats;
   stats.objective = objective;
   stats.step = step_;
@@ -262,7 +264,7 @@ absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective 
   stats.ratio_mean = sums[4].item<double>() / tokens;
   stats.trained_tokens = static_cast<int64_t>(sums[5].item<double>());
   stats.tokens = static_cast<int64_t>(sums[6].item<double>());
-  stats.grad_norm = squares.empty() ? 0.0 : std::sqrt(torch::stack(squares).sum().item<double>());
+  stats.grad_norm = norms.empty() ? 0.0 : torch::stack(norms).to(torch::kFloat64).norm().item<double>();
   return stats;
 }
 
@@ -291,7 +293,9 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
     if (options_.optimizer.grad_clip > 0 && pass.grad_norm > options_.optimizer.grad_clip) {
       torch::NoGradGuard no_grad;
       const double scale = options_.optimizer.grad_clip / (pass.grad_norm + 1e-6);
-      for (auto& [name, p] : Trainable()) p.mutable_grad().mul_(scale);
+      std::vector<torch::Tensor> grads;
+      for (auto& [name, p] : Trainable()) grads.push_back(p.grad());
+      at::_foreach_mul_(grads, scale);
     }
     pass.lr = LearningRate(options_.optimizer, step_);
     OptimizerStep(pass.lr);
@@ -314,22 +318,30 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
 }
 
 // AdamW exactly as torch.optim.AdamW (decoupled weight decay, bias
-// correction), on every trainable parameter.
+// correction), on every trainable parameter at once: multi-tensor (foreach)
+// kernels, a handful of launches for all parameters instead of eight per
+// parameter (with LoRA on every projection of a 24-layer model, 336
+// parameters: ~2,700 launches a step, as many as the forward pass).
 void Trainer::OptimizerStep(double lr) {
   torch::NoGradGuard no_grad;
   const OptimizerOptions& o = options_.optimizer;
   const double t = static_cast<double>(step_ + 1);
   const double bias1 = 1 - std::pow(o.beta1, t), bias2 = 1 - std::pow(o.beta2, t);
-  const auto params = Trainable();
-  for (size_t i = 0; i < params.size(); ++i) {
-    torch::Tensor p = params[i].second;
-    const torch::Tensor& g = p.grad();
-    if (o.weight_decay > 0) p.mul_(1 - lr * o.weight_decay);
-    exp_avg_[i].mul_(o.beta1).add_(g, 1 - o.beta1);
-    exp_avg_sq_[i].mul_(o.beta2).addcmul_(g, g, 1 - o.beta2);
-    torch::Tensor denom = (exp_avg_sq_[i].sqrt() / std::sqrt(bias2)).add_(o.eps);
-    p.addcdiv_(exp_avg_[i], denom, -lr / bias1);
+  std::vector<torch::Tensor> params, grads;
+  for (auto& [name, p] : Trainable()) {
+    params.push_back(p);
+    grads.push_back(p.grad());
   }
+  if (params.empty()) return;
+  if (o.weight_decay > 0) at::_foreach_mul_(params, 1 - lr * o.weight_decay);
+  at::_foreach_mul_(exp_avg_, o.beta1);
+  at::_foreach_add_(exp_avg_, grads, 1 - o.beta1);
+  at::_foreach_mul_(exp_avg_sq_, o.beta2);
+  at::_foreach_addcmul_(exp_avg_sq_, grads, grads, 1 - o.beta2);
+  std::vector<torch::Tensor> denom = at::_foreach_sqrt(exp_avg_sq_);
+  at::_foreach_div_(denom, std::sqrt(bias2));
+  at::_foreach_add_(denom, o.eps);
+  at::_foreach_addcdiv_(params, exp_avg_, denom, -lr / bias1);
 }
 
 absl::Status Trainer::SaveCheckpoint(const json& extra) {
