@@ -275,7 +275,13 @@ void GenerationEngine::Impl::PrefillGroup(const std::vector<Pending*>& group) {
   ForwardOptions forward;
   forward.cache = &cache;
   cache.slots = torch::tensor(first, longs).to(dev);
-  torch::Tensor hidden = model->Hidden(torch::tensor(ids, longs).view({R, P}).to(dev), forward);
+  torch::Tensor hidden;
+  try {
+    hidden = model->Hidden(torch::tensor(ids, longs).view({R, P}).to(dev), forward);
+  } catch (...) {
+    cache.slots = torch::Tensor();  // decode steps must not see the prefill's slot list
+    throw;
+  }
   cache.slots = torch::Tensor();
   torch::Tensor at_last = hidden.index({torch::arange(R, longs.device(dev)), torch::tensor(last, longs).to(dev)});
   torch::Tensor logits = model->Logits(at_last);  // [R, V]
