@@ -168,21 +168,28 @@ Sampled DecodeGraphs::Step(const std::vector<int64_t>& ids, const std::vector<in
   const int n = static_cast<int>(ids.size());
   const int bucket = RowBucket(n, impl_->max_batch);
   const int64_t columns = ViewBucket(view, impl_->max_len);
-  // Padding rows: token 0 at position 0, greedy, unfiltered.
-  const size_t M = impl_->max_batch;
-  std::vector<int64_t> longs(5 * M, 0);
-  std::vector<float> floats(2 * M, 0.f);
-  std::fill(floats.begin() + M, floats.end(), 1.f);
-  auto put = [n](auto& to, size_t at, const auto& from) { std::copy(from.begin(), from.begin() + n, to.begin() + at); };
-  put(longs, 0, ids);
-  put(longs, M, lengths);
-  put(longs, 2 * M, rows.top_k);
-  put(longs, 3 * M, rows.seed);
-  put(longs, 4 * M, rows.step);
-  put(floats, 0, rows.temperature);
-  put(floats, M, rows.top_p);
-  impl_->longs.copy_(torch::tensor(longs, torch::kLong).view({5, impl_->max_batch}));
-  impl_->floats.copy_(torch::tensor(floats, torch::kFloat32).view({2, impl_->max_batch}));
+  // Padding rows: token 0 at position 0, with HostRowSampling's defaults.
+  const int M = impl_->max_batch;
+  HostRowSampling padded(M);
+  std::vector<int64_t> padded_ids(M, 0), padded_lengths(M, 0);
+  auto put = [n](const auto& from, auto& to) { std::copy(from.begin(), from.begin() + n, to.begin()); };
+  put(ids, padded_ids);
+  put(lengths, padded_lengths);
+  put(rows.top_k, padded.top_k);
+  put(rows.seed, padded.seed);
+  put(rows.step, padded.step);
+  put(rows.temperature, padded.temperature);
+  put(rows.top_p, padded.top_p);
+  // One host tensor per static buffer, one copy each.
+  std::vector<int64_t> longs;
+  longs.reserve(5 * static_cast<size_t>(M));
+  for (const auto* v : {&padded_ids, &padded_lengths, &padded.top_k, &padded.seed, &padded.step}) {
+    longs.insert(longs.end(), v->begin(), v->end());
+  }
+  std::vector<float> floats = padded.temperature;
+  floats.insert(floats.end(), padded.top_p.begin(), padded.top_p.end());
+  impl_->longs.copy_(torch::tensor(longs, torch::kLong).view({5, M}));
+  impl_->floats.copy_(torch::tensor(floats, torch::kFloat32).view({2, M}));
   torch::Tensor out;
 #ifdef CRL_POLICY_CUDA_GRAPHS
   if (impl_->capture) out = impl_->Replay(bucket, columns, rows.filter);

@@ -139,19 +139,20 @@ class AttentionImpl : public torch::nn::Module {
     v = v.to(q.scalar_type());
     q = q * c + RotateHalf(q) * s;
     k = k * c + RotateHalf(k) * s;
-    if (cache && cache->slots.defined()) {
-      // Slot-list prefill: the rows' keys and values go to their slots from
-      // position 0; the call attends to its own tokens only.
-      cache->keys[layer].transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, k.transpose(1, 2));
-      cache->values[layer].transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, v.transpose(1, 2));
-    } else if (cache && cache->row_lengths.defined()) {
-      // Slot mode: each row writes at its own length.
-      torch::Tensor ck = cache->keys[layer].narrow(0, cache->first_row, B);
-      torch::Tensor cv = cache->values[layer].narrow(0, cache->first_row, B);
+    if (cache && (cache->slots.defined() || cache->row_lengths.defined())) {
+      // Slot modes: this call's keys and values go where slot_hidden said
+      // (write_rows index the whole cache with a slot list, the rows from
+      // first_row without). Slot mode then attends to the cached columns; a
+      // slot-list prefill only to this call's own tokens.
+      const bool list = cache->slots.defined();
+      torch::Tensor ck = list ? cache->keys[layer] : cache->keys[layer].narrow(0, cache->first_row, B);
+      torch::Tensor cv = list ? cache->values[layer] : cache->values[layer].narrow(0, cache->first_row, B);
       ck.transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, k.transpose(1, 2));
       cv.transpose(1, 2).index_put_({cache->write_rows, cache->write_positions}, v.transpose(1, 2));
-      k = ck.narrow(2, 0, cache->view);
-      v = cv.narrow(2, 0, cache->view);
+      if (!list) {
+        k = ck.narrow(2, 0, cache->view);
+        v = cv.narrow(2, 0, cache->view);
+      }
     } else if (cache) {
       torch::Tensor& ck = cache->keys[layer];
       torch::Tensor& cv = cache->values[layer];
