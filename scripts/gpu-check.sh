@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 
 echo "== crl_gpu_tests"
 $B crl_gpu_tests --durations yes 2>&1 | grep -v "^\s*$" | tee "$OUT/gpu_tests.log" | \
-  grep -E "as expected|kernelbench cuda|hostile|side stream|^[a-z_0-9]+ +[0-9.]+ms|passed|failed|FAILED|ratio" 
+  grep -E "as expected|kernelbench cuda|kernelbench timing|hostile|side stream|^[a-z_0-9]+ +[0-9.]+ms|passed|failed|FAILED|ratio" 
 
 [ -x .gpu-bundle/bin/crl ] || { echo "no crl CLI in the bundle (it links LibTorch): skipping the CLI checks"; exit 0; }
 echo "== the oracle on the side-stream hacks"

@@ -155,6 +155,8 @@ json CudaL1ResultJson(const CudaL1Result& r) {
   j["timing_pairs"] = r.timing_pairs;
   j["calls_per_sample"] = r.calls_per_sample;
   j["measure_seconds"] = r.measure_seconds;
+  j["timing_mode"] = r.timing_mode.empty() ? json(nullptr) : json(r.timing_mode);
+  j["graph_fallback"] = r.graph_fallback.empty() ? json(nullptr) : json(r.graph_fallback);
   return j;
 }
 

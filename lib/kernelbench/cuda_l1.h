@@ -58,6 +58,8 @@ struct CudaL1Result {
   // (TimeResponse.measure_seconds).
   int calls_per_sample = 0;
   double measure_seconds = 0;
+  // TimeResponse.timing_mode and graph_fallback (empty: not timed).
+  std::string timing_mode, graph_fallback;
 };
 
 // CUDA-L1's harness accepts an output with torch.allclose(atol=1e-2,
@@ -74,8 +76,9 @@ bool CertainlyWithin(double max_abs_error, double tol);
 // custom_kernel, reported_score, message, max_abs_error, max_rel_error,
 // within_cuda_l1_tolerance (whether the errors pass at CUDA-L1's 1e-2: the
 // answer to "did the tolerance decide?" for a WRONG_ANSWER), verify_seconds,
-// time_seconds, timing_pairs, calls_per_sample and measure_seconds; absent
-// optionals are null.
+// time_seconds, timing_pairs, calls_per_sample, measure_seconds, timing_mode
+// and graph_fallback (null when not timed, or when no fallback happened);
+// absent optionals are null.
 nlohmann::json CudaL1ResultJson(const CudaL1Result& r);
 
 // {"rows", "correct", "trusted", "by_status": {status: n}, "by_flag": {flag: n},

@@ -167,6 +167,8 @@ json SampleResultJson(const SampleResult& r) {
                    {"evaluated", r.evaluated},
                    {"compile_seconds", r.compile_seconds},
                    {"compile_cache_hit", r.compile_cache_hit}};
+  if (!r.timing_mode.empty()) j["metadata"]["timing_mode"] = r.timing_mode;
+  if (!r.graph_fallback.empty()) j["metadata"]["graph_fallback"] = r.graph_fallback;
   if (r.max_abs_error && r.max_rel_error) {
     j["metadata"]["max_abs_error"] = *r.max_abs_error;
     j["metadata"]["max_rel_error"] = *r.max_rel_error;

@@ -37,6 +37,9 @@ struct SampleResult {
   double compile_seconds = 0;  // wall time of the build (or cache lookup)
   bool compile_cache_hit = false;
   std::string message;
+  // How the timing took its samples ("graph", "eager"; empty: not timed),
+  // and why not graphs where a GPU could have replayed them (metadata).
+  std::string timing_mode, graph_fallback;
   // The correctness trials' largest errors, when they ran (metadata).
   std::optional<double> max_abs_error, max_rel_error;
 };
@@ -104,7 +107,8 @@ nlohmann::json BuildSummaryJson(const std::vector<SampleResult>& results);
 //    "level1": {"<problem>": {"<sample>": {"compiled", "correctness",
 //    "runtime", "ref_runtime", "speedup", "speedup_ci", "verdict", "flags",
 //    "custom_kernel", "metadata": {"message", "evaluated", "compile_seconds",
-//    "compile_cache_hit"}}}}, "builds": BuildSummaryJson}
+//    "compile_cache_hit", and when timed "timing_mode" (and "graph_fallback"
+//    when set)}}}}, "builds": BuildSummaryJson}
 // runtime and ref_runtime are milliseconds, -1 when not measured (KernelBench's
 // convention); speedup and speedup_ci are null when not measured.
 nlohmann::json ResultsJson(const nlohmann::json& config, const std::vector<SampleResult>& results,

@@ -443,6 +443,13 @@ class Side:
             self._Event = torch.cuda.Event
             self._elapsed = torch.cuda.Event.elapsed_time
             self._record = torch.cuda.Event.record
+            self._CUDAGraph = torch.cuda.CUDAGraph
+            self._capture_scope = torch.cuda.graph
+            self._replay = torch.cuda.CUDAGraph.replay
+            self._Stream = torch.cuda.Stream
+            self._stream_scope = torch.cuda.stream
+            self._current_stream = torch.cuda.current_stream
+            self._set_stream = torch.cuda.set_stream
         else:
             self._sync = lambda: None
         # Seeding the generators the inputs come from, as torch.manual_seed
@@ -453,6 +460,7 @@ class Side:
         self.flush_buf = flush_buffer(torch, self.device, header.get("l2_flush_bytes", 0))
         self.flags_before = _global_flags(torch)
         self.last_outputs = None
+        self._graph = None  # (graph, its input buffers, its outputs) of the last capture
         self.trial_buffers = {}  # input index -> the tensor every trial's values go into
         self.task = load_module(_in(root, header["task"]), "crl_task")
         # Only the task's own functions make inputs; a candidate cannot reach
@@ -627,11 +635,28 @@ class Side:
         own inputs (made before the clock starts; the first from `seed`, the
         others from seeds derived from it the same way on both sides), with
         one L2 flush before them. Times are over the whole sample; the worker
-        divides. All the calls' outputs are kept for FETCH."""
+        divides. All the calls' outputs are kept for FETCH.
+
+        With `graph` (CUDA only), the sample is one replay of a CUDA graph of
+        the calls: captured at the first such request (and again if `calls`
+        changes) on that sample's inputs, which stay the graph's input
+        buffers; later samples copy their inputs into them before the clock
+        starts. A capture that fails is answered as launched, with
+        `graph_error` saying why."""
         torch = self.torch
         calls = max(1, min(int(header.get("calls", 1)), MAX_CALLS_PER_SAMPLE))
         seed = int(header["seed"])
         batch = self.make_batch([derived_seed(seed, i) for i in range(calls)])
+        reply = {"status": "ok", "graph": False}
+        if header.get("graph") and self.cuda:
+            if self._graph is None or len(self._graph[1]) != calls:
+                error = self._capture(batch)
+                if error:
+                    reply["graph_error"] = error
+            else:
+                self._fill(batch)
+        else:
+            self._graph = None  # timed as launched from now on: free its memory
         if header.get("flush_l2", True):
             if self.cuda:
                 self.flush_buf.zero_()
@@ -639,13 +664,17 @@ class Side:
                 self.flush_buf.fill_(1.0)
         self._sync()
         threads_before = _active_count()
-        outs = []
         if self.cuda:
             start, end_stream, end_sync = self._Event(True), self._Event(True), self._Event(True)
             t0 = _perf()
             self._record(start)
-            for inputs in batch:
-                outs.append(self.forward(inputs))
+            if self._graph is not None:
+                self._replay(self._graph[0])
+                outs = self._graph[2]
+                batch = self._graph[1]
+                reply["graph"] = True
+            else:
+                outs = [self.forward(inputs) for inputs in batch]
             self._record(end_stream)
             self._sync()
             self._record(end_sync)
@@ -655,8 +684,7 @@ class Side:
             device = self._elapsed(start, end_sync) / 1e3
         else:
             t0 = _perf()
-            for inputs in batch:
-                outs.append(self.forward(inputs))
+            outs = [self.forward(inputs) for inputs in batch]
             t1 = _perf()
             stream = device = t1 - t0
         self.last_outputs = outs
@@ -665,9 +693,48 @@ class Side:
         first = outs[0] if isinstance(outs[0], (list, tuple)) else [outs[0]]
         call_bytes = sum(x.numel() * x.element_size() for x in list(batch[0]) + list(first)
                          if isinstance(x, torch.Tensor))
-        return {"status": "ok", "stream_event_seconds": stream, "device_sync_seconds": device,
-                "host_seconds": t1 - t0, "call_bytes": call_bytes,
-                "python_threads_after": _active_count() - threads_before}, []
+        reply.update({"stream_event_seconds": stream, "device_sync_seconds": device,
+                      "host_seconds": t1 - t0, "call_bytes": call_bytes,
+                      "python_threads_after": _active_count() - threads_before})
+        return reply, []
+
+    def _capture(self, batch):
+        """Captures one graph of a forward call on each of `batch`'s inputs
+        (they become the graph's input buffers). "" when captured, else why
+        not; the process stays usable for calls as launched."""
+        self._graph = None  # a graph of another size goes first
+        home = self._current_stream(self.device)
+        stream = self._Stream(self.device)
+        stream.wait_stream(home)
+        graph = self._CUDAGraph()
+        try:
+            with self._stream_scope(stream):
+                self.forward(batch[0])  # lazy initialisation happens outside the capture
+            home.wait_stream(stream)
+            self._sync()
+            with self._capture_scope(graph, stream=stream):
+                outs = [self.forward(inputs) for inputs in batch]
+        except Exception as e:  # noqa: BLE001 — the candidate's code may raise anything here
+            # A failed capture can leave the capture stream current (torch's
+            # scope does not restore it when ending the capture raises).
+            self._set_stream(home)
+            self._sync()  # a sticky CUDA error raises here: the process is done
+            return ("capture failed: %s: %s" % (type(e).__name__, e)).splitlines()[0][:400]
+        self._graph = (graph, batch, outs)
+        return ""
+
+    def _fill(self, batch):
+        """Copies a sample's inputs into the graph's input buffers."""
+        torch = self.torch
+        for held, fresh in zip(self._graph[1], batch):
+            for a, b in zip(held, fresh):
+                if not isinstance(a, torch.Tensor):
+                    continue
+                if a.shape != b.shape or a.dtype != b.dtype:
+                    raise RuntimeError("the task's inputs changed shape or dtype between samples (%s %s -> %s %s); "
+                                       "such a task is timed with eager_timing" % (a.dtype, list(a.shape),
+                                                                                  b.dtype, list(b.shape)))
+                a.copy_(b)
 
     def fetch(self, header):
         if not self.last_outputs:

@@ -34,6 +34,7 @@ void Time(TimingClientInterface* timing, const TimingSettings& settings, const v
   t.set_budget_seconds(settings.budget_seconds);
   t.set_min_sample_seconds(settings.min_sample_seconds);
   t.set_max_calls_per_sample(settings.max_calls_per_sample);
+  t.set_eager_timing(settings.eager_timing);
   auto timed = timing->Time(t, RequestContext::Background());
   if (!timed.ok() || timed->verdict() == v1::VERDICT_INFRA_ERROR) {
     o->evaluated = false;

@@ -42,6 +42,7 @@ struct TimingSettings {
   double budget_seconds = 0;
   double min_sample_seconds = 0;  // 0: the oracle's default; negative: no batching
   int max_calls_per_sample = 0;   // 0: the oracle's default
+  bool eager_timing = false;      // GPU calls as launched, not graph replays
 };
 
 // One sample of a batch, ready to send: `error` set when it could not even be

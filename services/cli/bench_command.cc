@@ -88,6 +88,8 @@ struct CommonFlags {
                "per sample)");
     flags->Add("max_calls_per_sample", &timing.max_calls_per_sample,
                "most calls in one batched timing sample (0: default)");
+    flags->Add("eager_timing", &timing.eager_timing,
+               "time GPU calls as launched instead of replaying CUDA graphs of them (KernelBench's convention)");
     endpoints.client.timeout = absl::Minutes(20);
     endpoints.Bind(flags);
   }
@@ -99,6 +101,7 @@ struct CommonFlags {
             {"budget_seconds", timing.budget_seconds},
             {"min_sample_seconds", timing.min_sample_seconds},
             {"max_calls_per_sample", timing.max_calls_per_sample},
+            {"eager_timing", timing.eager_timing},
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
             {"device", device}};
@@ -170,6 +173,8 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
       r.timing_pairs = o.timing->ref_samples_size();
       r.calls_per_sample = o.timing->calls_per_sample();
       r.measure_seconds = o.timing->measure_seconds();
+      r.timing_mode = o.timing->timing_mode();
+      r.graph_fallback = o.timing->graph_fallback();
     }
   }
   nlohmann::json j = {{"config", common.Config("")}, {"source", path}, {"rows", nlohmann::json::array()}};
@@ -283,6 +288,8 @@ int BenchCommand(int argc, char** argv) {
       r.speedup = o.timing->speedup();
       r.speedup_ci_low = o.timing->speedup_ci_low();
       r.speedup_ci_high = o.timing->speedup_ci_high();
+      r.timing_mode = o.timing->timing_mode();
+      r.graph_fallback = o.timing->graph_fallback();
       if (device.empty()) device = o.timing->device_name();
     }
     if (baseline) {

@@ -56,6 +56,8 @@ nlohmann::json TimeResponseJson(const v1::TimeResponse& t) {
   j["candidate_stream_seconds"] = t.candidate_stream_seconds();
   j["stop_reason"] = StopReasonShortName(t.stop_reason());
   j["calls_per_sample"] = t.calls_per_sample();
+  j["timing_mode"] = t.timing_mode();
+  if (!t.graph_fallback().empty()) j["graph_fallback"] = t.graph_fallback();
   j["measurements"] = t.measurements();
   j["measure_seconds"] = t.measure_seconds();
   j["device_name"] = t.device_name();
@@ -82,6 +84,7 @@ int EvalCommand(int argc, char** argv) {
   bool json = false, time = false;
   double target_rel_ci = 0, budget_seconds = 0, min_sample_seconds = 0;
   int max_calls_per_sample = 0;
+  bool eager_timing = false;
   EndpointFlags endpoints;
   endpoints.client.timeout = absl::Minutes(10);
   OptionSet flags("crl eval",
@@ -103,6 +106,8 @@ int EvalCommand(int argc, char** argv) {
             "with --time: batch short calls into samples at least this long (0: default; negative: one call)");
   flags.Add("max_calls_per_sample", &max_calls_per_sample,
             "with --time: most calls in one batched sample (0: default)");
+  flags.Add("eager_timing", &eager_timing,
+            "with --time: time GPU calls as launched instead of replaying CUDA graphs of them");
   endpoints.Bind(&flags);
   absl::Status s = flags.Parse(argc, argv, nullptr);
   if (s.ok() && !flags.help_requested()) {
@@ -153,6 +158,7 @@ int EvalCommand(int argc, char** argv) {
     t.set_budget_seconds(budget_seconds);
     t.set_min_sample_seconds(min_sample_seconds);
     t.set_max_calls_per_sample(max_calls_per_sample);
+    t.set_eager_timing(eager_timing);
     auto result = connected->timing->Time(t, context);
     if (!result.ok()) {
       std::fprintf(stderr, "crl eval: timing: %s\n", result.status().ToString().c_str());

@@ -124,6 +124,7 @@ v1::MeasurePairRequest TimingOracle::PairRequest(const v1::TimeRequest& request,
                                                              : options_.min_sample_seconds);
   m.set_max_calls_per_sample(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample()
                                                                 : options_.max_calls_per_sample);
+  m.set_eager_timing(request.eager_timing() || options_.eager_timing);
   m.set_seed(seed);
   return m;
 }
@@ -374,6 +375,8 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   *resp.mutable_candidate_samples() = m->candidate_samples();
   resp.set_device_name(m->device_name());
   resp.set_calls_per_sample(std::max(1, m->calls_per_sample()));
+  resp.set_timing_mode(m->timing_mode());
+  resp.set_graph_fallback(m->graph_fallback());
   RememberBaseline(BaselineKey(request.task(), backend, m->device_name()), *m);
   return resp;
 }

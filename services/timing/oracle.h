@@ -42,6 +42,9 @@ struct OracleOptions {
   // MeasurePairRequest: 10 ms on a GPU, 1 ms on the host; 256 calls).
   double min_sample_seconds = 0;
   int max_calls_per_sample = 0;
+  // Time GPU calls as launched, not as CUDA-graph replays (eval.proto's
+  // MeasurePairRequest.eager_timing); a TimeRequest can also ask for it.
+  bool eager_timing = false;
   int bootstrap_resamples = 1000;
   // Side stream: the candidate's stream time is below half its device time,
   // and its device-minus-stream gap exceeds the ordinary synchronization gap

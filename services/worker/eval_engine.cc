@@ -480,20 +480,23 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
 
   // A batch of short calls gets twice one call's limit: the reference's
   // whole batch takes about a millisecond.
-  auto timed = [&](bool is_ref, uint64_t seed, int calls, bool check, PairLoop::Timed* out) -> bool {
+  auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) -> bool {
     TimedResult result;
     const absl::Time t0 = clock_->MonotonicNow();
-    event = (is_ref ? ref : cand)->Timed({seed, !request.no_l2_flush(), check, calls},
-                                         calls > 1 ? 2 * per_call : per_call, &result);
+    event = (ask.is_ref ? ref : cand)
+                ->Timed({ask.seed, !request.no_l2_flush(), ask.check, ask.calls, ask.graph},
+                        ask.calls > 1 ? 2 * per_call : per_call, &result);
     out->outside_seconds = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
     if (!event.ok) {
-      fail(is_ref ? Side::kReference : Side::kCandidate, event);
+      fail(ask.is_ref ? Side::kReference : Side::kCandidate, event);
       return false;
     }
     out->sample.set_stream_event_seconds(result.stream_event_seconds);
     out->sample.set_device_sync_seconds(result.device_sync_seconds);
     out->sample.set_host_seconds(result.host_seconds);
     out->call_bytes = result.call_bytes;
+    out->graph = result.graph;
+    out->graph_error = std::move(result.graph_error);
     return true;
   };
   // Outputs are fetched after both sides of a pair returned.

@@ -192,6 +192,9 @@ class FakeSession final : public SessionInterface {
     if (side_ == Side::kCandidate && Is("fast")) seconds /= 2;
     if (clock_) clock_->Advance(absl::Seconds(seconds));
     result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
+    // "nograph": this side's calls cannot be captured.
+    result->graph = request.graph && !Is("nograph");
+    if (request.graph && !result->graph) result->graph_error = "capture failed: fake";
     if (request.keep_outputs) {
       const bool stale = side_ == Side::kCandidate && Is("stale");
       last_ = Expected(task_, stale ? previous_seed_ : request.seed);

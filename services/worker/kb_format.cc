@@ -137,7 +137,11 @@ class KbHarnessSession final : public SessionInterface {
   RunnerEvent Timed(const TimedRequest& request, double timeout, TimedResult* result) override {
     KbReply reply;
     RunnerEvent event = session_->Call(
-        {{"timed", true}, {"seed", request.seed}, {"flush_l2", request.flush_l2}, {"calls", request.calls}},
+        {{"timed", true},
+         {"seed", request.seed},
+         {"flush_l2", request.flush_l2},
+         {"calls", request.calls},
+         {"graph", request.graph}},
         timeout, &reply);
     if (!event.ok) return event;
     if (Status(reply) != "ok") return {false, v1::VERDICT_RUNTIME_ERROR, ErrorText(reply)};
@@ -152,6 +156,8 @@ class KbHarnessSession final : public SessionInterface {
     result->device_sync_seconds = KbField<double>(reply.header, "device_sync_seconds", 0);
     result->host_seconds = KbField<double>(reply.header, "host_seconds", 0);
     result->call_bytes = std::max<int64_t>(0, KbField<int64_t>(reply.header, "call_bytes", 0));
+    result->graph = KbField<bool>(reply.header, "graph", false);
+    result->graph_error = KbField<std::string>(reply.header, "graph_error", "").substr(0, 500);
     return event;
   }
 

@@ -34,6 +34,7 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockIn
       budget_(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
       min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : (gpu ? 1e-2 : 1e-3)),
       max_calls_(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample() : 256),
+      want_graph_(gpu && !request.eager_timing()),
       seed_(seed),
       clock_(clock) {}
 
@@ -53,10 +54,10 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
   int64_t call_bytes = 0;
   for (int i = 0; i < warmup_; ++i) {
     uint64_t s = runner::DeriveSeed(seed_, 2000000 + i);
-    if (!timed(true, s, 1, false, &t)) return false;
+    if (!timed({true, s, 1, false, false}, &t)) return false;
     warm_ref.push_back(t.sample.device_sync_seconds());
     call_bytes = t.call_bytes;
-    if (!timed(false, s, 1, false, &t)) return false;
+    if (!timed({false, s, 1, false, false}, &t)) return false;
   }
   // The batch size follows from the reference's warm calls: the fastest of
   // the later half (the first calls may still carry one-time costs, and a
@@ -68,10 +69,28 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
   }
   const int calls = CallsPerSample(ref_call, call_bytes, min_sample_, max_calls_);
   response->set_calls_per_sample(calls);
-  if (calls > 1) {
-    uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_);
-    if (!timed(true, s, calls, false, &t) || !timed(false, s, calls, false, &t)) return false;
+  // One more warm-up pair at that size; where graphs are wanted, it is the
+  // one that captures them, and the loop replays only if both sides could.
+  bool graph = false;
+  if (calls > 1 || want_graph_) {
+    const uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_);
+    Timed probe[2];
+    for (int side = 0; side < 2; ++side) {
+      if (!timed({side == 0, s, calls, false, want_graph_}, &probe[side])) return false;
+    }
+    graph = want_graph_ && probe[0].graph && probe[1].graph;
+    if (want_graph_ && !graph) {
+      std::string why;
+      for (int side = 0; side < 2; ++side) {
+        if (probe[side].graph) continue;
+        absl::StrAppend(&why, why.empty() ? "" : "; ", side == 0 ? "reference: " : "candidate: ",
+                        probe[side].graph_error.empty() ? "its format times calls as launched"
+                                                        : probe[side].graph_error);
+      }
+      response->set_graph_fallback(why);
+    }
   }
+  response->set_timing_mode(graph ? "graph" : "eager");
   auto per_call = [calls](Timed* x) {
     v1::TimingSample& s = x->sample;
     s.set_stream_event_seconds(s.stream_event_seconds() / calls);
@@ -92,7 +111,14 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
       for (int side = 0; side < 2; ++side) {
         const bool is_ref = (side == 0) == ref_first;
         Timed* x = &sides[is_ref ? 0 : 1];
-        if (!timed(is_ref, s, calls, checked, x)) return false;
+        if (!timed({is_ref, s, calls, checked, graph}, x)) return false;
+        if (graph && !x->graph) {
+          // Only a process whose harness was tampered with stops replaying.
+          response->set_verdict(is_ref ? v1::VERDICT_INFRA_ERROR : v1::VERDICT_SANDBOX_VIOLATION);
+          response->add_messages(absl::StrCat(is_ref ? "reference" : "candidate",
+                                              ": stopped replaying its CUDA graph during the measurement"));
+          return false;
+        }
         per_call(x);
       }
       *response->add_reference_samples() = sides[0].sample;

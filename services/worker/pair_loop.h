@@ -33,25 +33,37 @@ class PairLoop {
   // measures the budget and must outlive the loop.
   PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock, bool gpu = true);
 
-  // What one timed sample of one side returned: its times over all `calls`
-  // (the loop divides them), the worker's own wall time around it, and the
-  // bytes one call holds (inputs and outputs) as the side reports them (the
-  // reference's size the batches).
+  // One timed sample asked of one side: `calls` back-to-back calls on
+  // inputs derived from `seed`; `check` asks the side to keep their outputs
+  // for CheckFn; `graph` asks for a replay of a CUDA graph of the calls.
+  struct Ask {
+    bool is_ref = false;
+    uint64_t seed = 0;
+    int calls = 1;
+    bool check = false;
+    bool graph = false;
+  };
+  // What the side returned: its times over all `calls` (the loop divides
+  // them), the worker's own wall time around it, the bytes one call holds
+  // (inputs and outputs) as the side reports them (the reference's size the
+  // batches), and whether the sample was a graph replay (and if not, why).
   struct Timed {
     v1::TimingSample sample;
     double outside_seconds = 0;
     int64_t call_bytes = 0;
+    bool graph = false;
+    std::string graph_error;
   };
-  // One timed sample of one side: `calls` back-to-back calls on inputs
-  // derived from `seed`; `check` asks the side to keep their outputs for
-  // CheckFn. False when the call failed (the caller has already recorded
-  // why).
-  using TimedFn = std::function<bool(bool is_ref, uint64_t seed, int calls, bool check, Timed* out)>;
+  // False when the call failed (the caller has already recorded why).
+  using TimedFn = std::function<bool(const Ask& ask, Timed* out)>;
   // After both sides of a checked pair: "" when the outputs of call `call`
   // (0-based, drawn at random after both returned) agree.
   using CheckFn = std::function<std::string(int pair, int call)>;
   // Appends per-call samples and checks to `response`; false when a call
-  // failed.
+  // failed. On a GPU (unless the request says eager_timing) the warm-up's
+  // last pair asks both sides for graphs; the loop replays them when both
+  // could, and times as launched otherwise (`timing_mode`,
+  // `graph_fallback`).
   bool Run(const TimedFn& timed, const CheckFn& check, v1::MeasurePairResponse* response) const;
   // Wall budget for a session that lives through the whole loop.
   double SessionBudget(double per_call_seconds) const {
@@ -62,6 +74,7 @@ class PairLoop {
   const int warmup_, min_pairs_, max_pairs_, block_, check_every_;
   const double target_, budget_, min_sample_;
   const int max_calls_;
+  const bool want_graph_;
   const uint64_t seed_;
   ClockInterface* clock_;
 };

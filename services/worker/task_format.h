@@ -92,6 +92,10 @@ struct TimedRequest {
   // from `seed`, the others from seeds derived from it the same way on both
   // sides). Formats that report no call_bytes are only asked for one.
   int calls = 1;
+  // Time one replay of a CUDA graph of the sample's calls (captured at the
+  // first such request, again when `calls` changes). Formats without graphs
+  // time as launched and leave TimedResult::graph false.
+  bool graph = false;
 };
 
 // Times over all the sample's calls.
@@ -102,6 +106,10 @@ struct TimedResult {
   // Device bytes one call holds until the sample ends: its inputs and its
   // outputs (0: not reported; the sample stays one call).
   int64_t call_bytes = 0;
+  // The sample was a graph replay; when one was asked for and this is
+  // false, why (empty: the format has no graphs).
+  bool graph = false;
+  std::string graph_error;
 };
 
 // One side of an evaluation, alive on a lane. A call that fails returns

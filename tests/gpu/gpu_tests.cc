@@ -74,6 +74,18 @@ absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs:
   return Engine().Evaluate(req, RequestContext::Background());
 }
 
+const std::string kKernelBench = SourceDir() + "/tasks/kernelbench";
+
+absl::StatusOr<v1::EvaluateResponse> EvaluateKb(const std::string& task, const std::string& file) {
+  v1::EvaluateRequest req;
+  req.mutable_task()->set_path(kKernelBench + "/" + task);
+  req.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
+  req.mutable_candidate()->set_source(ReadFile(kKernelBench + "/" + file));
+  req.mutable_candidate()->set_filename("candidate.py");
+  req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+  return Engine().Evaluate(req, RequestContext::Background());
+}
+
 v1::MeasureResponse Measure(const std::string& task, const std::string& artifact, int n) {
   v1::MeasureRequest m;
   m.mutable_task()->set_path(kTasks + "/" + task);
@@ -139,7 +151,6 @@ TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
 }
 
 TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused outputs rejected", "[gpu]") {
-  const std::string kb = SourceDir() + "/tasks/kernelbench";
   struct Case {
     const char* task;
     const char* file;
@@ -161,14 +172,8 @@ TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused o
        {v1::FLAG_NO_CUSTOM_KERNEL, v1::FLAG_DEGENERATE_TASK}},
   };
   for (const Case& c : cases) {
-    v1::EvaluateRequest req;
-    req.mutable_task()->set_path(kb + "/" + c.task);
-    req.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
-    req.mutable_candidate()->set_source(ReadFile(kb + "/" + c.file));
-    req.mutable_candidate()->set_filename("candidate.py");
-    req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
     const absl::Time t0 = absl::Now();
-    auto r = Engine().Evaluate(req, RequestContext::Background());
+    auto r = EvaluateKb(c.task, c.file);
     const double seconds = absl::ToDoubleSeconds(absl::Now() - t0);
     REQUIRE(r.ok());
     std::set<v1::Flag> flags;
@@ -179,6 +184,57 @@ TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused o
     INFO(c.file << ": " << last << " max_abs_error " << r->correctness().max_abs_error());
     CHECK(Short(r->verdict()) == c.want);
     if (r->verdict() == v1::VERDICT_OK) CHECK(flags == std::set<v1::Flag>(c.flags.begin(), c.flags.end()));
+  }
+}
+
+TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back and are flagged", "[gpu]") {
+  struct Case {
+    const char* task;
+    const char* file;
+    const char* mode;  // timing_mode expected
+    bool side_stream;  // FLAG_SIDE_STREAM expected
+  };
+  const std::vector<Case> cases = {
+      {"level1/3_Relu.py", "generations/level_1_problem_3_sample_1_kernel.py", "graph", false},
+      {"level1/1_ScaledGelu.py", "generations_cuda/level_1_problem_1_sample_0_kernel.py", "graph", false},
+      // A side stream that is never joined back cannot be captured: both
+      // sides are timed as launched, where the stream-event gap shows.
+      {"level1/5_Matmul.py", "hacks/side_stream.py", "eager", true},
+      {"level1/3_Relu.py", "hacks/cuda_side_stream_kernel.py", "eager", true},
+  };
+  timing::OracleOptions o;
+  o.budget_seconds = 5;
+  timing::TimingOracle oracle(o, &Engine(), RealClock::Get());
+  for (const Case& c : cases) {
+    auto r = EvaluateKb(c.task, c.file);
+    REQUIRE(r.ok());
+    INFO(c.file << ": " << (r->messages_size() ? r->messages(r->messages_size() - 1) : ""));
+    REQUIRE(r->verdict() == v1::VERDICT_OK);
+    for (bool eager : {false, true}) {
+      v1::TimeRequest t;
+      t.mutable_task()->set_path(kKernelBench + "/" + c.task);
+      t.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
+      t.set_artifact_id(r->artifact_id());
+      t.set_backend(v1::BACKEND_CUDA);
+      t.set_eager_timing(eager);
+      auto timed = oracle.Time(t, RequestContext::Background());
+      REQUIRE(timed.ok());
+      bool side_stream = false;
+      for (int f : timed->flags()) side_stream |= f == v1::FLAG_SIDE_STREAM;
+      std::printf("kernelbench timing %-52s %-5s -> %-5s %s speedup %.3f [%.3f, %.3f] %d calls/sample, "
+                  "%d pairs, ref %.4f ms%s %s\n",
+                  c.file, eager ? "eager" : "any", timed->timing_mode().c_str(),
+                  Short(timed->verdict()).c_str(), timed->speedup(), timed->speedup_ci_low(),
+                  timed->speedup_ci_high(), timed->calls_per_sample(), timed->ref_samples_size(),
+                  timed->ref_seconds() * 1e3, side_stream ? " SIDE_STREAM" : "",
+                  timed->graph_fallback().substr(0, 160).c_str());
+      CHECK(timed->verdict() == v1::VERDICT_OK);
+      CHECK(timed->timing_mode() == (eager ? "eager" : c.mode));
+      if (!eager && std::string(c.mode) == "eager") {
+        CHECK_THAT(timed->graph_fallback(), Catch::StartsWith("candidate: capture failed"));
+      }
+      CHECK(side_stream == c.side_stream);
+    }
   }
 }
 

@@ -529,8 +529,10 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
   CHECK(Keys(j) == std::set<std::string>{"level_id", "task_id", "status", "correct", "speedup", "speedup_ci",
                                          "flags", "custom_kernel", "reported_score", "message", "max_abs_error",
                                          "max_rel_error", "within_cuda_l1_tolerance", "verify_seconds", "time_seconds",
-                                         "timing_pairs", "calls_per_sample", "measure_seconds"});
+                                         "timing_pairs", "calls_per_sample", "measure_seconds", "timing_mode",
+                                         "graph_fallback"});
   CHECK(j["within_cuda_l1_tolerance"].is_null());  // no correctness trials ran
+  CHECK(j["timing_mode"].is_null());  // not timed
   CHECK(j["speedup"].is_null());
   CHECK(j["speedup_ci"].is_null());
   CHECK(j["reported_score"].is_null());
@@ -541,8 +543,12 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
   r.speedup_ci = std::make_pair(1.7, 1.9);
   r.reported_score = 2.1;
   r.flags = {"NOISY"};
+  r.timing_mode = "eager";
+  r.graph_fallback = "candidate: capture failed";
   j = CudaL1ResultJson(r);
   CHECK(j["speedup"] == 1.8);
+  CHECK(j["timing_mode"] == "eager");
+  CHECK(j["graph_fallback"] == "candidate: capture failed");
   CHECK(j["speedup_ci"] == json::array({1.7, 1.9}));
   CHECK(j["reported_score"] == 2.1);
   CHECK(j["flags"] == json::array({"NOISY"}));

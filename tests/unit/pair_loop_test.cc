@@ -30,7 +30,9 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   const PairLoop loop(request, 7, &clock);
   std::set<int> batch_sizes;
   int reported_bytes = 0;
-  auto timed = [&](bool is_ref, uint64_t, int calls, bool, PairLoop::Timed* out) {
+  auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+    const bool is_ref = ask.is_ref;
+    const int calls = ask.calls;
     batch_sizes.insert(calls);
     const double per_call = is_ref ? 100e-6 : 50e-6;
     out->sample.set_device_sync_seconds(per_call * calls);
@@ -72,7 +74,9 @@ TEST_CASE("batches are sized from the fastest later warm-up call; the host's sam
   for (bool gpu : {true, false}) {
     const PairLoop loop(request, 5, &clock, gpu);
     int ref_calls = 0;
-    auto timed = [&](bool is_ref, uint64_t, int calls, bool, PairLoop::Timed* out) {
+    auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+      const bool is_ref = ask.is_ref;
+      const int calls = ask.calls;
       const double per_call = is_ref && ref_calls < 5 ? warm[ref_calls] : 100e-6;
       if (is_ref) ++ref_calls;
       out->sample.set_device_sync_seconds(per_call * calls);
@@ -92,8 +96,8 @@ TEST_CASE("a mismatch in a batch names the call", "[pair_loop]") {
   request.set_max_pairs(5);
   request.set_check_outputs_every(1);
   const PairLoop loop(request, 3, &clock);
-  auto timed = [&](bool, uint64_t, int calls, bool, PairLoop::Timed* out) {
-    out->sample.set_device_sync_seconds(10e-6 * calls);
+  auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+    out->sample.set_device_sync_seconds(10e-6 * ask.calls);
     out->call_bytes = 64;
     return true;
   };
@@ -102,6 +106,92 @@ TEST_CASE("a mismatch in a batch names the call", "[pair_loop]") {
   CHECK(response.output_mismatches() == 5);
   CHECK_THAT(response.output_mismatch_detail(), Catch::StartsWith("pair 0, call "));
   CHECK_THAT(response.output_mismatch_detail(), Catch::Contains(" of 256: output0 differs"));
+}
+
+// A side that replays graphs when asked, unless it "cannot capture"; records
+// what each sample asked for.
+struct GraphSide {
+  bool can_capture = true;
+  std::vector<PairLoop::Ask> asks;
+};
+
+TEST_CASE("graphs are captured at the last warm-up pair and replayed only when both sides could",
+          "[pair_loop]") {
+  v1::MeasurePairRequest request;
+  request.set_min_pairs(5);
+  request.set_max_pairs(5);
+  struct Case {
+    bool gpu, eager, ref_captures, cand_captures;
+    const char* mode;
+    const char* fallback;
+  };
+  const Case cases[] = {
+      {true, false, true, true, "graph", ""},
+      {true, false, true, false, "eager", "candidate: capture failed: sync"},
+      {true, false, false, true, "eager", "reference: capture failed: sync"},
+      {true, true, true, true, "eager", ""},   // eager_timing asked for
+      {false, false, true, true, "eager", ""},  // the host has no graphs
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.gpu, c.eager, c.ref_captures, c.cand_captures);
+    FakeClock clock;
+    request.set_eager_timing(c.eager);
+    const PairLoop loop(request, 9, &clock, c.gpu);
+    GraphSide sides[2];
+    sides[0].can_capture = c.ref_captures;
+    sides[1].can_capture = c.cand_captures;
+    auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+      GraphSide& side = sides[ask.is_ref ? 0 : 1];
+      side.asks.push_back(ask);
+      out->sample.set_device_sync_seconds(1e-3 * ask.calls);
+      out->call_bytes = 64;
+      out->graph = ask.graph && side.can_capture;
+      if (ask.graph && !side.can_capture) out->graph_error = "capture failed: sync";
+      return true;
+    };
+    v1::MeasurePairResponse response;
+    REQUIRE(loop.Run(timed, [](int, int) { return std::string(); }, &response));
+    CHECK(response.timing_mode() == c.mode);
+    CHECK(response.graph_fallback() == c.fallback);
+    for (const GraphSide& side : sides) {
+      // Five single-call warm-ups as launched, on a GPU one pair at the
+      // sample's size (10 calls of 1 ms) asking for graphs unless eager
+      // timing was asked for (the host's samples are 1 ms: one call, no
+      // such pair), then the loop.
+      const size_t probe = c.gpu ? 1 : 0;
+      REQUIRE(side.asks.size() == 5 + probe + 5);
+      for (int i = 0; i < 5; ++i) CHECK_FALSE(side.asks[i].graph);
+      if (c.gpu) {
+        CHECK(side.asks[5].graph == !c.eager);
+        CHECK(side.asks[5].calls == 10);
+      }
+      for (size_t i = 5 + probe; i < side.asks.size(); ++i) {
+        CHECK(side.asks[i].graph == (std::string(c.mode) == "graph"));
+      }
+    }
+  }
+}
+
+TEST_CASE("a side that stops replaying its graph ends the measurement", "[pair_loop]") {
+  FakeClock clock;
+  v1::MeasurePairRequest request;
+  request.set_min_pairs(5);
+  request.set_max_pairs(5);
+  const PairLoop loop(request, 9, &clock, /*gpu=*/true);
+  int candidate_replays = 0;
+  auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+    out->sample.set_device_sync_seconds(1e-3 * ask.calls);
+    out->call_bytes = 64;
+    out->graph = ask.graph;
+    // The candidate's third replay comes back as launched.
+    if (ask.graph && !ask.is_ref && ++candidate_replays == 3) out->graph = false;
+    return true;
+  };
+  v1::MeasurePairResponse response;
+  CHECK_FALSE(loop.Run(timed, [](int, int) { return std::string(); }, &response));
+  CHECK(response.verdict() == v1::VERDICT_SANDBOX_VIOLATION);
+  REQUIRE(response.messages_size() == 1);
+  CHECK_THAT(response.messages(0), Catch::Contains("candidate: stopped replaying its CUDA graph"));
 }
 
 }  // namespace
