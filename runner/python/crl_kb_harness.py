@@ -641,8 +641,8 @@ class Side:
         the calls: captured at the first such request (and again if `calls`
         changes) on that sample's inputs, which stay the graph's input
         buffers; later samples copy their inputs into them before the clock
-        starts. A capture that fails is answered as launched, with
-        `graph_error` saying why."""
+        starts. A capture that fails is answered with `graph_error` and no
+        times: the worker measures again with fresh processes, as launched."""
         torch = self.torch
         calls = max(1, min(int(header.get("calls", 1)), MAX_CALLS_PER_SAMPLE))
         seed = int(header["seed"])
@@ -652,7 +652,7 @@ class Side:
             if self._graph is None or len(self._graph[1]) != calls:
                 error = self._capture(batch)
                 if error:
-                    reply["graph_error"] = error
+                    return {"status": "ok", "graph": False, "graph_error": error}, []
             else:
                 self._fill(batch)
         else:
@@ -701,7 +701,7 @@ class Side:
     def _capture(self, batch):
         """Captures one graph of a forward call on each of `batch`'s inputs
         (they become the graph's input buffers). "" when captured, else why
-        not; the process stays usable for calls as launched."""
+        not (the process may then be unusable: the worker discards it)."""
         self._graph = None  # a graph of another size goes first
         home = self._current_stream(self.device)
         stream = self._Stream(self.device)
@@ -715,11 +715,15 @@ class Side:
             with self._capture_scope(graph, stream=stream):
                 outs = [self.forward(inputs) for inputs in batch]
         except Exception as e:  # noqa: BLE001 — the candidate's code may raise anything here
-            # A failed capture can leave the capture stream current (torch's
-            # scope does not restore it when ending the capture raises).
-            self._set_stream(home)
-            self._sync()  # a sticky CUDA error raises here: the process is done
-            return ("capture failed: %s: %s" % (type(e).__name__, e)).splitlines()[0][:400]
+            why = ("capture failed: %s: %s" % (type(e).__name__, e)).splitlines()[0][:400]
+            try:
+                # torch's scope does not restore the stream when ending the
+                # capture raises; a sticky CUDA error shows in the sync.
+                self._set_stream(home)
+                self._sync()
+            except Exception as after:  # noqa: BLE001
+                why += "; afterwards: " + str(after).splitlines()[0][:200]
+            return why
         self._graph = (graph, batch, outs)
         return ""
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -433,30 +434,45 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   } else {
     CRL_ASSIGN_OR_RETURN(ref_artifact, compiler_->LibraryFor(request.reference_artifact_id()));
   }
-  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_,
-                      r.backend == BackendKind::kCuda);
-  const double per_call = options_.measure_call_timeout_seconds;
-
   v1::MeasurePairResponse response;
+  CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, request, context, &response));
+  if (response.timing_mode().empty() && !response.graph_fallback().empty()) {
+    // A side could not be captured, and the attempt may have left its
+    // process in any state: the measurement as launched starts over with
+    // fresh sides for both.
+    v1::MeasurePairRequest eager = request;
+    eager.set_eager_timing(true);
+    v1::MeasurePairResponse again;
+    CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, context, &again));
+    again.set_graph_fallback(response.graph_fallback());
+    again.set_lane_seconds(again.lane_seconds() + response.lane_seconds());
+    response = std::move(again);
+  }
+  return response;
+}
+
+absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_artifact,
+                                     const std::string& cand_artifact, const v1::MeasurePairRequest& request,
+                                     const RequestContext& context, v1::MeasurePairResponse* out) {
+  const bool gpu = r.backend == BackendKind::kCuda;
+  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_, gpu);
+  const double per_call = options_.measure_call_timeout_seconds;
+  v1::MeasurePairResponse& response = *out;
   response.set_backend(ToProto(r.backend));
   if (r.task->task_bytes() > 0) response.set_task_bytes(r.task->task_bytes());
   if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
-  const Lane& lane = lease.lane();
-  LeaseGauge busy(metrics_);
-  const absl::Time held_from = clock_->MonotonicNow();
-  // Every response past this point says how long it held the lane.
-  auto held = [&]() -> v1::MeasurePairResponse& {
-    response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - held_from));
-    return response;
-  };
+  auto first = lanes_->Acquire(r.backend, context, options_.lane_wait, gpu ? LaneUse::kShared : LaneUse::kExclusive);
+  if (!first.ok()) return first.status();
+  std::optional<LaneLease> lease(std::move(*first));
+  const Lane& lane = lease->lane();
   response.set_lane(lane.name);
   auto fail = [&](Side side, const RunnerEvent& event) {
     response.set_verdict(VerdictFor(side, event));
     response.add_messages(absl::StrCat(SideName(side), ": ", event.message));
   };
-  // Both sides stay alive for the whole loop, so drift hits both.
-  const double budget = loop.SessionBudget(per_call);
+  // Both sides stay alive for the whole loop, so drift hits both. On a GPU
+  // they may also wait for the lane after starting.
+  const double budget = loop.SessionBudget(per_call) + (gpu ? absl::ToDoubleSeconds(options_.lane_wait) : 0);
   RunnerEvent event;
   SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
   std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
@@ -465,10 +481,18 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   } else if (!cand) {
     fail(Side::kCandidate, sides.candidate_event);
   }
-  if (!ref || !cand) {
-    CRL_RETURN_IF_ERROR(context.Check());
-    return held();
+  if (!ref || !cand) return context.Check();
+  if (gpu) {
+    const size_t index = static_cast<size_t>(&lane - lanes_->lanes().data());
+    lease.reset();
+    auto alone = lanes_->AcquireLane(index, context, options_.lane_wait, LaneUse::kExclusive);
+    if (!alone.ok()) return alone.status();
+    lease.emplace(std::move(*alone));
   }
+  LeaseGauge busy(metrics_);
+  const absl::Time held_from = clock_->MonotonicNow();
+  // Every response past this point says how long it held the lane alone.
+  auto held = [&]() { response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - held_from)); };
   response.set_device_name(cand->device_name());
   if (const int cpu = TimingCpu(lane); cpu >= 0) {
     // One CPU for both sides of a GPU measurement: launch-bound calls are
@@ -509,20 +533,19 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
     }
     return CompareOutputs(*r.task, {}, outputs[1], outputs[0], nullptr);
   };
-  if (!loop.Run(timed, check, &response)) {
-    CRL_RETURN_IF_ERROR(context.Check());
-    return held();
-  }
+  const bool completed = loop.Run(timed, check, &response);
+  held();
   CRL_RETURN_IF_ERROR(context.Check());
+  if (!completed || response.timing_mode().empty()) return absl::OkStatus();
   if (ref->dead() || cand->dead()) {
     response.set_verdict(v1::VERDICT_INFRA_ERROR);
     response.add_messages("a runner ended during output checks");
-    return held();
+    return absl::OkStatus();
   }
   cand->Close();
   ref->Close();
   response.set_verdict(v1::VERDICT_OK);
-  return held();
+  return absl::OkStatus();
 }
 
 int EvalEngine::TimingCpu(const Lane& lane) const {

@@ -104,6 +104,13 @@ class EvalEngine {
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
                         const RequestContext& context);
+  // One measurement with fresh sides into *response (MeasurePair's body).
+  // On a GPU both sides start under a shared lease (starting is not timed:
+  // it may sit beside verifications) and the lane is held alone from the
+  // warm-up on; a host lane is held alone throughout.
+  absl::Status MeasureOnce(const Resolved& r, const std::string& reference_artifact,
+                           const std::string& candidate_artifact, const v1::MeasurePairRequest& request,
+                           const RequestContext& context, v1::MeasurePairResponse* response);
   // Starts both sides on a lane taken as `use` and verifies; the verdict is
   // set, not yet counted (Finish). *contended, when given: whether another
   // lease shared the lane meanwhile.

@@ -272,6 +272,8 @@ class FakeTaskFormat final : public TaskFormatInterface {
   // Sessions alive now, and reference calls that computed probes.
   int open_sessions() const { return open_.load(); }
   int probe_calls() const { return probes_.load(); }
+  // Sides started so far.
+  int starts() const { return starts_.load(); }
 
   absl::StatusOr<std::shared_ptr<const EvalTask>> Resolve(const v1::Task& task) override {
     if (task.path().empty()) return absl::InvalidArgumentError("task.path: empty");
@@ -296,6 +298,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
       }
     }
     *event = {true, v1::VERDICT_OK, ""};
+    ++starts_;
     return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &open_,
                                          &probes_);
   }
@@ -306,6 +309,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
   FakeTaskSpec spec_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> open_{0};
   std::atomic<int> probes_{0};
+  std::atomic<int> starts_{0};
 };
 
 }  // namespace crl

@@ -88,6 +88,7 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
                                                         : probe[side].graph_error);
       }
       response->set_graph_fallback(why);
+      return true;  // the caller measures again, as launched, with fresh sides
     }
   }
   response->set_timing_mode(graph ? "graph" : "eager");

@@ -61,9 +61,11 @@ class PairLoop {
   using CheckFn = std::function<std::string(int pair, int call)>;
   // Appends per-call samples and checks to `response`; false when a call
   // failed. On a GPU (unless the request says eager_timing) the warm-up's
-  // last pair asks both sides for graphs; the loop replays them when both
-  // could, and times as launched otherwise (`timing_mode`,
-  // `graph_fallback`).
+  // last pair asks both sides for graphs, and the loop replays them
+  // (`timing_mode` "graph"). When a side could not be captured, Run returns
+  // true right after that pair with `graph_fallback` saying why and
+  // `timing_mode` empty: the attempt may have left that process in any
+  // state, so the caller measures again with fresh sides and eager_timing.
   bool Run(const TimedFn& timed, const CheckFn& check, v1::MeasurePairResponse* response) const;
   // Wall budget for a session that lives through the whole loop.
   double SessionBudget(double per_call_seconds) const {

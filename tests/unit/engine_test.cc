@@ -4,6 +4,7 @@
 
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <optional>
 #include <thread>
 
@@ -359,6 +360,78 @@ TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on th
   REQUIRE(wrong.ok());
   CHECK(wrong->verdict() == v1::VERDICT_WRONG_ANSWER);
   for (const auto& m : wrong->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
+}
+
+TEST_CASE("a GPU measurement starts its sides beside verifications, replays graphs, and starts over "
+          "as launched when a side cannot be captured", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
+  auto measure = [&](const std::string& behaviour) -> absl::StatusOr<v1::MeasurePairResponse> {
+    v1::EvaluateRequest request = Rig::Request(behaviour);
+    request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    auto r = rig.engine->Evaluate(request, RequestContext::Background());
+    REQUIRE(r.ok());
+    REQUIRE(r->verdict() == v1::VERDICT_OK);
+    v1::MeasurePairRequest m;
+    m.mutable_task()->set_path("task");
+    m.set_backend(v1::BACKEND_CUDA);
+    m.set_candidate_artifact_id(r->artifact_id());
+    m.set_min_pairs(5);
+    m.set_max_pairs(5);
+    return rig.engine->MeasurePair(m, RequestContext::Background());
+  };
+
+  int starts = rig.format.starts();
+  auto p = measure("correct");
+  REQUIRE(p.ok());
+  CHECK(p->verdict() == v1::VERDICT_OK);
+  CHECK(p->timing_mode() == "graph");
+  CHECK(p->graph_fallback().empty());
+  CHECK(p->reference_samples_size() == 5);
+  CHECK(rig.format.starts() - starts == 2 + 2);  // verification's pair, then the measurement's
+
+  starts = rig.format.starts();
+  p = measure("nograph");
+  REQUIRE(p.ok());
+  CHECK(p->verdict() == v1::VERDICT_OK);
+  CHECK(p->timing_mode() == "eager");
+  CHECK(p->graph_fallback() == "candidate: capture failed: fake");
+  CHECK(p->reference_samples_size() == 5);
+  CHECK(rig.format.starts() - starts == 2 + 2 + 2);  // a fresh pair for the measurement as launched
+  CHECK(rig.format.open_sessions() == 0);
+
+  // A verification shares the lane: the measurement starts its sides (not
+  // timed) meanwhile, and times only once the lane is free.
+  auto other = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(other.ok());
+  std::optional<LaneLease> held(std::move(*other));
+  v1::EvaluateRequest request = Rig::Request("correct");
+  request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+  // Verified before the lane is taken.
+  auto verified = rig.engine->Evaluate(request, RequestContext::Background());
+  REQUIRE(verified.ok());
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_backend(v1::BACKEND_CUDA);
+  m.set_candidate_artifact_id(verified->artifact_id());
+  m.set_min_pairs(5);
+  m.set_max_pairs(5);
+  std::atomic<bool> done{false};
+  absl::StatusOr<v1::MeasurePairResponse> waited;
+  std::thread call([&] {
+    waited = rig.engine->MeasurePair(m, RequestContext::Background());
+    done = true;
+  });
+  CHECK(Eventually([&] { return rig.format.open_sessions() == 2; }));
+  CHECK_FALSE(done.load());
+  held.reset();
+  call.join();
+  REQUIRE(waited.ok());
+  CHECK(waited->verdict() == v1::VERDICT_OK);
+  CHECK(waited->reference_samples_size() == 5);
 }
 
 TEST_CASE("bad requests are statuses that name the field", "[engine]") {
