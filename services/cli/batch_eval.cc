@@ -187,7 +187,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   std::mutex mu;
   ProgressBar bar(std::cerr, n, isatty(2));
   std::atomic<int> timed{0};
-  std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0};
+  std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
   const absl::Time start = absl::Now();
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
@@ -207,7 +207,11 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
         const absl::Duration took = absl::Now() - t1;
         outcomes[i].time_seconds = absl::ToDoubleSeconds(took);
         time_ms += absl::ToInt64Milliseconds(took);
-        if (outcomes[i].timing) lane_ms += std::llround(outcomes[i].timing->measure_seconds() * 1e3);
+        if (outcomes[i].timing) {
+          lane_ms += std::llround(outcomes[i].timing->measure_seconds() * 1e3);
+          start_ms += std::llround(outcomes[i].timing->start_seconds() * 1e3);
+          wait_ms += std::llround(outcomes[i].timing->lane_wait_seconds() * 1e3);
+        }
         ++timed;
       }
       record(i);
@@ -221,9 +225,10 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s, "
-               "timing %.1f s (%d timed), lanes held for measuring %.1f s (%.0f%% of the wall)\n",
-               n, wall, jobs, verify_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), lane_ms.load() / 1e3,
-               wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
+               "timing %.1f s (%d timed: starting sides %.1f s, waiting for the lane alone %.1f s), lanes held for "
+               "measuring %.1f s (%.0f%% of the wall)\n",
+               n, wall, jobs, verify_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), start_ms.load() / 1e3,
+               wait_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }
 

@@ -229,7 +229,11 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
     auto m = worker->MeasurePair(PairRequest(request, artifact, next_seed()), context);
     resp.set_measurements(resp.measurements() + 1);
-    if (m.ok()) resp.set_measure_seconds(resp.measure_seconds() + m->lane_seconds());
+    if (m.ok()) {
+      resp.set_measure_seconds(resp.measure_seconds() + m->lane_seconds());
+      resp.set_start_seconds(resp.start_seconds() + m->start_seconds());
+      resp.set_lane_wait_seconds(resp.lane_wait_seconds() + m->lane_wait_seconds());
+    }
     return m;
   };
   auto failed = [&](const v1::MeasurePairResponse& m) {

@@ -446,6 +446,8 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
     CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, context, &again));
     again.set_graph_fallback(response.graph_fallback());
     again.set_lane_seconds(again.lane_seconds() + response.lane_seconds());
+    again.set_start_seconds(again.start_seconds() + response.start_seconds());
+    again.set_lane_wait_seconds(again.lane_wait_seconds() + response.lane_wait_seconds());
     response = std::move(again);
   }
   return response;
@@ -461,7 +463,8 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
   response.set_backend(ToProto(r.backend));
   if (r.task->task_bytes() > 0) response.set_task_bytes(r.task->task_bytes());
   if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
-  auto first = lanes_->Acquire(r.backend, context, options_.lane_wait, gpu ? LaneUse::kShared : LaneUse::kExclusive);
+  const absl::Time asked = clock_->MonotonicNow();
+  auto first = lanes_->Acquire(r.backend, context, options_.lane_wait, gpu ? LaneUse::kStart : LaneUse::kExclusive);
   if (!first.ok()) return first.status();
   std::optional<LaneLease> lease(std::move(*first));
   const Lane& lane = lease->lane();
@@ -482,12 +485,15 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     fail(Side::kCandidate, sides.candidate_event);
   }
   if (!ref || !cand) return context.Check();
+  const absl::Time started = clock_->MonotonicNow();
+  response.set_start_seconds(absl::ToDoubleSeconds(started - asked));
   if (gpu) {
     const size_t index = static_cast<size_t>(&lane - lanes_->lanes().data());
     lease.reset();
     auto alone = lanes_->AcquireLane(index, context, options_.lane_wait, LaneUse::kExclusive);
     if (!alone.ok()) return alone.status();
     lease.emplace(std::move(*alone));
+    response.set_lane_wait_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
   }
   LeaseGauge busy(metrics_);
   const absl::Time held_from = clock_->MonotonicNow();

@@ -83,7 +83,7 @@ absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
   size_t found = lanes_.size();
   auto usable = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     // Timing waiting on this backend: no new sharer until it has its lane.
-    if (!exclusive && exclusive_waiting_[backend] > 0) return false;
+    if (use == LaneUse::kShared && exclusive_waiting_[backend] > 0) return false;
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
       if (lanes_[i].backend != backend || exclusive_[i] || (!counted && i != only)) continue;

@@ -26,7 +26,11 @@ namespace crl {
 
 class LanePool;
 
-enum class LaneUse { kExclusive, kShared };
+// kStart: shared, for starting a measurement's sides (untimed, short); it is
+// not held back by timing waiting for the lane, so measurements can queue
+// for the lane while one times (their sides ready) instead of each waiting
+// for the lane to drain of verifications again.
+enum class LaneUse { kExclusive, kShared, kStart };
 
 struct LanePoolOptions {
   // Verifications at once on one GPU lane (>= 1; 1: every use exclusive).
