@@ -616,16 +616,18 @@ class Side:
                 blobs.append(_tensor_bytes(torch, t))
         probes = []
         if header.get("probes") and not problems and len(outs) == 1 and outs[0].is_floating_point():
+            # (name, tensor, whether it is one value filling the output's
+            # shape: sent as that one element, the worker repeats it)
             o = outs[0]
-            probes.append(("zeros", torch.zeros_like(o)))
+            probes.append(("zeros", torch.zeros(1, dtype=o.dtype), True))
             x0 = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
             if x0 is not None and x0.shape == o.shape and x0.dtype == o.dtype:
-                probes.append(("identity", x0))
+                probes.append(("identity", x0, False))
             if x0 is not None and x0.is_floating_point() and x0.numel():
-                probes.append(("mean", torch.full_like(o, float(x0.double().mean()))))
-            for name, p in probes:
+                probes.append(("mean", torch.full((1,), float(x0.double().mean()), dtype=o.dtype), True))
+            for name, p, fill in probes:
                 meta.append({"probe": name, "dtype": str(p.dtype).replace("torch.", ""),
-                             "shape": list(p.shape)})
+                             "shape": list(o.shape), "fill": fill})
                 blobs.append(_tensor_bytes(torch, p))
         return {"status": "ok", "outputs": meta, "host_seconds": host,
                 "findings": findings}, blobs

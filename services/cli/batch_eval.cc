@@ -122,6 +122,9 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.compile_seconds = r->compile().compile_seconds();
   o.compile_cache_hit = r->compile().cache_hit();
   o.custom_kernel = r->custom_kernel();
+  o.verify_lane_wait_seconds = r->lane_wait_seconds();
+  o.verify_start_seconds = r->start_seconds();
+  o.verify_trials_seconds = r->trials_seconds();
   for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
   // The errors mean something when the outputs were compared throughout:
   // they passed, or failed on numbers alone (not a NaN, a shape, a type).
@@ -188,6 +191,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   ProgressBar bar(std::cerr, n, isatty(2));
   std::atomic<int> timed{0};
   std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
+  std::atomic<int64_t> verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
   const absl::Time start = absl::Now();
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
@@ -202,6 +206,9 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       const absl::Time t1 = absl::Now();
       outcomes[i].verify_seconds = absl::ToDoubleSeconds(t1 - t0);
       verify_ms += absl::ToInt64Milliseconds(t1 - t0);
+      verify_wait_ms += std::llround(outcomes[i].verify_lane_wait_seconds * 1e3);
+      verify_start_ms += std::llround(outcomes[i].verify_start_seconds * 1e3);
+      verify_trials_ms += std::llround(outcomes[i].verify_trials_seconds * 1e3);
       if (!outcomes[i].artifact_id.empty() && endpoints.timing) {
         Time(endpoints.timing.get(), settings, s.task, &outcomes[i]);
         const absl::Duration took = absl::Now() - t1;
@@ -224,10 +231,12 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   // the fraction of the run the GPU spent timing.
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
-               "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s, "
-               "timing %.1f s (%d timed: starting sides %.1f s, waiting for the lane alone %.1f s), lanes held for "
-               "measuring %.1f s (%.0f%% of the wall)\n",
-               n, wall, jobs, verify_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), start_ms.load() / 1e3,
+               "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s "
+               "(waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed: "
+               "starting sides %.1f s, waiting for the lane alone %.1f s), lanes held for measuring %.1f s (%.0f%% "
+               "of the wall)\n",
+               n, wall, jobs, verify_ms.load() / 1e3, verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
+               verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), start_ms.load() / 1e3,
                wait_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }

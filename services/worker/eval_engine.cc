@@ -305,7 +305,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
                                                              const std::string& library_path,
                                                              const VerifyConfig& config, LaneUse use,
                                                              const RequestContext& context, bool* contended) {
+  const absl::Time asked = clock_->MonotonicNow();
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait, use));
+  const absl::Time leased = clock_->MonotonicNow();
+  response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked));
   const Lane& lane = lease.lane();
   LeaseGauge busy(metrics_);
   response.set_lane(lane.name);
@@ -320,6 +323,8 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
 
   const double budget = VerifyBudgetSeconds(*r.task, config);
   SessionPair sides = StartPair(r, reference, library_path, budget, lane, context);
+  const absl::Time started = clock_->MonotonicNow();
+  response.set_start_seconds(absl::ToDoubleSeconds(started - leased));
   if (!sides.reference) {
     CRL_RETURN_IF_ERROR(context.Check());
     response.add_messages(absl::StrCat("reference: ", sides.reference_event.message));
@@ -334,6 +339,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   CRL_ASSIGN_OR_RETURN(VerifyResult verified,
                        VerifyCandidate(*r.task, ref.get(), cand.get(), config, seeds_,
                                        !known.has_value(), context));
+  response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
   std::string degenerate = known.value_or("");
   if (verified.probed) {
     degenerate = verified.degenerate_probe;

@@ -33,11 +33,23 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
     t.spec.shape = KbField<std::vector<int64_t>>(m, "shape", {-1});
     t.probe = KbField<std::string>(m, "probe", "");
     uint64_t bytes = 0;
-    if (!runner::SpecBytes(t.spec, &bytes) || bytes != reply.blobs[i].size()) {
-      return absl::DataLossError(absl::StrCat("output ", i, ": ", reply.blobs[i].size(),
+    if (!runner::SpecBytes(t.spec, &bytes)) {
+      return absl::DataLossError(absl::StrCat("output ", i, ": bad shape"));
+    }
+    // A probe that is one value in the output's shape comes as that value.
+    const std::string& blob = reply.blobs[i];
+    const size_t element = runner::DtypeSize(t.spec.dtype);
+    if (!t.probe.empty() && KbField<bool>(m, "fill", false) && blob.size() == element && element > 0) {
+      t.data.reserve(bytes);
+      for (uint64_t n = 0; n < bytes / element; ++n) t.data.append(blob);
+      out.push_back(std::move(t));
+      continue;
+    }
+    if (bytes != blob.size()) {
+      return absl::DataLossError(absl::StrCat("output ", i, ": ", blob.size(),
                                               " bytes do not match its dtype and shape"));
     }
-    t.data = reply.blobs[i];
+    t.data = blob;
     out.push_back(std::move(t));
   }
   return out;

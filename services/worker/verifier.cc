@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -127,8 +128,15 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   for (TrialRequest trial : task.PlanTrials(config.trials, seeds)) {
     CRL_RETURN_IF_ERROR(context.Check());
     trial.probes = probe && trial.probe_eligible;
-    TrialResult want;
-    RunnerEvent event = reference->Trial(trial, per_call, &want);
+    TrialRequest candidate_trial = trial;
+    candidate_trial.probes = false;  // the candidate never computes (or sees) probes
+    // Both sides at once: separate processes, neither sees the other's
+    // outputs, and a large output's trip through its pipe overlaps.
+    TrialResult want, got;
+    RunnerEvent event, candidate_event;
+    std::thread reference_call([&] { event = reference->Trial(trial, per_call, &want); });
+    candidate_event = candidate->Trial(candidate_trial, per_call, &got);
+    reference_call.join();
     if (!event.ok) {
       side_failed(Side::kReference, trial.label, event);
       break;
@@ -140,9 +148,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     if (report.trials() == 0) {
       report.add_messages(ToleranceLine(task, config.tolerance, want.outputs));
     }
-    trial.probes = false;  // the candidate never computes (or sees) probes
-    TrialResult got;
-    event = candidate->Trial(trial, per_call, &got);
+    event = candidate_event;
     report.set_trials(report.trials() + 1);
     if (!event.ok) {
       side_failed(Side::kCandidate, trial.label, event);
@@ -207,7 +213,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
       have_first = true;
       first_reference = std::move(want.outputs);
       first_candidate = std::move(got.outputs);
-      first_trial = trial;
+      first_trial = candidate_trial;
     }
   }
   if (out.verdict != v1::VERDICT_UNSPECIFIED) {
