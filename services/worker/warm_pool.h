@@ -39,7 +39,7 @@ namespace crl {
 
 struct WarmPoolOptions {
   // Processes kept ready per lane (0: that kind of lane is never warmed).
-  int per_gpu = 4;
+  int per_gpu = 8;
   int per_host_lane = 2;
   // An idle process older than this is dropped; a lane unused for this long
   // is no longer refilled.
@@ -137,8 +137,11 @@ class WarmPool {
     }
     if (missing <= 0) return 0;
     const Lane& lane = lanes_->lanes()[i];
+    // On a GPU as a measurement starts its sides (kStart): beside
+    // verifications, never during timing, and not held back by timing that
+    // waits for the lane (which would leave the pool empty when busy).
     auto lease = lanes_->AcquireLane(i, context_, options_.lease_wait,
-                                     lane.backend == BackendKind::kCuda ? LaneUse::kShared : LaneUse::kExclusive);
+                                     lane.backend == BackendKind::kCuda ? LaneUse::kStart : LaneUse::kExclusive);
     if (!lease.ok()) return 0;  // busy (timing, or a host lane in use): later
     std::vector<std::unique_ptr<P>> started;
     std::string error;
