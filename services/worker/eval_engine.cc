@@ -441,6 +441,12 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
     CRL_ASSIGN_OR_RETURN(ref_artifact, compiler_->LibraryFor(request.reference_artifact_id()));
   }
   v1::MeasurePairResponse response;
+  if (!r.format->graph_replay()) {
+    v1::MeasurePairRequest eager = request;  // its sessions time as launched only
+    eager.set_eager_timing(true);
+    CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, context, &response));
+    return response;
+  }
   CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, request, context, &response));
   if (response.timing_mode().empty() && !response.graph_fallback().empty()) {
     // A side could not be captured, and the attempt may have left its

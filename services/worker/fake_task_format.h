@@ -275,6 +275,8 @@ class FakeTaskFormat final : public TaskFormatInterface {
   // Sides started so far.
   int starts() const { return starts_.load(); }
 
+  bool graph_replay() const override { return true; }
+
   absl::StatusOr<std::shared_ptr<const EvalTask>> Resolve(const v1::Task& task) override {
     if (task.path().empty()) return absl::InvalidArgumentError("task.path: empty");
     absl::MutexLock lock(&mu_);

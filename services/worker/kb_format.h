@@ -47,6 +47,7 @@ class KbFormat final : public TaskFormatInterface {
   std::unique_ptr<SessionInterface> Start(const EvalTask& task, const SessionSpec& spec,
                                           const Lane& lane, const RequestContext& context,
                                           RunnerEvent* event) override;
+  bool graph_replay() const override { return true; }
 
  private:
   const KbFormatOptions options_;

@@ -1,6 +1,7 @@
 #include "services/worker/kb_session.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -40,8 +41,14 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
     const std::string& blob = reply.blobs[i];
     const size_t element = runner::DtypeSize(t.spec.dtype);
     if (!t.probe.empty() && KbField<bool>(m, "fill", false) && blob.size() == element && element > 0) {
-      t.data.reserve(bytes);
-      for (uint64_t n = 0; n < bytes / element; ++n) t.data.append(blob);
+      t.data.assign(bytes, '\0');
+      size_t filled = std::min<size_t>(element, bytes);
+      std::memcpy(t.data.data(), blob.data(), filled);
+      while (filled < bytes) {  // doubling: a few large copies, never overlapping
+        const size_t n = std::min<size_t>(filled, bytes - filled);
+        std::memcpy(t.data.data() + filled, t.data.data(), n);
+        filled += n;
+      }
       out.push_back(std::move(t));
       continue;
     }

@@ -205,6 +205,9 @@ class TaskFormatInterface {
                                                   const Lane& lane,
                                                   const RequestContext& context,
                                                   RunnerEvent* event) = 0;
+  // Whether its sessions can time a sample as a CUDA-graph replay
+  // (TimedRequest::graph); a format that cannot is always timed as launched.
+  virtual bool graph_replay() const { return false; }
 };
 
 }  // namespace crl

@@ -79,5 +79,29 @@ TEST_CASE("a manifest pointing outside its build directory is a sandbox violatio
   CHECK(event.verdict == v1::VERDICT_INFRA_ERROR);
 }
 
+TEST_CASE("a constant probe travels as one value and is repeated to the output's shape", "[kb]") {
+  const float value = 1.5f;
+  const std::string one(reinterpret_cast<const char*>(&value), sizeof value);
+  KbReply reply;
+  reply.header = {{"outputs",
+                   {{{"dtype", "float32"}, {"shape", {2, 3}}},
+                    {{"dtype", "float32"}, {"shape", {2, 3}}, {"probe", "mean"}, {"fill", true}},
+                    {{"dtype", "float32"}, {"shape", {0}}, {"probe", "zeros"}, {"fill", true}}}}};
+  reply.blobs = {std::string(6 * sizeof(float), '\0'), one, one};
+  auto decoded = DecodeKbTensors(reply);
+  REQUIRE(decoded.ok());
+  REQUIRE(decoded->size() == 3);
+  const std::string& filled = (*decoded)[1].data;
+  REQUIRE(filled.size() == 6 * sizeof(float));
+  for (size_t i = 0; i < 6; ++i) CHECK(filled.substr(i * sizeof(float), sizeof(float)) == one);
+  CHECK((*decoded)[2].data.empty());
+  // Only a probe may be sent as one value: an output must carry all of its bytes.
+  reply.header["outputs"][0]["fill"] = true;
+  reply.blobs[0] = one;
+  auto refused = DecodeKbTensors(reply);
+  CHECK(refused.status().code() == absl::StatusCode::kDataLoss);
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("do not match its dtype and shape"));
+}
+
 }  // namespace
 }  // namespace crl
