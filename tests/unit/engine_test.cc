@@ -362,6 +362,17 @@ TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on th
   for (const auto& m : wrong->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
 }
 
+// A measurement of five pairs on the GPU.
+v1::MeasurePairRequest FivePairs(const std::string& artifact) {
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_backend(v1::BACKEND_CUDA);
+  m.set_candidate_artifact_id(artifact);
+  m.set_min_pairs(5);
+  m.set_max_pairs(5);
+  return m;
+}
+
 TEST_CASE("a GPU measurement starts its sides beside verifications, replays graphs, and starts over "
           "as launched when a side cannot be captured", "[engine]") {
   FakeTaskSpec spec;
@@ -375,13 +386,7 @@ TEST_CASE("a GPU measurement starts its sides beside verifications, replays grap
     auto r = rig.engine->Evaluate(request, RequestContext::Background());
     REQUIRE(r.ok());
     REQUIRE(r->verdict() == v1::VERDICT_OK);
-    v1::MeasurePairRequest m;
-    m.mutable_task()->set_path("task");
-    m.set_backend(v1::BACKEND_CUDA);
-    m.set_candidate_artifact_id(r->artifact_id());
-    m.set_min_pairs(5);
-    m.set_max_pairs(5);
-    return rig.engine->MeasurePair(m, RequestContext::Background());
+    return rig.engine->MeasurePair(FivePairs(r->artifact_id()), RequestContext::Background());
   };
 
   int starts = rig.format.starts();
@@ -413,12 +418,7 @@ TEST_CASE("a GPU measurement starts its sides beside verifications, replays grap
   // Verified before the lane is taken.
   auto verified = rig.engine->Evaluate(request, RequestContext::Background());
   REQUIRE(verified.ok());
-  v1::MeasurePairRequest m;
-  m.mutable_task()->set_path("task");
-  m.set_backend(v1::BACKEND_CUDA);
-  m.set_candidate_artifact_id(verified->artifact_id());
-  m.set_min_pairs(5);
-  m.set_max_pairs(5);
+  const v1::MeasurePairRequest m = FivePairs(verified->artifact_id());
   std::atomic<bool> done{false};
   absl::StatusOr<v1::MeasurePairResponse> waited;
   std::thread call([&] {
