@@ -336,9 +336,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     return done(sides.candidate_event.verdict);
   }
   std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
+  VerifyConfig run = config;
+  run.concurrent_sides = lane.backend == BackendKind::kCuda;
   CRL_ASSIGN_OR_RETURN(VerifyResult verified,
-                       VerifyCandidate(*r.task, ref.get(), cand.get(), config, seeds_,
-                                       !known.has_value(), context));
+                       VerifyCandidate(*r.task, ref.get(), cand.get(), run, seeds_, !known.has_value(), context));
   response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
   std::string degenerate = known.value_or("");
   if (verified.probed) {

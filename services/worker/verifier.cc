@@ -130,13 +130,19 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     trial.probes = probe && trial.probe_eligible;
     TrialRequest candidate_trial = trial;
     candidate_trial.probes = false;  // the candidate never computes (or sees) probes
-    // Both sides at once: separate processes, neither sees the other's
-    // outputs, and a large output's trip through its pipe overlaps.
+    // Both sides at once where the config allows: separate processes, and
+    // neither sees the other's outputs.
     TrialResult want, got;
     RunnerEvent event, candidate_event;
-    std::thread reference_call([&] { event = reference->Trial(trial, per_call, &want); });
-    candidate_event = candidate->Trial(candidate_trial, per_call, &got);
-    reference_call.join();
+    if (config.concurrent_sides) {
+      std::thread reference_call([&] { event = reference->Trial(trial, per_call, &want); });
+      candidate_event = candidate->Trial(candidate_trial, per_call, &got);
+      reference_call.join();
+    } else {
+      event = reference->Trial(trial, per_call, &want);
+      const bool skipped = trial.alternative && !AllFinite(want.outputs);  // as below
+      if (event.ok && !skipped) candidate_event = candidate->Trial(candidate_trial, per_call, &got);
+    }
     if (!event.ok) {
       side_failed(Side::kReference, trial.label, event);
       break;

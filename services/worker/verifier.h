@@ -30,6 +30,10 @@ struct VerifyConfig {
   // buffer, overwritten by each call) is WRONG_ANSWER; true downgrades it to
   // FLAG_WRITE_AFTER_RETURN (the reward is withheld either way).
   bool reused_output_as_flag = false;
+  // Run both sides of a trial at once (a GPU lane: two processes, and large
+  // outputs' trips through their pipes overlap). Not on a host lane: its
+  // one CPU would run both, and each call would near its limit twice as fast.
+  bool concurrent_sides = false;
 };
 
 struct VerifyResult {
