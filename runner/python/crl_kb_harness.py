@@ -450,6 +450,8 @@ class Side:
             self._stream_scope = torch.cuda.stream
             self._current_stream = torch.cuda.current_stream
             self._set_stream = torch.cuda.set_stream
+            self._copy = torch.Tensor.copy_
+            self._no_grad = torch.no_grad
         else:
             self._sync = lambda: None
         # Seeding the generators the inputs come from, as torch.manual_seed
@@ -650,9 +652,10 @@ class Side:
         seed = int(header["seed"])
         batch = self.make_batch([derived_seed(seed, i) for i in range(calls)])
         reply = {"status": "ok", "graph": False}
+        threads_before = _active_count()
         if header.get("graph") and self.cuda:
             if self._graph is None or len(self._graph[1]) != calls:
-                error = self._capture(batch)
+                error = self._capture(batch, seed)
                 if error:
                     return {"status": "ok", "graph": False, "graph_error": error}, []
             else:
@@ -665,7 +668,6 @@ class Side:
             else:
                 self.flush_buf.fill_(1.0)
         self._sync()
-        threads_before = _active_count()
         if self.cuda:
             start, end_stream, end_sync = self._Event(True), self._Event(True), self._Event(True)
             t0 = _perf()
@@ -700,11 +702,26 @@ class Side:
                       "python_threads_after": _active_count() - threads_before})
         return reply, []
 
-    def _capture(self, batch):
+    def _capture(self, batch, seed):
         """Captures one graph of a forward call on each of `batch`'s inputs
         (they become the graph's input buffers). "" when captured, else why
         not (the process may then be unusable: the worker discards it)."""
         self._graph = None  # a graph of another size goes first
+        # Inputs that cannot be refilled in place (a nested list, an input
+        # that needs grad, a broadcast view, a shape that changes with the
+        # seed) are found now, before any sample is timed.
+        torch = self.torch
+        other = self.make_batch([derived_seed(seed ^ 0x5A5A, i) for i in range(len(batch))])
+        for held, fresh in zip(batch, other):
+            for a, b in zip(held, fresh):
+                if isinstance(a, (list, tuple, dict)):
+                    return "capture skipped: an input is a %s (its tensors cannot be refilled in place)" % (
+                        type(a).__name__)
+                if isinstance(a, torch.Tensor) and (a.requires_grad or a.shape != b.shape or
+                                                    a.dtype != b.dtype or a.stride() != b.stride() or
+                                                    (a.numel() > 1 and 0 in a.stride())):
+                    return "capture skipped: input %s %s cannot be refilled in place across samples" % (
+                        a.dtype, list(a.shape))
         home = self._current_stream(self.device)
         stream = self._Stream(self.device)
         stream.wait_stream(home)
@@ -730,17 +747,14 @@ class Side:
         return ""
 
     def _fill(self, batch):
-        """Copies a sample's inputs into the graph's input buffers."""
+        """Copies a sample's inputs into the graph's input buffers (checked
+        to be refillable at capture)."""
         torch = self.torch
-        for held, fresh in zip(self._graph[1], batch):
-            for a, b in zip(held, fresh):
-                if not isinstance(a, torch.Tensor):
-                    continue
-                if a.shape != b.shape or a.dtype != b.dtype:
-                    raise RuntimeError("the task's inputs changed shape or dtype between samples (%s %s -> %s %s); "
-                                       "such a task is timed with eager_timing" % (a.dtype, list(a.shape),
-                                                                                  b.dtype, list(b.shape)))
-                a.copy_(b)
+        with self._no_grad():
+            for held, fresh in zip(self._graph[1], batch):
+                for a, b in zip(held, fresh):
+                    if isinstance(a, torch.Tensor):
+                        self._copy(a, b)
 
     def fetch(self, header):
         if not self.last_outputs:

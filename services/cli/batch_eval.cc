@@ -233,11 +233,11 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s "
                "(waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed: "
-               "starting sides %.1f s, waiting for the lane alone %.1f s), lanes held for measuring %.1f s (%.0f%% "
+               "waiting for the lane alone %.1f s, starting sides %.1f s), lanes held for measuring %.1f s (%.0f%% "
                "of the wall)\n",
                n, wall, jobs, verify_ms.load() / 1e3, verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
-               verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), start_ms.load() / 1e3,
-               wait_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
+               verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), wait_ms.load() / 1e3,
+               start_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }
 

@@ -282,17 +282,16 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   // Correctness runs may share a GPU lane with other verifications; a
   // failure that sharing could have caused is confirmed alone on the lane
   // before it is the candidate's.
-  bool contended = false;
+  std::string contended;  // how the run shared the GPU ("": it did not)
   CRL_ASSIGN_OR_RETURN(v1::EvaluateResponse verified,
                        VerifyOnLane(r, response, reference, compiled->library_path, config, LaneUse::kShared,
                                     context, &contended));
-  if (contended && ContentionCouldCause(verified)) {
+  if (!contended.empty() && ContentionCouldCause(verified)) {
     CRL_RETURN_IF_ERROR(context.Check());
     // Said before the run's own messages, so that the last one is still the
     // reason of the verdict.
     response.add_messages(absl::StrCat("re-verified alone on the lane: the first run (",
-                                       VerdictShortName(verified.verdict()),
-                                       ") shared it with another verification"));
+                                       VerdictShortName(verified.verdict()), ") ", contended));
     CRL_ASSIGN_OR_RETURN(verified, VerifyOnLane(r, response, reference, compiled->library_path, config,
                                                 LaneUse::kExclusive, context, nullptr));
   }
@@ -304,7 +303,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
                                                              const std::string& reference,
                                                              const std::string& library_path,
                                                              const VerifyConfig& config, LaneUse use,
-                                                             const RequestContext& context, bool* contended) {
+                                                             const RequestContext& context, std::string* contended) {
   const absl::Time asked = clock_->MonotonicNow();
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait, use));
   const absl::Time leased = clock_->MonotonicNow();
@@ -315,9 +314,17 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   // The degenerate-task probe runs once per task content and lane.
   const std::string probe_key = absl::StrCat(r.task->content_id(), "/", lane.name);
   const std::optional<std::string> known = KnownDegenerate(probe_key);
+  // Both sides of a trial at once on a shared GPU lane; a run alone on the
+  // lane (the re-verification that confirms a failure) keeps them apart, so
+  // that the candidate's own reference cannot be what made it fail.
+  const bool concurrent = lane.backend == BackendKind::kCuda && use == LaneUse::kShared;
   auto done = [&](v1::Verdict verdict) {
     response.set_verdict(verdict);
-    if (contended) *contended = lease.SharedWithOthers();
+    if (contended) {
+      *contended = lease.SharedWithOthers() ? "shared it with another verification"
+                   : concurrent             ? "ran its two sides on the GPU at once"
+                                            : "";
+    }
     return response;
   };
 
@@ -337,7 +344,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   }
   std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
   VerifyConfig run = config;
-  run.concurrent_sides = lane.backend == BackendKind::kCuda;
+  run.concurrent_sides = concurrent;
   CRL_ASSIGN_OR_RETURN(VerifyResult verified,
                        VerifyCandidate(*r.task, ref.get(), cand.get(), run, seeds_, !known.has_value(), context));
   response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
@@ -469,49 +476,44 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
 absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_artifact,
                                      const std::string& cand_artifact, const v1::MeasurePairRequest& request,
                                      const RequestContext& context, v1::MeasurePairResponse* out) {
-  const bool gpu = r.backend == BackendKind::kCuda;
-  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_, gpu);
+  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_,
+                      r.backend == BackendKind::kCuda);
   const double per_call = options_.measure_call_timeout_seconds;
   v1::MeasurePairResponse& response = *out;
   response.set_backend(ToProto(r.backend));
   if (r.task->task_bytes() > 0) response.set_task_bytes(r.task->task_bytes());
   if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
+  // The lane is held alone from before the sides start: a candidate's load
+  // runs its code (threads, kernels), which must never sit beside another
+  // measurement.
   const absl::Time asked = clock_->MonotonicNow();
-  auto first = lanes_->Acquire(r.backend, context, options_.lane_wait, gpu ? LaneUse::kStart : LaneUse::kExclusive);
-  if (!first.ok()) return first.status();
-  std::optional<LaneLease> lease(std::move(*first));
-  const Lane& lane = lease->lane();
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
+  const absl::Time leased = clock_->MonotonicNow();
+  response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked));
+  const Lane& lane = lease.lane();
+  LeaseGauge busy(metrics_);
+  // Every response past this point says how long it held the lane.
+  auto held = [&]() { response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased)); };
   response.set_lane(lane.name);
   auto fail = [&](Side side, const RunnerEvent& event) {
     response.set_verdict(VerdictFor(side, event));
     response.add_messages(absl::StrCat(SideName(side), ": ", event.message));
   };
-  // Both sides stay alive for the whole loop, so drift hits both. On a GPU
-  // they may also wait for the lane after starting.
-  const double budget = loop.SessionBudget(per_call) + (gpu ? absl::ToDoubleSeconds(options_.lane_wait) : 0);
+  // Both sides stay alive for the whole loop, so drift hits both.
+  const double budget = loop.SessionBudget(per_call);
   RunnerEvent event;
   SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
+  response.set_start_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased));
   std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
   if (!ref) {
     fail(Side::kReference, sides.reference_event);
   } else if (!cand) {
     fail(Side::kCandidate, sides.candidate_event);
   }
-  if (!ref || !cand) return context.Check();
-  const absl::Time started = clock_->MonotonicNow();
-  response.set_start_seconds(absl::ToDoubleSeconds(started - asked));
-  if (gpu) {
-    const size_t index = static_cast<size_t>(&lane - lanes_->lanes().data());
-    lease.reset();
-    auto alone = lanes_->AcquireLane(index, context, options_.lane_wait, LaneUse::kExclusive);
-    if (!alone.ok()) return alone.status();
-    lease.emplace(std::move(*alone));
-    response.set_lane_wait_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
+  if (!ref || !cand) {
+    held();
+    return context.Check();
   }
-  LeaseGauge busy(metrics_);
-  const absl::Time held_from = clock_->MonotonicNow();
-  // Every response past this point says how long it held the lane alone.
-  auto held = [&]() { response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - held_from)); };
   response.set_device_name(cand->device_name());
   if (const int cpu = TimingCpu(lane); cpu >= 0) {
     // One CPU for both sides of a GPU measurement: launch-bound calls are

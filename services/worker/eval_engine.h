@@ -104,20 +104,19 @@ class EvalEngine {
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
                         const RequestContext& context);
-  // One measurement with fresh sides into *response (MeasurePair's body).
-  // On a GPU both sides start under a shared lease (starting is not timed:
-  // it may sit beside verifications) and the lane is held alone from the
-  // warm-up on; a host lane is held alone throughout.
+  // One measurement with fresh sides into *response (MeasurePair's body),
+  // the lane held alone from before the sides start.
   absl::Status MeasureOnce(const Resolved& r, const std::string& reference_artifact,
                            const std::string& candidate_artifact, const v1::MeasurePairRequest& request,
                            const RequestContext& context, v1::MeasurePairResponse* response);
   // Starts both sides on a lane taken as `use` and verifies; the verdict is
-  // set, not yet counted (Finish). *contended, when given: whether another
-  // lease shared the lane meanwhile.
+  // set, not yet counted (Finish). *contended, when given: how the run
+  // shared the GPU ("shared it with another verification", or ran its two
+  // sides at once), "" when it did not.
   absl::StatusOr<v1::EvaluateResponse> VerifyOnLane(const Resolved& r, v1::EvaluateResponse response,
                                                     const std::string& reference, const std::string& library_path,
                                                     const VerifyConfig& config, LaneUse use,
-                                                    const RequestContext& context, bool* contended);
+                                                    const RequestContext& context, std::string* contended);
   VerifyConfig VerifyConfigFor(const v1::EvaluateRequest& request) const;
   // Sets and counts the final verdict of an evaluation.
   void Finish(v1::EvaluateResponse* response, v1::Verdict verdict);

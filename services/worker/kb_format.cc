@@ -118,7 +118,7 @@ class KbHarnessSession final : public SessionInterface {
     }
     const auto findings =
         KbField<nlohmann::json>(reply.header, "findings", nlohmann::json::object());
-    auto decoded = DecodeKbTensors(reply);
+    auto decoded = DecodeKbTensors(reply, /*allow_fill=*/side_ == Side::kReference);
     if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};
     for (auto& tensor : *decoded) {
       if (tensor.probe.empty()) {

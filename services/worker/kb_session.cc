@@ -12,7 +12,7 @@
 namespace crl {
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
+absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply, bool allow_fill) {
   std::vector<KbTensor> out;
   auto it = reply.header.find("outputs");
   if (it == reply.header.end() || !it->is_array()) {
@@ -21,6 +21,11 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
   if (it->size() != reply.blobs.size()) {
     return absl::DataLossError(absl::StrCat("reply lists ", it->size(), " outputs but carries ",
                                             reply.blobs.size(), " buffers"));
+  }
+  // The largest output sent in full bounds what a fill may expand to.
+  size_t largest = 0;
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!KbField<bool>((*it)[i], "fill", false)) largest = std::max(largest, reply.blobs[i].size());
   }
   for (size_t i = 0; i < it->size(); ++i) {
     const nlohmann::json& m = (*it)[i];
@@ -40,7 +45,8 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply) {
     // A probe that is one value in the output's shape comes as that value.
     const std::string& blob = reply.blobs[i];
     const size_t element = runner::DtypeSize(t.spec.dtype);
-    if (!t.probe.empty() && KbField<bool>(m, "fill", false) && blob.size() == element && element > 0) {
+    if (allow_fill && !t.probe.empty() && KbField<bool>(m, "fill", false) && blob.size() == element &&
+        element > 0 && bytes <= largest) {
       t.data.assign(bytes, '\0');
       size_t filled = std::min<size_t>(element, bytes);
       std::memcpy(t.data.data(), blob.data(), filled);

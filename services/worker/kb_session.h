@@ -60,8 +60,11 @@ T KbField(const nlohmann::json& j, const char* key, T fallback) {
 
 // Decodes a reply's "outputs" metadata and blobs; an error means the bytes
 // cannot have come from the harness (sizes disagree with shapes, unknown
-// dtype) and is treated as tampering by callers.
-absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply);
+// dtype) and is treated as tampering by callers. With `allow_fill` (the
+// reference's replies only: a candidate's are never trusted to describe
+// bytes it did not send), a probe may come as one value to repeat, at most
+// as large as the largest output the same reply carries in full.
+absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply, bool allow_fill = false);
 
 struct KbLoad {
   std::string role;  // "reference" or "candidate"

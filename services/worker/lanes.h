@@ -26,10 +26,10 @@ namespace crl {
 
 class LanePool;
 
-// kStart: shared, for starting a measurement's sides (untimed, short); it is
-// not held back by timing waiting for the lane, so measurements can queue
-// for the lane while one times (their sides ready) instead of each waiting
-// for the lane to drain of verifications again.
+// kStart: shared, for the warm pool starting and warming harness processes
+// (trusted code, no candidate's): beside verifications, never beside timing,
+// and not held back by timing waiting for the lane, which would leave the
+// pool empty whenever the GPU is busy.
 enum class LaneUse { kExclusive, kShared, kStart };
 
 struct LanePoolOptions {

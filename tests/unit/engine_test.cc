@@ -329,11 +329,13 @@ TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on th
     r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
     return r;
   };
-  // Alone on the lane: a timeout is the candidate's at once.
+  // Alone on the lane, but its two sides ran at once: a timeout is confirmed
+  // with the sides apart.
   auto alone = rig.engine->Evaluate(request("timeout"), RequestContext::Background());
   REQUIRE(alone.ok());
   CHECK(alone->verdict() == v1::VERDICT_TIMEOUT);
-  for (const auto& m : alone->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
+  CHECK_THAT(alone->messages(0),
+             Catch::Contains("re-verified alone on the lane: the first run (TIMEOUT) ran its two sides on the GPU at once"));
 
   // Another verification holds the lane: the same failure is run again alone
   // (the retry waits for the other lease to end).
@@ -373,8 +375,8 @@ v1::MeasurePairRequest FivePairs(const std::string& artifact) {
   return m;
 }
 
-TEST_CASE("a GPU measurement starts its sides beside verifications, replays graphs, and starts over "
-          "as launched when a side cannot be captured", "[engine]") {
+TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side cannot be captured, "
+          "and starts its sides only once it holds the lane alone", "[engine]") {
   FakeTaskSpec spec;
   spec.cuda = true;
   LanePoolOptions shared;
@@ -408,8 +410,8 @@ TEST_CASE("a GPU measurement starts its sides beside verifications, replays grap
   CHECK(rig.format.starts() - starts == 2 + 2 + 2);  // a fresh pair for the measurement as launched
   CHECK(rig.format.open_sessions() == 0);
 
-  // A verification shares the lane: the measurement starts its sides (not
-  // timed) meanwhile, and times only once the lane is free.
+  // A verification holds the lane: the measurement's sides (whose load runs
+  // candidate code) start only once it has the lane alone.
   auto other = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1), LaneUse::kShared);
   REQUIRE(other.ok());
   std::optional<LaneLease> held(std::move(*other));
@@ -425,7 +427,8 @@ TEST_CASE("a GPU measurement starts its sides beside verifications, replays grap
     waited = rig.engine->MeasurePair(m, RequestContext::Background());
     done = true;
   });
-  CHECK(Eventually([&] { return rig.format.open_sessions() == 2; }));
+  CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+  CHECK(rig.format.open_sessions() == 0);
   CHECK_FALSE(done.load());
   held.reset();
   call.join();

@@ -88,17 +88,26 @@ TEST_CASE("a constant probe travels as one value and is repeated to the output's
                     {{"dtype", "float32"}, {"shape", {2, 3}}, {"probe", "mean"}, {"fill", true}},
                     {{"dtype", "float32"}, {"shape", {0}}, {"probe", "zeros"}, {"fill", true}}}}};
   reply.blobs = {std::string(6 * sizeof(float), '\0'), one, one};
-  auto decoded = DecodeKbTensors(reply);
+  auto decoded = DecodeKbTensors(reply, /*allow_fill=*/true);
   REQUIRE(decoded.ok());
   REQUIRE(decoded->size() == 3);
   const std::string& filled = (*decoded)[1].data;
   REQUIRE(filled.size() == 6 * sizeof(float));
   for (size_t i = 0; i < 6; ++i) CHECK(filled.substr(i * sizeof(float), sizeof(float)) == one);
   CHECK((*decoded)[2].data.empty());
-  // Only a probe may be sent as one value: an output must carry all of its bytes.
+  // Only from the reference (a candidate's reply is never expanded) ...
+  auto candidate = DecodeKbTensors(reply);
+  CHECK(candidate.status().code() == absl::StatusCode::kDataLoss);
+  // ... never larger than an output the reply carries in full (a forged
+  // shape of 2^40 elements is not allocated) ...
+  reply.header["outputs"][1]["shape"] = {int64_t{1} << 20, int64_t{1} << 20};
+  auto huge = DecodeKbTensors(reply, true);
+  CHECK(huge.status().code() == absl::StatusCode::kDataLoss);
+  reply.header["outputs"][1]["shape"] = {2, 3};
+  // ... and only a probe: an output must carry all of its bytes.
   reply.header["outputs"][0]["fill"] = true;
   reply.blobs[0] = one;
-  auto refused = DecodeKbTensors(reply);
+  auto refused = DecodeKbTensors(reply, true);
   CHECK(refused.status().code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(refused.status().message()), Catch::Contains("do not match its dtype and shape"));
 }

@@ -132,8 +132,7 @@ TEST_CASE("timing waiting for a shared GPU lane holds back new verifications", "
   // the queue.
   CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
         absl::StatusCode::kDeadlineExceeded);
-  // Starting the next measurement's sides does: it is short and untimed, and
-  // lets that measurement queue for the lane with its sides ready.
+  // Warming the pool's processes does: short, untimed, no candidate code.
   {
     auto start = pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kStart);
     CHECK(start.ok());
