@@ -710,18 +710,9 @@ class Side:
         # Inputs that cannot be refilled in place (a nested list, an input
         # that needs grad, a broadcast view, a shape that changes with the
         # seed) are found now, before any sample is timed.
-        torch = self.torch
-        other = self.make_batch([derived_seed(seed ^ 0x5A5A, i) for i in range(len(batch))])
-        for held, fresh in zip(batch, other):
-            for a, b in zip(held, fresh):
-                if isinstance(a, (list, tuple, dict)):
-                    return "capture skipped: an input is a %s (its tensors cannot be refilled in place)" % (
-                        type(a).__name__)
-                if isinstance(a, torch.Tensor) and (a.requires_grad or a.shape != b.shape or
-                                                    a.dtype != b.dtype or a.stride() != b.stride() or
-                                                    (a.numel() > 1 and 0 in a.stride())):
-                    return "capture skipped: input %s %s cannot be refilled in place across samples" % (
-                        a.dtype, list(a.shape))
+        why = self._refill_problem(batch, seed)
+        if why:
+            return "capture skipped: " + why
         home = self._current_stream(self.device)
         stream = self._Stream(self.device)
         stream.wait_stream(home)
@@ -744,6 +735,25 @@ class Side:
                 why += "; afterwards: " + str(after).splitlines()[0][:200]
             return why
         self._graph = (graph, batch, outs)
+        return ""
+
+    def _refill_problem(self, batch, seed):
+        """Why `batch`'s inputs could not be refilled in place with another
+        sample's values ("" when they can): compared with a second batch."""
+        torch = self.torch
+        try:
+            other = self.make_batch([derived_seed(seed ^ 0x5A5A, i) for i in range(len(batch))])
+            for held, fresh in zip(batch, other):
+                for a, b in zip(held, fresh):
+                    if isinstance(a, (list, tuple, dict)):
+                        return "an input is a %s (its tensors cannot be refilled in place)" % type(a).__name__
+                    if isinstance(a, torch.Tensor) and (
+                            not isinstance(b, torch.Tensor) or a.requires_grad or a.shape != b.shape or
+                            a.dtype != b.dtype or a.stride() != b.stride() or
+                            (a.numel() > 1 and 0 in a.stride())):
+                        return "input %s %s cannot be refilled in place across samples" % (a.dtype, list(a.shape))
+        except Exception as e:  # noqa: BLE001 — the task's get_inputs may raise anything
+            return "inputs could not be checked: %s" % str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         return ""
 
     def _fill(self, batch):
