@@ -1,0 +1,85 @@
+"""The KernelBench harness's graph-timing helpers that run without a GPU:
+which inputs a captured graph's buffers can be refilled from (anything else
+is timed as launched, with the reason), and that a refill writes in place.
+Run by ctest with Debian's python3-torch; the capture itself is covered by
+the GPU test binary."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
+import crl_kb_harness as harness  # noqa: E402
+
+
+class ReachedCapture(Exception):
+    pass
+
+
+def side_for(get_inputs):
+    s = harness.Side.__new__(harness.Side)  # no task files, no device: only what the helpers use
+    s.torch, s.device, s.cuda = torch, torch.device("cpu"), False
+    s._seed_cpu, s._seed_cuda = torch.default_generator.manual_seed, None
+    s.get_inputs = get_inputs
+    s._copy, s._no_grad = torch.Tensor.copy_, torch.no_grad
+
+    def stop(*args, **kwargs):
+        raise ReachedCapture()
+    s._current_stream = s._Stream = stop
+    s._graph = None
+    return s
+
+
+def capture_outcome(get_inputs):
+    s = side_for(get_inputs)
+    batch = s.make_batch([harness.derived_seed(7, i) for i in range(3)])
+    try:
+        return s._capture(batch, 7)
+    except ReachedCapture:
+        return "capture"
+
+
+calls = {"n": 0}
+
+
+def flaky():
+    """Inputs for the sample's batch (3 calls), then raises."""
+    calls["n"] += 1
+    if calls["n"] > 3:
+        raise ValueError("no inputs today")
+    return [torch.rand(3)]
+
+
+def main():
+    failures = []
+
+    def expect(name, got, want_prefix):
+        ok = got.startswith(want_prefix)
+        print("%-9s %s -> %s" % ("ok" if ok else "FAILED", name, got))
+        if not ok:
+            failures.append(name)
+
+    expect("plain", capture_outcome(lambda: [torch.rand(4, 5), 3]), "capture")
+    expect("nested", capture_outcome(lambda: [[torch.rand(3)], torch.rand(2)]),
+           "capture skipped: an input is a list")
+    expect("grad", capture_outcome(lambda: [torch.rand(3, requires_grad=True)]),
+           "capture skipped: input torch.float32 [3] cannot be refilled")
+    expect("expanded", capture_outcome(lambda: [torch.rand(1, 4).expand(3, 4)]),
+           "capture skipped: input torch.float32 [3, 4] cannot be refilled")
+    expect("shape", capture_outcome(lambda: [torch.zeros(2 + int(torch.randint(0, 1000, (1,))))]),
+           "capture skipped: input torch.float32")
+    expect("raises", capture_outcome(flaky), "capture skipped: inputs could not be checked: no inputs today")
+
+    s = side_for(lambda: [torch.rand(4, 5), 3])
+    held = s.make_batch([harness.derived_seed(7, i) for i in range(3)])
+    fresh = s.make_batch([harness.derived_seed(8, i) for i in range(3)])
+    s._graph = (None, held, None)
+    address = held[0][0].data_ptr()
+    s._fill(fresh)
+    same = all(torch.equal(a[0], b[0]) for a, b in zip(held, fresh))
+    expect("refill", "in place" if same and held[0][0].data_ptr() == address else "not in place", "in place")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
