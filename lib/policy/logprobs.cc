@@ -102,4 +102,11 @@ ChunkedLogprobs ChunkedTokenLogprobs(const torch::Tensor& hidden, const torch::T
   return {out[0], options.entropy ? out[1] : torch::Tensor()};
 }
 
+torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids) {
+  using torch::indexing::None;
+  using torch::indexing::Slice;
+  torch::Tensor lp = torch::log_softmax(logits.index({Slice(), Slice(None, -1)}).to(torch::kFloat32), -1);
+  return lp.gather(-1, ids.index({Slice(), Slice(1, None)}).unsqueeze(-1)).squeeze(-1);
+}
+
 }  // namespace crl::policy

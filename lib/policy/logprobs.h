@@ -33,6 +33,10 @@ struct LogprobOptions {
   bool entropy = true;
 };
 
+// log p(ids[t] | ids[<t]) for t >= 1: [B, T-1] float32 from logits [B, T, V]
+// (all of them materialised: for short sequences and checks).
+torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids);
+
 // hidden [M, H], weight [V, H], targets [M] int64. Under CUDA autocast the
 // matmuls run in bfloat16 and the log-softmax accumulates in float32.
 ChunkedLogprobs ChunkedTokenLogprobs(const torch::Tensor& hidden, const torch::Tensor& weight,

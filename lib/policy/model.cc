@@ -603,12 +603,6 @@ absl::Status CausalLm::Save(const std::string& dir) const {
   return writer.WriteDir(dir);
 }
 
-torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids) {
-  using torch::indexing::None;
-  torch::Tensor lp = torch::log_softmax(logits.index({Slice(), Slice(None, -1)}).to(torch::kFloat32), -1);
-  return lp.gather(-1, ids.index({Slice(), Slice(1, None)}).unsqueeze(-1)).squeeze(-1);
-}
-
 bool ParseScalarType(const std::string& name, torch::ScalarType* dtype) {
   if (name == "float32") *dtype = torch::kFloat32;
   else if (name == "bfloat16") *dtype = torch::kBFloat16;

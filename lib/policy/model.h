@@ -167,9 +167,6 @@ class AutocastGuard {
   bool previous_ = false;
 };
 
-// log p(ids[t] | ids[<t]) for t >= 1: [B, T-1] float32 from logits [B, T, V].
-torch::Tensor TokenLogprobs(const torch::Tensor& logits, const torch::Tensor& ids);
-
 // "float32" / "bfloat16" / "float16" as a dtype; false if unknown.
 bool ParseScalarType(const std::string& name, torch::ScalarType* dtype);
 

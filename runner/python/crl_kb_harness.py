@@ -657,7 +657,8 @@ class Side:
             if self._graph is None or len(self._graph[1]) != calls:
                 error = self._capture(batch, seed)
                 if error:
-                    return {"status": "ok", "graph": False, "graph_error": error}, []
+                    reply["graph_error"] = error
+                    return reply, []
             else:
                 self._fill(batch)
         else:
@@ -753,7 +754,7 @@ class Side:
                             (a.numel() > 1 and 0 in a.stride())):
                         return "input %s %s cannot be refilled in place across samples" % (a.dtype, list(a.shape))
         except Exception as e:  # noqa: BLE001 — the task's get_inputs may raise anything
-            return "inputs could not be checked: %s" % str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            return "inputs could not be checked: " + ((str(e).splitlines() or [type(e).__name__])[0][:200])
         return ""
 
     def _fill(self, batch):

@@ -26,6 +26,7 @@
 #ifdef CRL_WITH_TORCH
 #include "lib/policy/generate.h"
 #include "lib/policy/loader.h"
+#include "lib/policy/logprobs.h"
 #include "lib/policy/model.h"
 #endif
 

@@ -448,20 +448,16 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   } else {
     CRL_ASSIGN_OR_RETURN(ref_artifact, compiler_->LibraryFor(request.reference_artifact_id()));
   }
+  v1::MeasurePairRequest eager = request;
+  eager.set_eager_timing(true);
+  // A format whose sessions cannot replay graphs is timed as launched.
+  const bool replay = r.format->graph_replay();
   v1::MeasurePairResponse response;
-  if (!r.format->graph_replay()) {
-    v1::MeasurePairRequest eager = request;  // its sessions time as launched only
-    eager.set_eager_timing(true);
-    CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, context, &response));
-    return response;
-  }
-  CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, request, context, &response));
-  if (response.timing_mode().empty() && !response.graph_fallback().empty()) {
+  CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, replay ? request : eager, context, &response));
+  if (replay && response.timing_mode().empty() && !response.graph_fallback().empty()) {
     // A side could not be captured, and the attempt may have left its
     // process in any state: the measurement as launched starts over with
     // fresh sides for both.
-    v1::MeasurePairRequest eager = request;
-    eager.set_eager_timing(true);
     v1::MeasurePairResponse again;
     CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, context, &again));
     again.set_graph_fallback(response.graph_fallback());

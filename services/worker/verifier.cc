@@ -140,8 +140,6 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
       reference_call.join();
     } else {
       event = reference->Trial(trial, per_call, &want);
-      const bool skipped = trial.alternative && !AllFinite(want.outputs);  // as below
-      if (event.ok && !skipped) candidate_event = candidate->Trial(candidate_trial, per_call, &got);
     }
     if (!event.ok) {
       side_failed(Side::kReference, trial.label, event);
@@ -151,6 +149,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
       report.add_messages(absl::StrCat(trial.label, ": skipped (the reference is not finite there)"));
       continue;
     }
+    if (!config.concurrent_sides) candidate_event = candidate->Trial(candidate_trial, per_call, &got);
     if (report.trials() == 0) {
       report.add_messages(ToleranceLine(task, config.tolerance, want.outputs));
     }

@@ -86,6 +86,13 @@ absl::StatusOr<v1::EvaluateResponse> EvaluateKb(const std::string& task, const s
   return Engine().Evaluate(req, RequestContext::Background());
 }
 
+bool HasFlag(const v1::TimeResponse& t, v1::Flag flag) {
+  for (int f : t.flags()) {
+    if (f == flag) return true;
+  }
+  return false;
+}
+
 v1::MeasureResponse Measure(const std::string& task, const std::string& artifact, int n) {
   v1::MeasureRequest m;
   m.mutable_task()->set_path(kTasks + "/" + task);
@@ -219,8 +226,7 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
       t.set_eager_timing(eager);
       auto timed = oracle.Time(t, RequestContext::Background());
       REQUIRE(timed.ok());
-      bool side_stream = false;
-      for (int f : timed->flags()) side_stream |= f == v1::FLAG_SIDE_STREAM;
+      const bool side_stream = HasFlag(*timed, v1::FLAG_SIDE_STREAM);
       std::printf("kernelbench timing %-52s %-5s -> %-5s %s speedup %.3f [%.3f, %.3f] %d calls/sample, "
                   "%d pairs, ref %.4f ms%s %s\n",
                   c.file, eager ? "eager" : "any", timed->timing_mode().c_str(),
@@ -294,8 +300,7 @@ TEST_CASE("a side-stream launch shows as a gap between stream events and device 
     t.set_backend(v1::BACKEND_CUDA);
     auto timed = oracle.Time(t, RequestContext::Background());
     REQUIRE(timed.ok());
-    bool flagged = false;
-    for (int f : timed->flags()) flagged |= f == v1::FLAG_SIDE_STREAM;
+    const bool flagged = HasFlag(*timed, v1::FLAG_SIDE_STREAM);
     std::printf("oracle on %s side stream: speedup %.3f, %s (ref %.4f/%.4f ms, cand %.4f/%.4f ms "
                 "device/stream)\n",
                 task.c_str(), timed->speedup(), flagged ? "FLAG_SIDE_STREAM" : "not flagged",

@@ -13,6 +13,7 @@
 #include "lib/policy/bpe_trainer.h"
 #include "lib/policy/decode_graphs.h"
 #include "lib/policy/engine.h"
+#include "lib/policy/logprobs.h"
 #include "services/sampler/local_backend.h"
 #include "services/trainer/trainer.h"
 #include "tests/policy/policy_test_util.h"

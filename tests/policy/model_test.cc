@@ -11,6 +11,7 @@
 
 #include "common/file.h"
 #include "lib/policy/generate.h"
+#include "lib/policy/logprobs.h"
 #include "lib/policy/lora.h"
 #include "lib/policy/model.h"
 #include "lib/policy/safetensors.h"
