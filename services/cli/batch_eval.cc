@@ -22,6 +22,10 @@
 namespace crl::cli {
 namespace {
 
+// Seconds a verified sample's sides wait on the worker for its timing,
+// which follows at once (EvaluateRequest.keep_for_timing_seconds).
+constexpr double kKeepForTiming = 10;
+
 // Times a verified sample with the oracle; a failure while timed becomes the
 // sample's verdict, an infrastructure failure leaves it unscored.
 void Time(TimingClientInterface* timing, const TimingSettings& settings, const v1::Task& task,
@@ -30,6 +34,7 @@ void Time(TimingClientInterface* timing, const TimingSettings& settings, const v
   v1::TimeRequest t;
   *t.mutable_task() = task;
   t.set_artifact_id(o->artifact_id);
+  t.set_kept_pair(o->kept_pair);
   t.set_target_rel_ci(settings.target_rel_ci);
   t.set_budget_seconds(settings.budget_seconds);
   t.set_min_sample_seconds(settings.min_sample_seconds);
@@ -103,9 +108,10 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
 
 
 Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
-               const std::string& filename) {
+               const std::string& filename, double keep_for_timing_seconds) {
   Outcome o;
   v1::EvaluateRequest request;
+  request.set_keep_for_timing_seconds(keep_for_timing_seconds);
   *request.mutable_task() = task;
   request.mutable_candidate()->set_source(source);
   request.mutable_candidate()->set_filename(filename);
@@ -136,7 +142,10 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   }
   if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
   if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
-  if (r->verdict() == v1::VERDICT_OK) o.artifact_id = r->artifact_id();
+  if (r->verdict() == v1::VERDICT_OK) {
+    o.artifact_id = r->artifact_id();
+    o.kept_pair = r->kept_pair();
+  }
   return o;
 }
 
@@ -189,7 +198,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   // while one sample is timed; the lanes keep timing alone.
   std::mutex mu;
   ProgressBar bar(std::cerr, n, isatty(2));
-  std::atomic<int> timed{0};
+  std::atomic<int> timed{0}, kept{0};
   std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
   std::atomic<int64_t> verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
   const absl::Time start = absl::Now();
@@ -202,7 +211,10 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       outcomes[i].message = s.error;
     } else {
       const absl::Time t0 = absl::Now();
-      outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename);
+      // Timed at once, on the sides verification started when the worker
+      // could keep them.
+      outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename,
+                           endpoints.timing ? kKeepForTiming : 0);
       const absl::Time t1 = absl::Now();
       outcomes[i].verify_seconds = absl::ToDoubleSeconds(t1 - t0);
       verify_ms += absl::ToInt64Milliseconds(t1 - t0);
@@ -215,6 +227,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
         outcomes[i].time_seconds = absl::ToDoubleSeconds(took);
         time_ms += absl::ToInt64Milliseconds(took);
         if (outcomes[i].timing) {
+          kept += outcomes[i].timing->kept_pair_used();
           lane_ms += std::llround(outcomes[i].timing->measure_seconds() * 1e3);
           start_ms += std::llround(outcomes[i].timing->start_seconds() * 1e3);
           wait_ms += std::llround(outcomes[i].timing->lane_wait_seconds() * 1e3);
@@ -232,11 +245,11 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s "
-               "(waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed: "
-               "waiting for the lane alone %.1f s, starting sides %.1f s), lanes held for measuring %.1f s (%.0f%% "
+               "(waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed, %d on the sides "
+               "verification kept: waiting for the lane alone %.1f s, starting sides %.1f s), lanes held for measuring %.1f s (%.0f%% "
                "of the wall)\n",
                n, wall, jobs, verify_ms.load() / 1e3, verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
-               verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), wait_ms.load() / 1e3,
+               verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), kept.load(), wait_ms.load() / 1e3,
                start_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }

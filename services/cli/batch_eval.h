@@ -26,6 +26,8 @@ struct Outcome {
   double compile_seconds = 0;
   bool compile_cache_hit = false;
   std::string artifact_id;  // set when verification passed: what Time() measures
+  // The verified sides the worker kept for Time()'s first measurement.
+  std::string kept_pair;
   std::optional<v1::TimeResponse> timing;
   std::vector<std::string> flags;
   std::string message;
@@ -59,9 +61,10 @@ struct BatchSample {
   std::string error;
 };
 
-// Compiles and verifies (no timing).
+// Compiles and verifies (no timing). `keep_for_timing_seconds` > 0: a
+// verified candidate's sides are kept that long for its timing (kept_pair).
 Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
-               const std::string& filename);
+               const std::string& filename, double keep_for_timing_seconds = 0);
 
 // The verdict, and the speedup when timed ("OK 1.23x"), for progress lines.
 std::string Label(const Outcome& o);

@@ -96,6 +96,9 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   v1::EvaluateRequest eq;
   *eq.mutable_task() = task;
   *eq.mutable_candidate() = v.candidate();
+  // A verified candidate's sides wait on its worker for the timing that
+  // follows at once (kept_pair below), so they need not start twice.
+  eq.set_keep_for_timing_seconds(kKeepForTimingSeconds);
   std::set<std::string> avoid;
   std::string last_infra;
   std::optional<v1::EvaluateResponse> eval;
@@ -142,11 +145,13 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
     *tq.mutable_candidate() = v.candidate();
     tq.set_artifact_id(eval->artifact_id());
     tq.set_worker(evaluated_on);  // timing measures where the artifact was built
+    tq.set_kept_pair(eval->kept_pair());
     tq.set_backend(spec.backend());
     tq.set_budget_seconds(spec.timing_budget_seconds());
     std::optional<v1::TimeResponse> timed;
     for (int a = 0; a < attempts && !timed; ++a) {
       absl::StatusOr<v1::TimeResponse> t = services_.timing->Time(tq, context);
+      tq.clear_kept_pair();  // taken (or ended) by the first attempt
       if (!context.Check().ok()) return v;
       if (!t.ok()) {
         last_infra = absl::StrCat("timing: ", t.status().ToString());

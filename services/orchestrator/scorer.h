@@ -58,6 +58,10 @@ void OnThreads(int parallelism, size_t items, const std::function<void()>& work)
 // compiler's output and the runner's messages.
 std::string EvaluationLog(const v1::EvaluateResponse& eval, const std::string& worker);
 
+// Seconds a verified candidate's sides are kept on its worker for its
+// timing (EvaluateRequest.keep_for_timing_seconds).
+inline constexpr double kKeepForTimingSeconds = 10;
+
 class CandidateScorer {
  public:
   CandidateScorer(Services services, ClockInterface* clock, absl::Duration initial_backoff,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -192,6 +193,8 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   // artifact, when the caller says which (worker_set.h).
   CRL_ASSIGN_OR_RETURN(WorkerClientInterface* worker, workers_->Pick(request.worker()));
   std::string artifact = request.artifact_id();
+  // The sides the candidate's verification kept, for the first measurement.
+  std::string kept_pair = request.kept_pair();
   // Builds (or finds) the candidate on this worker: when no artifact is
   // given, or the given one is not in this worker's cache (evicted, or
   // built elsewhere).
@@ -202,6 +205,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     v1::EvaluateRequest e;
     *e.mutable_task() = request.task();
     *e.mutable_candidate() = request.candidate();
+    e.set_keep_for_timing_seconds(options_.keep_verified_seconds);
     if (request.backend() != v1::BACKEND_UNSPECIFIED) {
       e.mutable_candidate()->set_backend(request.backend());
     }
@@ -215,6 +219,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
       return std::optional<v1::TimeResponse>(resp);
     }
     artifact = ev->artifact_id();
+    kept_pair = ev->kept_pair();
     return std::optional<v1::TimeResponse>();
   };
   if (artifact.empty()) {
@@ -227,9 +232,12 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     return seed_counter_;
   };
   auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
-    auto m = worker->MeasurePair(PairRequest(request, artifact, next_seed()), context);
+    v1::MeasurePairRequest pair = PairRequest(request, artifact, next_seed());
+    pair.set_kept_pair(std::exchange(kept_pair, ""));  // the first measurement only
+    auto m = worker->MeasurePair(pair, context);
     resp.set_measurements(resp.measurements() + 1);
     if (m.ok()) {
+      if (resp.measurements() == 1) resp.set_kept_pair_used(m->kept_pair_used());
       resp.set_measure_seconds(resp.measure_seconds() + m->lane_seconds());
       resp.set_start_seconds(resp.start_seconds() + m->start_seconds());
       resp.set_lane_wait_seconds(resp.lane_wait_seconds() + m->lane_wait_seconds());

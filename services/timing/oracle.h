@@ -45,6 +45,10 @@ struct OracleOptions {
   // Time GPU calls as launched, not as CUDA-graph replays (eval.proto's
   // MeasurePairRequest.eager_timing); a TimeRequest can also ask for it.
   bool eager_timing = false;
+  // A candidate the oracle verifies itself (a TimeRequest without an
+  // artifact) keeps its verified sides this long for the first measurement
+  // (EvaluateRequest.keep_for_timing_seconds; 0: not kept).
+  double keep_verified_seconds = 10;
   int bootstrap_resamples = 1000;
   // Side stream: the candidate's stream time is below half its device time,
   // and its device-minus-stream gap exceeds the ordinary synchronization gap

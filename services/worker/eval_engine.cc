@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
@@ -73,6 +74,22 @@ bool ContentionCouldCause(const v1::EvaluateResponse& r) {
 
 }  // namespace
 
+struct EvalEngine::KeptPair {
+  KeptPair(LaneLease l, WorkerMetrics* metrics) : lease(std::move(l)), busy(metrics) {}
+  ~KeptPair() {
+    // The processes end before the lane is let go: nothing a candidate
+    // left running may sit beside the next lease's timing.
+    if (candidate) candidate->Close();
+    if (reference) reference->Close();
+  }
+  LaneLease lease;
+  LeaseGauge busy;
+  std::shared_ptr<const EvalTask> task;  // sessions may refer to it
+  std::string reference_artifact, library_path;
+  std::unique_ptr<SessionInterface> reference, candidate;
+  absl::Time expires;
+};
+
 EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LanePool* lanes,
                        TaskFormats formats, WorkerMetrics* metrics, ClockInterface* clock,
                        SeedSource seeds)
@@ -85,7 +102,99 @@ EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LaneP
       seeds_(std::move(seeds)),
       compile_slots_(options_.compile_slots > 0
                          ? options_.compile_slots
-                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+  reaper_ = std::thread([this] {
+    auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(100))) return;
+      }
+      DropExpiredKept();
+    }
+  });
+}
+
+EvalEngine::~EvalEngine() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  reaper_.join();
+  std::map<std::string, std::unique_ptr<KeptPair>> kept;
+  {
+    absl::MutexLock lock(&mu_);
+    kept.swap(kept_);
+  }
+}
+
+void EvalEngine::DropExpiredKept() {
+  std::vector<std::unique_ptr<KeptPair>> expired;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_->MonotonicNow();
+    for (auto it = kept_.begin(); it != kept_.end();) {
+      if (it->second->expires <= now) {
+        expired.push_back(std::move(it->second));
+        it = kept_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Ended here, outside the lock (a process takes a moment to stop).
+}
+
+int EvalEngine::KeptPairs() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(kept_.size());
+}
+
+std::string EvalEngine::Keep(const Resolved& r, const std::string& reference_artifact,
+                             const std::string& library_path, LaneLease& lease,
+                             std::unique_ptr<SessionInterface>& reference,
+                             std::unique_ptr<SessionInterface>& candidate, double seconds) {
+  // A lease about to take the lane alone would wait for this one, and this
+  // one's measurement could not take it: let go at once instead.
+  if (lease.UpgradePending() || reference->dead() || candidate->dead()) return "";
+  const double budget = seconds + 5;
+  if (!reference->Adopt(kept_context_, budget) || !candidate->Adopt(kept_context_, budget)) return "";
+  auto pair = std::make_unique<KeptPair>(std::move(lease), metrics_);
+  pair->task = r.task;
+  pair->reference_artifact = reference_artifact;
+  pair->library_path = library_path;
+  pair->reference = std::move(reference);
+  pair->candidate = std::move(candidate);
+  pair->expires = clock_->MonotonicNow() + absl::Seconds(seconds);
+  absl::MutexLock lock(&mu_);
+  std::string token = absl::StrFormat("kept-%d-%016x", ++kept_count_, seeds_());
+  kept_[token] = std::move(pair);
+  return token;
+}
+
+std::unique_ptr<EvalEngine::KeptPair> EvalEngine::TakeKept(const std::string& token, const Resolved& r,
+                                                           const std::string& reference_artifact,
+                                                           const std::string& library_path, std::string* why) {
+  std::unique_ptr<KeptPair> pair;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = kept_.find(token);
+    if (it != kept_.end()) {
+      pair = std::move(it->second);
+      kept_.erase(it);
+    }
+  }
+  if (!pair) {
+    *why = absl::StrCat("kept_pair '", token, "' is not kept here (expired, taken, or another worker's)");
+    return nullptr;
+  }
+  if (pair->task->content_id() != r.task->content_id() || pair->library_path != library_path ||
+      pair->reference_artifact != reference_artifact) {
+    *why = absl::StrCat("kept_pair '", token, "' was kept for another candidate or task; it is ended");
+    return nullptr;  // `pair` ends here
+  }
+  return pair;
+}
 
 absl::Status EvalEngine::AcquireCompileSlot(const RequestContext& context) {
   auto free_slot = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -257,6 +366,11 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   if (request.options().trials() < 0 || request.options().trials() > 1000) {
     return absl::InvalidArgumentError("options.trials: must be between 0 and 1000");
   }
+  const double keep = request.keep_for_timing_seconds();
+  if (!(keep >= 0 && keep <= options_.max_keep_seconds)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("keep_for_timing_seconds: must be between 0 and ", options_.max_keep_seconds));
+  }
   CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), request.candidate().backend()));
   v1::EvaluateResponse response;
   response.set_backend(ToProto(r.backend));
@@ -285,7 +399,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   std::string contended;  // how the run shared the GPU ("": it did not)
   CRL_ASSIGN_OR_RETURN(v1::EvaluateResponse verified,
                        VerifyOnLane(r, response, reference, compiled->library_path, config, LaneUse::kShared,
-                                    context, &contended));
+                                    context, &contended, keep));
   if (!contended.empty() && ContentionCouldCause(verified)) {
     CRL_RETURN_IF_ERROR(context.Check());
     // Said before the run's own messages, so that the last one is still the
@@ -293,7 +407,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
     response.add_messages(absl::StrCat("re-verified alone on the lane: the first run (",
                                        VerdictShortName(verified.verdict()), ") ", contended));
     CRL_ASSIGN_OR_RETURN(verified, VerifyOnLane(r, response, reference, compiled->library_path, config,
-                                                LaneUse::kExclusive, context, nullptr));
+                                                LaneUse::kExclusive, context, nullptr, keep));
   }
   Finish(&verified, verified.verdict());
   return verified;
@@ -303,7 +417,8 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
                                                              const std::string& reference,
                                                              const std::string& library_path,
                                                              const VerifyConfig& config, LaneUse use,
-                                                             const RequestContext& context, std::string* contended) {
+                                                             const RequestContext& context, std::string* contended,
+                                                             double keep_seconds) {
   const absl::Time asked = clock_->MonotonicNow();
   CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait, use));
   const absl::Time leased = clock_->MonotonicNow();
@@ -370,7 +485,12 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
             : absl::StrCat("task '", r.task->name(), "' is passed by the trivial '", degenerate,
                            "' solution: its speedups mean nothing"));
   }
-  return done(verified.verdict);
+  v1::EvaluateResponse out = done(verified.verdict);
+  // Verified: its sides may wait, on the lane, for their measurement.
+  if (verified.verdict == v1::VERDICT_OK && keep_seconds > 0) {
+    out.set_kept_pair(Keep(r, reference, library_path, lease, ref, cand, keep_seconds));
+  }
+  return out;
 }
 
 absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request,
@@ -453,13 +573,20 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
   // A format whose sessions cannot replay graphs is timed as launched.
   const bool replay = r.format->graph_replay();
   v1::MeasurePairResponse response;
-  CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, replay ? request : eager, context, &response));
+  std::unique_ptr<KeptPair> kept;
+  if (!request.kept_pair().empty()) {
+    std::string why;
+    kept = TakeKept(request.kept_pair(), r, ref_artifact, cand_artifact, &why);
+    if (!kept) response.add_messages(absl::StrCat(why, ": both sides started afresh"));
+  }
+  CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, replay ? request : eager, std::move(kept), context,
+                                  &response));
   if (replay && response.timing_mode().empty() && !response.graph_fallback().empty()) {
     // A side could not be captured, and the attempt may have left its
     // process in any state: the measurement as launched starts over with
     // fresh sides for both.
     v1::MeasurePairResponse again;
-    CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, context, &again));
+    CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, nullptr, context, &again));
     again.set_graph_fallback(response.graph_fallback());
     again.set_lane_seconds(again.lane_seconds() + response.lane_seconds());
     again.set_start_seconds(again.start_seconds() + response.start_seconds());
@@ -471,7 +598,8 @@ absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
 
 absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_artifact,
                                      const std::string& cand_artifact, const v1::MeasurePairRequest& request,
-                                     const RequestContext& context, v1::MeasurePairResponse* out) {
+                                     std::unique_ptr<KeptPair> kept, const RequestContext& context,
+                                     v1::MeasurePairResponse* out) {
   const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_,
                       r.backend == BackendKind::kCuda);
   const double per_call = options_.measure_call_timeout_seconds;
@@ -479,14 +607,36 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
   response.set_backend(ToProto(r.backend));
   if (r.task->task_bytes() > 0) response.set_task_bytes(r.task->task_bytes());
   if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
+  // Both sides stay alive for the whole loop, so drift hits both.
+  const double budget = loop.SessionBudget(per_call);
   // The lane is held alone from before the sides start: a candidate's load
   // runs its code (threads, kernels), which must never sit beside another
-  // measurement.
+  // measurement. Kept sides never have: their lease was held throughout.
   const absl::Time asked = clock_->MonotonicNow();
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
+  std::optional<LaneLease> lease;
+  std::unique_ptr<SessionInterface> ref, cand;
+  if (kept) {
+    absl::Status alone = kept->lease.Upgrade(context, options_.lane_wait);
+    if (alone.ok() && kept->reference->Adopt(context, budget) && kept->candidate->Adopt(context, budget)) {
+      lease.emplace(std::move(kept->lease));
+      ref = std::move(kept->reference);
+      cand = std::move(kept->candidate);
+      response.set_kept_pair_used(true);
+    } else {
+      CRL_RETURN_IF_ERROR(context.Check());
+      response.add_messages(absl::StrCat("the verified sides could not be timed (",
+                                         alone.ok() ? "a side had ended" : alone.message(),
+                                         "): both started afresh"));
+    }
+    kept.reset();  // what was not taken ends, and lets go of its lease, here
+  }
+  if (!lease) {
+    CRL_ASSIGN_OR_RETURN(LaneLease fresh, lanes_->Acquire(r.backend, context, options_.lane_wait));
+    lease.emplace(std::move(fresh));
+  }
   const absl::Time leased = clock_->MonotonicNow();
   response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked));
-  const Lane& lane = lease.lane();
+  const Lane& lane = lease->lane();
   LeaseGauge busy(metrics_);
   // Every response past this point says how long it held the lane.
   auto held = [&]() { response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased)); };
@@ -495,17 +645,18 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     response.set_verdict(VerdictFor(side, event));
     response.add_messages(absl::StrCat(SideName(side), ": ", event.message));
   };
-  // Both sides stay alive for the whole loop, so drift hits both.
-  const double budget = loop.SessionBudget(per_call);
   RunnerEvent event;
-  SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
-  response.set_start_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased));
-  std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
   if (!ref) {
-    fail(Side::kReference, sides.reference_event);
-  } else if (!cand) {
-    fail(Side::kCandidate, sides.candidate_event);
+    SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
+    ref = std::move(sides.reference);
+    cand = std::move(sides.candidate);
+    if (!ref) {
+      fail(Side::kReference, sides.reference_event);
+    } else if (!cand) {
+      fail(Side::kCandidate, sides.candidate_event);
+    }
   }
+  response.set_start_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased));
   if (!ref || !cand) {
     held();
     return context.Check();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -38,6 +39,9 @@ struct EngineOptions {
   double measure_call_timeout_seconds = 20;
   // Both sides of a GPU measurement run on one CPU (EvalEngine::TimingCpu).
   bool pin_gpu_timing = true;
+  // Most seconds a verified pair is kept for its measurement
+  // (EvaluateRequest.keep_for_timing_seconds).
+  double max_keep_seconds = 60;
 };
 
 // The formats an engine serves (both required, not owned).
@@ -54,6 +58,8 @@ class EvalEngine {
   EvalEngine(EngineOptions options, CompilerInterface* compiler, LanePool* lanes,
              TaskFormats formats, WorkerMetrics* metrics, ClockInterface* clock,
              SeedSource seeds = SecureSeedSource());
+  // Ends the pairs still kept.
+  ~EvalEngine();
 
   // Non-OK statuses are request errors (INVALID_ARGUMENT naming the field,
   // NOT_FOUND, FAILED_PRECONDITION for a broken task), overload (UNAVAILABLE,
@@ -70,7 +76,17 @@ class EvalEngine {
                                                       const RequestContext& context);
   v1::WorkerInfo Info() const;
 
+  // Ends the kept pairs whose time is up (EvaluateRequest.
+  // keep_for_timing_seconds), letting go of their lanes. A thread of the
+  // engine calls it every 100 ms; tests call it after moving the clock.
+  void DropExpiredKept();
+  // Pairs kept now.
+  int KeptPairs() const;
+
  private:
+  // A verified candidate's two sides, still on their lane, waiting for the
+  // measurement that names `token` (defined in eval_engine.cc).
+  struct KeptPair;
   // A request's task, its format and the backend it runs on.
   struct Resolved {
     TaskFormatInterface* format = nullptr;
@@ -106,9 +122,23 @@ class EvalEngine {
                         const RequestContext& context);
   // One measurement with fresh sides into *response (MeasurePair's body),
   // the lane held alone from before the sides start.
+  // `kept`, when given: verified sides to time instead of starting two
+  // (their lease is upgraded to hold the lane alone); when that cannot be
+  // done, they end and fresh ones start.
   absl::Status MeasureOnce(const Resolved& r, const std::string& reference_artifact,
                            const std::string& candidate_artifact, const v1::MeasurePairRequest& request,
-                           const RequestContext& context, v1::MeasurePairResponse* response);
+                           std::unique_ptr<KeptPair> kept, const RequestContext& context,
+                           v1::MeasurePairResponse* response);
+  // Keeps a verified pair with its lease for `seconds`; the token, or ""
+  // when it cannot be kept (the sides are then ended by the caller).
+  std::string Keep(const Resolved& r, const std::string& reference_artifact, const std::string& library_path,
+                   LaneLease& lease, std::unique_ptr<SessionInterface>& reference,
+                   std::unique_ptr<SessionInterface>& candidate, double seconds);
+  // The kept pair `token` when it belongs to this task and artifacts (it
+  // leaves the store either way); null with *why set otherwise.
+  std::unique_ptr<KeptPair> TakeKept(const std::string& token, const Resolved& r,
+                                     const std::string& reference_artifact, const std::string& library_path,
+                                     std::string* why);
   // Starts both sides on a lane taken as `use` and verifies; the verdict is
   // set, not yet counted (Finish). *contended, when given: how the run
   // shared the GPU ("shared it with another verification", or ran its two
@@ -116,7 +146,8 @@ class EvalEngine {
   absl::StatusOr<v1::EvaluateResponse> VerifyOnLane(const Resolved& r, v1::EvaluateResponse response,
                                                     const std::string& reference, const std::string& library_path,
                                                     const VerifyConfig& config, LaneUse use,
-                                                    const RequestContext& context, std::string* contended);
+                                                    const RequestContext& context, std::string* contended,
+                                                    double keep_seconds = 0);
   VerifyConfig VerifyConfigFor(const v1::EvaluateRequest& request) const;
   // Sets and counts the final verdict of an evaluation.
   void Finish(v1::EvaluateResponse* response, v1::Verdict verdict);
@@ -134,16 +165,24 @@ class EvalEngine {
   SeedSource seeds_;
   const int compile_slots_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   int compiles_running_ ABSL_GUARDED_BY(mu_) = 0;
   // Degenerate-task probe outcome per (task content, lane): the trivial
   // solution that passed, or "" when none did.
   std::map<std::string, std::string> degenerate_ ABSL_GUARDED_BY(mu_);
+  // Verified pairs kept for their measurement, by token; and what their
+  // sides answer to meanwhile (no request owns them).
+  std::map<std::string, std::unique_ptr<KeptPair>> kept_ ABSL_GUARDED_BY(mu_);
+  uint64_t kept_count_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  RequestContext kept_context_;
   // Starts reference sides beside their candidates (StartPair). Its threads
   // live as long as the engine: a runner dies with the thread that spawned
   // it (PR_SET_PDEATHSIG follows the thread, not the process), so a
   // short-lived thread would take its side down with it when it ends.
   BoundedExecutor starters_{{"side-start", 8, 256}};
+  // Ends expired kept pairs (DropExpiredKept).
+  std::thread reaper_;
 };
 
 }  // namespace crl

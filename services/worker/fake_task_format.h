@@ -146,7 +146,7 @@ class FakeSession final : public SessionInterface {
         side_(side),
         behaviour_(std::move(behaviour)),
         clock_(clock),
-        context_(context),
+        context_(&context),
         open_(open),
         probes_(probes) {
     ++*open_;
@@ -210,10 +210,15 @@ class FakeSession final : public SessionInterface {
   std::string device_name() const override { return "fake device"; }
   bool custom_kernel() const override { return !(side_ == Side::kCandidate && Is("framework")); }
   std::vector<std::string> global_flags() const override { return {}; }
-  bool dead() const override { return dead_; }
+  bool dead() const override { return dead_ || closed_; }
   void Close() override {
     if (!closed_) --*open_;
     closed_ = true;
+  }
+  bool Adopt(const RequestContext& context, double) override {
+    if (dead()) return false;
+    context_ = &context;
+    return true;
   }
 
  private:
@@ -238,7 +243,7 @@ class FakeSession final : public SessionInterface {
     }
     if (side_ == Side::kCandidate && Is("hang")) {
       // Like a runner call that never answers: ends with the request.
-      while (context_.Check().ok()) absl::SleepFor(absl::Milliseconds(1));
+      while (context_->Check().ok()) absl::SleepFor(absl::Milliseconds(1));
       dead_ = true;
       return {false, v1::VERDICT_INFRA_ERROR, "fake: stopped with the request"};
     }
@@ -249,7 +254,7 @@ class FakeSession final : public SessionInterface {
   const Side side_;
   const std::string behaviour_;
   FakeClock* clock_;
-  const RequestContext& context_;
+  const RequestContext* context_;
   std::atomic<int>* open_;
   std::atomic<int>* probes_;
   std::vector<OutputTensor> last_;

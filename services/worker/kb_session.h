@@ -122,6 +122,8 @@ class KbSession {
   void Close() { session_->Close(); }
   bool dead() const { return session_->dead(); }
   bool PinToCpu(int cpu) { return session_->PinToCpu(cpu); }
+  // SessionInterface::Adopt.
+  void Adopt(const RequestContext& context, double budget_seconds) { session_->Adopt(context, budget_seconds); }
 
   const std::string& device_name() const { return device_name_; }
   // The candidate called load_inline (its compiled code is in play).

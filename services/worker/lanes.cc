@@ -10,6 +10,12 @@ LaneLease::~LaneLease() {
   if (pool_) pool_->Release(lane_);
 }
 
+absl::Status LaneLease::Upgrade(const RequestContext& context, absl::Duration max_wait) {
+  return pool_->Upgrade(lane_, context, max_wait);
+}
+
+bool LaneLease::UpgradePending() const { return pool_ != nullptr && pool_->Upgrading(lane_); }
+
 bool LaneLease::SharedWithOthers() const {
   return overlapped_at_start_ || (pool_ != nullptr && pool_->Overlaps(lane_) != overlaps_at_start_);
 }
@@ -19,6 +25,7 @@ LanePool::LanePool(std::vector<Lane> lanes, LanePoolOptions options)
       options_(std::move(options)),
       holders_(lanes_.size()),
       exclusive_(lanes_.size()),
+      upgrading_(lanes_.size()),
       occupied_since_(lanes_.size()),
       overlaps_(lanes_.size()) {}
 
@@ -87,6 +94,8 @@ absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
       if (lanes_[i].backend != backend || exclusive_[i] || (!counted && i != only)) continue;
+      // A lease taking this lane alone: nothing new joins it.
+      if (!exclusive && upgrading_[i]) continue;
       if (exclusive ? holders_[i] == 0 : holders_[i] < Capacity(i)) {
         if (found == lanes_.size() || holders_[i] < holders_[found]) found = i;
       }
@@ -120,6 +129,42 @@ absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
   ++holders_[found];
   exclusive_[found] = exclusive;
   return LaneLease(this, &lanes_[found], overlapped, overlaps_[found]);
+}
+
+bool LanePool::Upgrading(const Lane* lane) const {
+  absl::MutexLock lock(&mu_);
+  return upgrading_[lane - lanes_.data()];
+}
+
+absl::Status LanePool::Upgrade(const Lane* lane, const RequestContext& context, absl::Duration max_wait) {
+  const size_t i = lane - lanes_.data();
+  constexpr absl::Duration kSlice = absl::Milliseconds(100);
+  ClockInterface* clock = context.clock();
+  const absl::Time start = clock->Now();
+  const absl::Time give_up = std::min(context.deadline(), start + max_wait);
+  absl::MutexLock lock(&mu_);
+  if (exclusive_[i]) return absl::OkStatus();
+  if (upgrading_[i]) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("another measurement is already waiting to hold lane ", lane->name, " alone"));
+  }
+  upgrading_[i] = true;
+  auto alone = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return holders_[i] == 1; };
+  while (!alone()) {
+    absl::Status live = context.Check();
+    if (live.ok() && clock->Now() >= give_up) {
+      live = absl::DeadlineExceededError(absl::StrCat("lane ", lane->name, " was not left alone within ",
+                                                      absl::FormatDuration(clock->Now() - start)));
+    }
+    if (!live.ok()) {
+      upgrading_[i] = false;
+      return live;
+    }
+    mu_.AwaitWithTimeout(absl::Condition(&alone), kSlice);
+  }
+  upgrading_[i] = false;
+  exclusive_[i] = true;
+  return absl::OkStatus();
 }
 
 void LanePool::Release(const Lane* lane) {

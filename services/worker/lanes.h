@@ -4,7 +4,9 @@
 // sensitive) may share a GPU lane with other verifications, up to
 // LanePoolOptions::verify_slots_per_gpu at once; a host lane is one CPU and
 // is never shared. An exclusive request waiting for a lane holds back new
-// shared ones on that backend, so timing is not starved. In-memory and
+// shared ones on that backend, so timing is not starved; a shared lease can
+// become exclusive in place (LaneLease::Upgrade: verified sides kept for
+// their measurement). In-memory and
 // deterministic: unit tests use the real pool.
 #ifndef CRL_SERVICES_WORKER_LANES_H_
 #define CRL_SERVICES_WORKER_LANES_H_
@@ -57,6 +59,16 @@ class LaneLease {
   LaneLease& operator=(LaneLease&&) = delete;
   ~LaneLease();
   const Lane& lane() const { return *lane_; }
+  // Takes the lane alone without letting go of it: waits (as Acquire, at
+  // most `max_wait`) until every other lease on the lane has ended, holding
+  // back new shared ones on this lane meanwhile. FAILED_PRECONDITION at
+  // once when another lease on the lane is already doing so (both waiting
+  // for the other would never end: the caller lets go instead). On any
+  // error the lease is still held, shared. A lease already alone is
+  // upgraded at once.
+  absl::Status Upgrade(const RequestContext& context, absl::Duration max_wait);
+  // Another lease on this lane is upgrading (Upgrade) now.
+  bool UpgradePending() const;
   // Whether another lease has held the lane at some moment while this one
   // did (only shared leases can overlap): a failure that contention could
   // cause (a timeout, running out of device memory) is then not yet known
@@ -94,6 +106,8 @@ class LanePool {
  private:
   friend class LaneLease;
   void Release(const Lane* lane);
+  absl::Status Upgrade(const Lane* lane, const RequestContext& context, absl::Duration max_wait);
+  bool Upgrading(const Lane* lane) const;
   absl::StatusOr<LaneLease> AcquireAny(BackendKind backend, size_t only, const RequestContext& context,
                                        absl::Duration max_wait, LaneUse use);
   int Capacity(size_t lane) const;
@@ -104,6 +118,8 @@ class LanePool {
   mutable absl::Mutex mu_;
   std::vector<int> holders_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> exclusive_ ABSL_GUARDED_BY(mu_);
+  // Per lane: a lease on it is waiting to hold it alone (Upgrade).
+  std::vector<bool> upgrading_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> occupied_since_ ABSL_GUARDED_BY(mu_);
   // Per lane: acquisitions made while it was already held.
   std::vector<uint64_t> overlaps_ ABSL_GUARDED_BY(mu_);

@@ -195,6 +195,11 @@ class NativeSession final : public SessionInterface {
   bool custom_kernel() const override { return true; }
   std::vector<std::string> global_flags() const override { return {}; }
   bool dead() const override { return runner_->dead(); }
+  bool Adopt(const RequestContext& context, double budget_seconds) override {
+    if (runner_->dead()) return false;
+    runner_->Adopt(context, budget_seconds);
+    return true;
+  }
   void Close() override { runner_->Close(); }
 
  private:

@@ -139,6 +139,11 @@ class SessionInterface {
   // measurement share one, so neither gets a faster core). False when not
   // supported or nothing moved.
   virtual bool PinToCpu(int) { return false; }
+  // Hands the session to another request: from now on `context` (which must
+  // outlive the session) cancels its calls, and its process's wall budget
+  // starts again at `budget_seconds` (verified sides kept for their
+  // measurement). False when the format cannot; the session is unchanged.
+  virtual bool Adopt(const RequestContext&, double /*budget_seconds*/) { return false; }
 };
 
 // A source to compile (a native task's reference).

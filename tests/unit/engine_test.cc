@@ -437,6 +437,157 @@ TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side
   CHECK(waited->reference_samples_size() == 5);
 }
 
+TEST_CASE("verified sides kept for their measurement are timed without starting again; expired, foreign "
+          "and contended ones end and fresh sides start", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
+  auto verify = [&](const std::string& behaviour, double keep) {
+    v1::EvaluateRequest request = Rig::Request(behaviour);
+    request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    request.set_keep_for_timing_seconds(keep);
+    auto r = rig.engine->Evaluate(request, RequestContext::Background());
+    REQUIRE(r.ok());
+    return *r;
+  };
+  auto measure = [&](const v1::EvaluateResponse& verified, const std::string& kept_pair) {
+    v1::MeasurePairRequest m = FivePairs(verified.artifact_id());
+    m.set_kept_pair(kept_pair);
+    return rig.engine->MeasurePair(m, RequestContext::Background());
+  };
+
+  SECTION("kept, then timed on the same two sides") {
+    int starts = rig.format.starts();
+    v1::EvaluateResponse v = verify("correct", 10);
+    REQUIRE(v.verdict() == v1::VERDICT_OK);
+    REQUIRE_FALSE(v.kept_pair().empty());
+    CHECK(rig.engine->KeptPairs() == 1);
+    CHECK(rig.format.open_sessions() == 2);
+    CHECK(rig.lanes.Busy() == 1);  // the pair keeps its place on the lane
+    auto p = measure(v, v.kept_pair());
+    REQUIRE(p.ok());
+    CHECK(p->verdict() == v1::VERDICT_OK);
+    CHECK(p->kept_pair_used());
+    CHECK(p->timing_mode() == "graph");
+    CHECK(p->reference_samples_size() == 5);
+    CHECK(rig.format.starts() - starts == 2);  // verification's pair only
+    CHECK(rig.engine->KeptPairs() == 0);
+    CHECK(rig.format.open_sessions() == 0);
+    CHECK(rig.lanes.Busy() == 0);
+
+    // Taken once: the token means nothing afterwards.
+    starts = rig.format.starts();
+    p = measure(v, v.kept_pair());
+    REQUIRE(p.ok());
+    CHECK_FALSE(p->kept_pair_used());
+    CHECK_THAT(p->messages(0), Catch::Contains("is not kept here") && Catch::Contains("started afresh"));
+    CHECK(rig.format.starts() - starts == 2);
+  }
+
+  SECTION("only verified candidates are kept, for at most max_keep_seconds") {
+    v1::EvaluateResponse wrong = verify("wrong", 10);
+    CHECK(wrong.verdict() == v1::VERDICT_WRONG_ANSWER);
+    CHECK(wrong.kept_pair().empty());
+    CHECK(verify("correct", 0).kept_pair().empty());
+    CHECK(rig.engine->KeptPairs() == 0);
+    CHECK(rig.format.open_sessions() == 0);
+    for (double bad : {-1.0, 61.0}) {
+      v1::EvaluateRequest request = Rig::Request("correct");
+      request.set_keep_for_timing_seconds(bad);
+      auto r = rig.engine->Evaluate(request, RequestContext::Background());
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+      CHECK_THAT(std::string(r.status().message()), Catch::Contains("keep_for_timing_seconds"));
+    }
+  }
+
+  SECTION("a kept pair holds back other timing on its lane until it expires") {
+    v1::EvaluateResponse kept = verify("correct", 10);
+    REQUIRE_FALSE(kept.kept_pair().empty());
+    v1::EvaluateResponse other = verify("fast", 0);
+    std::atomic<bool> done{false};
+    absl::StatusOr<v1::MeasurePairResponse> waited;
+    std::thread call([&] {
+      waited = measure(other, "");
+      done = true;
+    });
+    CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+    CHECK_FALSE(done.load());
+    rig.clock.Advance(absl::Seconds(9));
+    rig.engine->DropExpiredKept();
+    CHECK(rig.engine->KeptPairs() == 1);
+    rig.clock.Advance(absl::Seconds(2));
+    rig.engine->DropExpiredKept();
+    call.join();
+    CHECK(rig.engine->KeptPairs() == 0);
+    REQUIRE(waited.ok());
+    CHECK(waited->verdict() == v1::VERDICT_OK);
+    CHECK_FALSE(waited->kept_pair_used());
+    // The expired pair's token starts afresh, and says why.
+    auto late = measure(kept, kept.kept_pair());
+    REQUIRE(late.ok());
+    CHECK(late->verdict() == v1::VERDICT_OK);
+    CHECK_FALSE(late->kept_pair_used());
+    CHECK(rig.format.open_sessions() == 0);
+  }
+
+  SECTION("a token kept for another candidate ends that pair") {
+    v1::EvaluateResponse kept = verify("correct", 10);
+    v1::EvaluateResponse fast = verify("fast", 0);
+    const int starts = rig.format.starts();
+    auto p = measure(fast, kept.kept_pair());
+    REQUIRE(p.ok());
+    CHECK(p->verdict() == v1::VERDICT_OK);
+    CHECK_FALSE(p->kept_pair_used());
+    CHECK_THAT(p->messages(0), Catch::Contains("another candidate"));
+    CHECK(rig.format.starts() - starts == 2);
+    CHECK(rig.engine->KeptPairs() == 0);
+    CHECK(rig.format.open_sessions() == 0);
+  }
+
+  SECTION("two kept pairs on one lane: one is timed as kept, the other ends and starts afresh") {
+    v1::EvaluateResponse a = verify("correct", 10), b = verify("fast", 10);
+    REQUIRE_FALSE(a.kept_pair().empty());
+    REQUIRE_FALSE(b.kept_pair().empty());
+    CHECK(rig.engine->KeptPairs() == 2);
+    absl::StatusOr<v1::MeasurePairResponse> pa, pb;
+    std::thread ta([&] { pa = measure(a, a.kept_pair()); });
+    std::thread tb([&] { pb = measure(b, b.kept_pair()); });
+    ta.join();
+    tb.join();
+    REQUIRE(pa.ok());
+    REQUIRE(pb.ok());
+    CHECK(pa->verdict() == v1::VERDICT_OK);
+    CHECK(pb->verdict() == v1::VERDICT_OK);
+    CHECK(pa->kept_pair_used() + pb->kept_pair_used() == 1);
+    const auto& lost = pa->kept_pair_used() ? *pb : *pa;
+    CHECK_THAT(lost.messages(0), Catch::Contains("could not be timed") &&
+                                     Catch::Contains("already waiting to hold lane cuda:0 alone"));
+    CHECK(rig.format.open_sessions() == 0);
+    CHECK(rig.lanes.Busy() == 0);
+  }
+
+  SECTION("a kept candidate that cannot be captured is measured again on fresh sides") {
+    const int starts = rig.format.starts();
+    v1::EvaluateResponse v = verify("nograph", 10);
+    auto p = measure(v, v.kept_pair());
+    REQUIRE(p.ok());
+    CHECK(p->verdict() == v1::VERDICT_OK);
+    CHECK(p->timing_mode() == "eager");
+    CHECK(p->graph_fallback() == "candidate: capture failed: fake");
+    CHECK(rig.format.starts() - starts == 2 + 2);  // verification's (also the first measurement's), then fresh
+  }
+
+  SECTION("an engine that ends ends its kept pairs") {
+    REQUIRE_FALSE(verify("correct", 10).kept_pair().empty());
+    rig.engine.reset();
+    CHECK(rig.format.open_sessions() == 0);
+    CHECK(rig.lanes.Busy() == 0);
+  }
+}
+
 TEST_CASE("bad requests are statuses that name the field", "[engine]") {
   Rig rig;
   v1::EvaluateRequest r = Rig::Request("");

@@ -143,5 +143,61 @@ TEST_CASE("timing waiting for a shared GPU lane holds back new verifications", "
   CHECK(pool.Busy() == 0);
 }
 
+TEST_CASE("a shared lease upgrades in place once the others on its lane end; one upgrade at a time", "[lanes]") {
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 3;
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"}}, o);
+  FakeClock clock;
+  RequestContext now(&clock, clock.Now());  // no waiting
+  const RequestContext& bg = RequestContext::Background();
+  auto shared = [&](const RequestContext& c) {
+    return pool.Acquire(BackendKind::kCuda, c, absl::Seconds(1), LaneUse::kShared);
+  };
+  // a and b on cuda:0 (the least-held lane is taken: c lands on cuda:1).
+  std::optional<LaneLease> a(*shared(bg));
+  std::optional<LaneLease> c(*shared(bg));
+  std::optional<LaneLease> b(*shared(bg));
+  REQUIRE(a->lane().name == b->lane().name);
+  REQUIRE(c->lane().name != a->lane().name);
+
+  // A lease alone on its lane upgrades at once, and is then exclusive.
+  REQUIRE(c->Upgrade(now, absl::Seconds(1)).ok());
+  {
+    auto beside = shared(now);  // never beside c now: on a's lane
+    REQUIRE(beside.ok());
+    CHECK(beside->lane().name == a->lane().name);
+  }
+  c.reset();
+
+  // With b beside it, a's upgrade cannot finish now; it gives up at its
+  // deadline still holding the lane shared.
+  absl::Status late = a->Upgrade(now, absl::Seconds(1));
+  CHECK(late.code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK_FALSE(a->UpgradePending());
+  CHECK(pool.Busy() == 1);
+
+  // Waiting for b: new shared leases avoid the lane; a second upgrade on
+  // it is refused at once (both waiting for the other would never end).
+  absl::Status upgraded = absl::UnknownError("not yet");
+  std::thread up([&] { upgraded = a->Upgrade(bg, absl::Seconds(30)); });
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!b->UpgradePending() && absl::Now() < give_up) std::this_thread::yield();
+  REQUIRE(b->UpgradePending());
+  auto elsewhere = shared(now);
+  REQUIRE(elsewhere.ok());
+  CHECK(elsewhere->lane().name != a->lane().name);
+  CHECK(b->Upgrade(now, absl::Seconds(1)).code() == absl::StatusCode::kFailedPrecondition);
+  b.reset();
+  up.join();
+  CHECK(upgraded.ok());
+  // Now a holds its lane alone: nothing else joins it, not even shared.
+  std::optional<LaneLease> other(std::move(*elsewhere));
+  auto full = pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(full.ok());
+  CHECK(full->lane().name == other->lane().name);
+  a.reset();
+  CHECK(pool.Busy() == 1);
+}
+
 }  // namespace
 }  // namespace crl

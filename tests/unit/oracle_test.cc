@@ -207,6 +207,50 @@ TEST_CASE("failures pass through as verdicts; unverified candidates are not time
   CHECK(oracle.Time(empty, RequestContext::Background()).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("verified sides kept by the worker go to the first measurement only", "[oracle]") {
+  Side noisy{1e-3, 1e-3, 2e-4, 0.5};
+  // A TimeRequest that names them: the first MeasurePair takes them, the
+  // noise re-measurement starts its own.
+  FakeWorkerClient w;
+  v1::MeasurePairResponse first = Pairs({2e-3, 2e-3}, noisy, 100, 3);
+  first.set_kept_pair_used(true);
+  w.Push(first);
+  w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 4));
+  FakeClock clock;
+  TimingOracle oracle(OracleOptions{}, &w, &clock);
+  v1::TimeRequest req;
+  req.mutable_task()->set_path("t");
+  req.set_artifact_id(std::string(64, 'a'));
+  req.set_kept_pair("kept-1");
+  auto r = oracle.Time(req, RequestContext::Background());
+  REQUIRE(r.ok());
+  REQUIRE(w.pair_requests().size() == 2);
+  CHECK(w.pair_requests()[0].kept_pair() == "kept-1");
+  CHECK(w.pair_requests()[1].kept_pair().empty());
+  CHECK(r->kept_pair_used());
+
+  // A candidate the oracle verifies itself asks the worker to keep them.
+  FakeWorkerClient built;
+  v1::EvaluateResponse ok;
+  ok.set_verdict(v1::VERDICT_OK);
+  ok.set_artifact_id(std::string(64, 'b'));
+  ok.set_kept_pair("kept-2");
+  built.Push(ok);
+  built.Push(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 5));
+  v1::TimeRequest source;
+  source.mutable_task()->set_path("t");
+  source.mutable_candidate()->set_source("int x;");
+  TimingOracle verifying(OracleOptions{}, &built, &clock);
+  r = verifying.Time(source, RequestContext::Background());
+  REQUIRE(r.ok());
+  REQUIRE(built.evaluate_requests().size() == 1);
+  CHECK(built.evaluate_requests()[0].keep_for_timing_seconds() == OracleOptions{}.keep_verified_seconds);
+  REQUIRE(built.pair_requests().size() == 1);
+  CHECK(built.pair_requests()[0].kept_pair() == "kept-2");
+  CHECK(built.pair_requests()[0].candidate_artifact_id() == std::string(64, 'b'));
+  CHECK_FALSE(r->kept_pair_used());
+}
+
 TEST_CASE("the oracle's metrics count results, flags, stop reasons and re-measurements",
           "[oracle]") {
   prometheus::Registry registry;
