@@ -22,10 +22,6 @@
 namespace crl::cli {
 namespace {
 
-// Seconds a verified sample's sides wait on the worker for its timing,
-// which follows at once (EvaluateRequest.keep_for_timing_seconds).
-constexpr double kKeepForTiming = 10;
-
 // Times a verified sample with the oracle; a failure while timed becomes the
 // sample's verdict, an infrastructure failure leaves it unscored.
 void Time(TimingClientInterface* timing, const TimingSettings& settings, const v1::Task& task,
@@ -202,6 +198,27 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
   std::atomic<int64_t> verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
   const absl::Time start = absl::Now();
+  const bool two_phase = settings.time_after_verify && endpoints.timing;
+  auto finished = [&](int i) {
+    std::lock_guard<std::mutex> lock(mu);
+    bar.Step(absl::StrCat(resumed[i] ? "journaled " : "", samples[i].name, " ", Label(outcomes[i])));
+  };
+  auto time_one = [&](int i) {
+    const absl::Time t1 = absl::Now();
+    Time(endpoints.timing.get(), settings, samples[i].task, &outcomes[i]);
+    const absl::Duration took = absl::Now() - t1;
+    outcomes[i].time_seconds = absl::ToDoubleSeconds(took);
+    time_ms += absl::ToInt64Milliseconds(took);
+    if (outcomes[i].timing) {
+      kept += outcomes[i].timing->kept_pair_used();
+      lane_ms += std::llround(outcomes[i].timing->measure_seconds() * 1e3);
+      start_ms += std::llround(outcomes[i].timing->start_seconds() * 1e3);
+      wait_ms += std::llround(outcomes[i].timing->lane_wait_seconds() * 1e3);
+    }
+    ++timed;
+  };
+  // Whether sample i waits for the timing phase (two_phase).
+  std::vector<bool> to_time(n, false);
   ParallelFor(n, jobs, [&](int i) {
     const BatchSample& s = samples[i];
     if (resumed[i]) {
@@ -212,9 +229,9 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
     } else {
       const absl::Time t0 = absl::Now();
       // Timed at once, on the sides verification started when the worker
-      // could keep them.
+      // could keep them; in two phases, later on sides of its own.
       outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename,
-                           endpoints.timing ? kKeepForTiming : 0);
+                           endpoints.timing && !two_phase ? settings.keep_for_timing_seconds : 0);
       const absl::Time t1 = absl::Now();
       outcomes[i].verify_seconds = absl::ToDoubleSeconds(t1 - t0);
       verify_ms += absl::ToInt64Milliseconds(t1 - t0);
@@ -222,23 +239,27 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       verify_start_ms += std::llround(outcomes[i].verify_start_seconds * 1e3);
       verify_trials_ms += std::llround(outcomes[i].verify_trials_seconds * 1e3);
       if (!outcomes[i].artifact_id.empty() && endpoints.timing) {
-        Time(endpoints.timing.get(), settings, s.task, &outcomes[i]);
-        const absl::Duration took = absl::Now() - t1;
-        outcomes[i].time_seconds = absl::ToDoubleSeconds(took);
-        time_ms += absl::ToInt64Milliseconds(took);
-        if (outcomes[i].timing) {
-          kept += outcomes[i].timing->kept_pair_used();
-          lane_ms += std::llround(outcomes[i].timing->measure_seconds() * 1e3);
-          start_ms += std::llround(outcomes[i].timing->start_seconds() * 1e3);
-          wait_ms += std::llround(outcomes[i].timing->lane_wait_seconds() * 1e3);
+        if (two_phase) {
+          to_time[i] = true;
+          return;
         }
-        ++timed;
+        time_one(i);
       }
       record(i);
     }
-    std::lock_guard<std::mutex> lock(mu);
-    bar.Step(absl::StrCat(resumed[i] ? "journaled " : "", s.name, " ", Label(outcomes[i])));
+    finished(i);
   });
+  if (two_phase) {
+    std::vector<int> waiting;
+    for (int i = 0; i < n; ++i) {
+      if (to_time[i]) waiting.push_back(i);
+    }
+    ParallelFor(static_cast<int>(waiting.size()), jobs, [&](int k) {
+      time_one(waiting[k]);
+      record(waiting[k]);
+      finished(waiting[k]);
+    });
+  }
   bar.Finish();
   // Lanes held alone for measuring, against the batch's wall: with one lane,
   // the fraction of the run the GPU spent timing.

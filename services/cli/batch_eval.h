@@ -48,6 +48,13 @@ struct TimingSettings {
   double min_sample_seconds = 0;  // 0: the oracle's default; negative: no batching
   int max_calls_per_sample = 0;   // 0: the oracle's default
   bool eager_timing = false;      // GPU calls as launched, not graph replays
+  // A verified sample's sides wait this long on the worker for its timing
+  // (EvaluateRequest.keep_for_timing_seconds; 0: timing starts its own).
+  double keep_for_timing_seconds = 10;
+  // Verify every sample first, then time the verified ones (no verification
+  // runs while they are timed, so the GPU is emptied for timing once, not
+  // once per sample; their sides are not kept).
+  bool time_after_verify = false;
 };
 
 // One sample of a batch, ready to send: `error` set when it could not even be

@@ -90,6 +90,12 @@ struct CommonFlags {
                "most calls in one batched timing sample (0: default)");
     flags->Add("eager_timing", &timing.eager_timing,
                "time GPU calls as launched instead of replaying CUDA graphs of them (KernelBench's convention)");
+    flags->Add("keep_for_timing_seconds", &timing.keep_for_timing_seconds,
+               "keep a verified sample's two sides on the worker this long for its timing, which then starts none "
+               "(0: timing starts its own; at most 60)");
+    flags->Add("time_after_verify", &timing.time_after_verify,
+               "verify every sample first, then time the verified ones (the GPU is emptied for timing once, not once "
+               "per sample)");
     endpoints.client.timeout = absl::Minutes(20);
     endpoints.Bind(flags);
   }
@@ -102,6 +108,8 @@ struct CommonFlags {
             {"min_sample_seconds", timing.min_sample_seconds},
             {"max_calls_per_sample", timing.max_calls_per_sample},
             {"eager_timing", timing.eager_timing},
+            {"keep_for_timing_seconds", timing.keep_for_timing_seconds},
+            {"time_after_verify", timing.time_after_verify},
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
             {"device", device}};

@@ -335,6 +335,8 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   INFO(out);
   REQUIRE(rc == 0);
   CHECK_THAT(out, Catch::Contains("fast_1"));
+  // The verified sample was timed on the sides that verified it.
+  CHECK_THAT(out, Catch::Contains("(1 timed, 1 on the sides verification kept"));
   auto results = nlohmann::json::parse(Read(dir.path() + "/results.json"));
   // RowSum's sample 1 drops elements (wrong); Relu's sample 1 is a correct
   // pure-PyTorch rewrite: one of two tasks correct.
@@ -392,11 +394,13 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
     for (const auto& row : rows) jl << row.dump() << "\n";
   }
   out.clear();
-  rc = Run(crl + " bench --cuda-l1 " + dir.path() + "/l1.jsonl --out " + dir.path() + "/l1.json" +
-               common,
+  rc = Run(crl + " bench --cuda-l1 " + dir.path() + "/l1.jsonl --time_after_verify --out " + dir.path() +
+               "/l1.json" + common,
            &out);
   INFO(out);
   REQUIRE(rc == 0);
+  // Verified first, timed afterwards on sides of its own.
+  CHECK_THAT(out, Catch::Contains("(1 timed, 0 on the sides verification kept"));
   auto l1 = nlohmann::json::parse(Read(dir.path() + "/l1.json"));
   REQUIRE(l1["rows"].size() == 3);
   CHECK(l1["rows"][0]["status"] == "NO_KERNEL");
