@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 #include <cstring>
 
 #include "runner/clock.h"
@@ -315,6 +316,14 @@ ReadStatus ReadFrame(int fd, Frame* frame, std::string* error,
   // allocate more than what was actually sent (plus one chunk).
   frame->payload.clear();
   const uint64_t kChunk = uint64_t{64} << 20;
+  // Address space for the whole frame at once, so the buffer never moves
+  // (and never copies what arrived) as it grows; pages are only touched
+  // as bytes arrive, so a lying length costs no memory.
+  try {
+    frame->payload.reserve(std::min<uint64_t>(len, uint64_t{1} << 30));
+  } catch (const std::bad_alloc&) {
+    // Grown chunk by chunk below instead.
+  }
   while (frame->payload.size() < len) {
     uint64_t want = std::min<uint64_t>(len - frame->payload.size(), kChunk);
     size_t old = frame->payload.size();

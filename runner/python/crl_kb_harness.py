@@ -102,18 +102,21 @@ def read_message():
     return mtype, header, blobs
 
 
-def write_message(mtype, header, blobs=()):
-    j = _dumps(header).encode()
-    parts = [_pack("<Q", len(j)), j, _pack("<Q", len(blobs))]
-    for b in blobs:
-        parts.append(_pack("<Q", len(b)))
-        parts.append(b)
-    payload = b"".join(parts)
-    data = _pack("<IIQ", MAGIC, mtype, len(payload)) + payload
+def _write_all(data):
     view = memoryview(data)
     while view:
         n = _write(RESPONSE_FD, view)
         view = view[n:]
+
+
+def write_message(mtype, header, blobs=()):
+    # Blobs go out as they are (outputs can be GBs): no joined copy.
+    j = _dumps(header).encode()
+    length = 8 + len(j) + 8 + sum(8 + len(b) for b in blobs)
+    _write_all(_pack("<IIQ", MAGIC, mtype, length) + _pack("<Q", len(j)) + j + _pack("<Q", len(blobs)))
+    for b in blobs:
+        _write_all(_pack("<Q", len(b)))
+        _write_all(b)
 
 
 # ----------------------------------------------------------------------------
@@ -392,10 +395,13 @@ def _storage_ptr(t):
 
 
 def _tensor_bytes(torch, t):
-    t = t.detach().contiguous().cpu()
+    # A copy the candidate's code cannot reach (a device tensor's host copy
+    # is fresh memory; a host tensor is cloned), sent without another.
+    t = t.detach()
+    t = t.clone(memory_format=torch.contiguous_format) if t.device.type == "cpu" else t.contiguous().cpu()
     if t.dtype == torch.bfloat16:
         t = t.view(torch.int16)
-    return t.numpy().tobytes()
+    return memoryview(t.numpy()).cast("B")
 
 
 def flush_buffer(torch, device, l2_flush_bytes):

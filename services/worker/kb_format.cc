@@ -118,7 +118,7 @@ class KbHarnessSession final : public SessionInterface {
     }
     const auto findings =
         KbField<nlohmann::json>(reply.header, "findings", nlohmann::json::object());
-    auto decoded = DecodeKbTensors(reply, /*allow_fill=*/side_ == Side::kReference);
+    auto decoded = DecodeKbTensors(std::move(reply), /*allow_fill=*/side_ == Side::kReference);
     if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};
     for (auto& tensor : *decoded) {
       if (tensor.probe.empty()) {
@@ -170,7 +170,7 @@ class KbHarnessSession final : public SessionInterface {
     KbReply reply;
     RunnerEvent event = session_->Fetch(call, timeout, &reply);
     if (!event.ok) return event;
-    auto decoded = DecodeKbTensors(reply);
+    auto decoded = DecodeKbTensors(std::move(reply));
     if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};
     *outputs = AsOutputs(std::move(*decoded));
     return event;

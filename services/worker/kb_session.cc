@@ -12,7 +12,7 @@
 namespace crl {
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply, bool allow_fill) {
+absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(KbReply&& reply, bool allow_fill) {
   std::vector<KbTensor> out;
   auto it = reply.header.find("outputs");
   if (it == reply.header.end() || !it->is_array()) {
@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply, bool
       return absl::DataLossError(absl::StrCat("output ", i, ": bad shape"));
     }
     // A probe that is one value in the output's shape comes as that value.
-    const std::string& blob = reply.blobs[i];
+    std::string& blob = reply.blobs[i];
     const size_t element = runner::DtypeSize(t.spec.dtype);
     if (allow_fill && !t.probe.empty() && KbField<bool>(m, "fill", false) && blob.size() == element &&
         element > 0 && bytes <= largest) {
@@ -62,7 +62,7 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply, bool
       return absl::DataLossError(absl::StrCat("output ", i, ": ", blob.size(),
                                               " bytes do not match its dtype and shape"));
     }
-    t.data = blob;
+    t.data = std::move(blob);
     out.push_back(std::move(t));
   }
   return out;
@@ -75,17 +75,47 @@ std::string EncodeKbPayload(const nlohmann::json& header, const std::vector<std:
   return w.Take();
 }
 
-bool DecodeKbPayload(const std::string& payload, KbReply* reply, std::string* error) {
-  runner::WireReader r(payload);
+bool DecodeKbPayload(std::string&& payload, KbReply* reply, std::string* error) {
+  const std::string_view view(payload);
+  runner::WireReader r(view);
   std::string text;
-  if (!r.GetString(&text) || !r.GetStringVector(&reply->blobs) || !r.Finish(error)) {
-    if (error && error->empty()) *error = r.error();
+  uint64_t count = 0;
+  if (!r.GetString(&text) || !r.GetCount(&count, 8)) {
+    *error = r.error();
+    return false;
+  }
+  // Where each blob lies (offset, length), all checked before any is taken.
+  std::vector<std::pair<size_t, size_t>> spans;
+  size_t at = view.size() - r.remaining();
+  for (uint64_t i = 0; i < count; ++i) {
+    runner::WireReader blob(view.substr(at));
+    uint64_t n = 0;
+    if (!blob.GetU64(&n) || n > blob.remaining()) {
+      *error = "blob length exceeds payload";
+      return false;
+    }
+    spans.emplace_back(at + 8, static_cast<size_t>(n));
+    at += 8 + n;
+  }
+  if (at != view.size()) {
+    *error = "bytes left after the blobs";
     return false;
   }
   reply->header = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!reply->header.is_object()) {
     *error = "reply header is not a JSON object";
     return false;
+  }
+  reply->blobs.clear();
+  reply->blobs.reserve(spans.size());
+  for (size_t i = 0; i + 1 < spans.size(); ++i) reply->blobs.emplace_back(view.substr(spans[i].first, spans[i].second));
+  if (!spans.empty()) {
+    // The last blob (a trial's output, in practice: up to GBs) takes the
+    // payload's own buffer, moved to its front in place: no new pages.
+    const auto [offset, length] = spans.back();
+    payload.erase(0, offset);
+    payload.resize(length);
+    reply->blobs.push_back(std::move(payload));
   }
   return true;
 }
@@ -192,7 +222,7 @@ bool WarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const La
   KbReply reply;
   if (!e.ok) {
     *error = e.message;
-  } else if (!DecodeKbPayload(payload, &reply, error)) {
+  } else if (!DecodeKbPayload(std::move(payload), &reply, error)) {
     session->Close();
   } else if (!KbField<bool>(reply.header, "ok", false)) {
     *error = KbField<std::string>(reply.header, "error", "(no detail)").substr(0, 2000);
@@ -254,7 +284,7 @@ RunnerEvent KbSession::Exchange(uint32_t type, uint32_t expect, const nlohmann::
                                      &payload);
   if (!e.ok) return e;
   std::string error;
-  if (!DecodeKbPayload(payload, reply, &error)) {
+  if (!DecodeKbPayload(std::move(payload), reply, &error)) {
     session_->Close();
     return {false, v1::VERDICT_SANDBOX_VIOLATION,
             absl::StrCat("malformed result on the harness channel: ", error)};

@@ -63,8 +63,9 @@ T KbField(const nlohmann::json& j, const char* key, T fallback) {
 // dtype) and is treated as tampering by callers. With `allow_fill` (the
 // reference's replies only: a candidate's are never trusted to describe
 // bytes it did not send), a probe may come as one value to repeat, at most
-// as large as the largest output the same reply carries in full.
-absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(const KbReply& reply, bool allow_fill = false);
+// as large as the largest output the same reply carries in full. The
+// blobs move into the tensors (outputs can be hundreds of MB: no copy).
+absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(KbReply&& reply, bool allow_fill = false);
 
 struct KbLoad {
   std::string role;  // "reference" or "candidate"
@@ -143,7 +144,8 @@ class KbSession {
 
 // A KB payload: JSON header then binary blobs (crl_kb_harness.py).
 std::string EncodeKbPayload(const nlohmann::json& header, const std::vector<std::string>& blobs);
-bool DecodeKbPayload(const std::string& payload, KbReply* reply, std::string* error);
+// Consumes `payload`: its last blob keeps the payload's buffer.
+bool DecodeKbPayload(std::string&& payload, KbReply* reply, std::string* error);
 
 }  // namespace crl
 

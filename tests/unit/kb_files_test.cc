@@ -88,7 +88,7 @@ TEST_CASE("a constant probe travels as one value and is repeated to the output's
                     {{"dtype", "float32"}, {"shape", {2, 3}}, {"probe", "mean"}, {"fill", true}},
                     {{"dtype", "float32"}, {"shape", {0}}, {"probe", "zeros"}, {"fill", true}}}}};
   reply.blobs = {std::string(6 * sizeof(float), '\0'), one, one};
-  auto decoded = DecodeKbTensors(reply, /*allow_fill=*/true);
+  auto decoded = DecodeKbTensors(KbReply(reply), /*allow_fill=*/true);
   REQUIRE(decoded.ok());
   REQUIRE(decoded->size() == 3);
   const std::string& filled = (*decoded)[1].data;
@@ -96,21 +96,48 @@ TEST_CASE("a constant probe travels as one value and is repeated to the output's
   for (size_t i = 0; i < 6; ++i) CHECK(filled.substr(i * sizeof(float), sizeof(float)) == one);
   CHECK((*decoded)[2].data.empty());
   // Only from the reference (a candidate's reply is never expanded) ...
-  auto candidate = DecodeKbTensors(reply);
+  auto candidate = DecodeKbTensors(KbReply(reply));
   CHECK(candidate.status().code() == absl::StatusCode::kDataLoss);
   // ... never larger than an output the reply carries in full (a forged
   // shape of 2^40 elements is not allocated) ...
   reply.header["outputs"][1]["shape"] = {int64_t{1} << 20, int64_t{1} << 20};
-  auto huge = DecodeKbTensors(reply, true);
+  auto huge = DecodeKbTensors(KbReply(reply), true);
   CHECK(huge.status().code() == absl::StatusCode::kDataLoss);
   reply.header["outputs"][1]["shape"] = {2, 3};
   // ... and only a probe: an output must carry all of its bytes.
   reply.header["outputs"][0]["fill"] = true;
   reply.blobs[0] = one;
-  auto refused = DecodeKbTensors(reply, true);
+  auto refused = DecodeKbTensors(KbReply(reply), true);
   CHECK(refused.status().code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(refused.status().message()), Catch::Contains("do not match its dtype and shape"));
 }
 
 }  // namespace
+TEST_CASE("a KB payload decodes to what was encoded; the last blob keeps the buffer; malformed ones fail",
+          "[kernelbench]") {
+  for (const std::vector<std::string>& blobs :
+       std::vector<std::vector<std::string>>{{}, {"x"}, {"first", "", std::string(1 << 20, '\7')}}) {
+    const nlohmann::json header = {{"ok", true}, {"n", blobs.size()}};
+    KbReply reply;
+    std::string error;
+    REQUIRE(DecodeKbPayload(EncodeKbPayload(header, blobs), &reply, &error));
+    CHECK(reply.header == header);
+    CHECK(reply.blobs == blobs);
+  }
+  const std::string good = EncodeKbPayload({{"ok", true}}, {"abc", "defg"});
+  KbReply reply;
+  std::string error;
+  CHECK_FALSE(DecodeKbPayload(good.substr(0, good.size() - 1), &reply, &error));
+  CHECK(error == "blob length exceeds payload");
+  CHECK_FALSE(DecodeKbPayload(good + "z", &reply, &error));
+  CHECK(error == "bytes left after the blobs");
+  CHECK_FALSE(DecodeKbPayload(EncodeKbPayload(nlohmann::json::array({1}), {}), &reply, &error));
+  CHECK(error == "reply header is not a JSON object");
+  std::string forged = EncodeKbPayload({{"ok", true}}, {});
+  forged.replace(forged.size() - 8, 8, std::string(8, '\xff'));  // 2^64-1 blobs
+  error.clear();
+  CHECK_FALSE(DecodeKbPayload(std::move(forged), &reply, &error));
+  CHECK_FALSE(error.empty());
+}
+
 }  // namespace crl
