@@ -63,7 +63,8 @@ nlohmann::json OutcomeJson(const Outcome& o) {
                       {"compiled", o.compiled},           {"custom_kernel", o.custom_kernel},
                       {"compile_seconds", o.compile_seconds}, {"compile_cache_hit", o.compile_cache_hit},
                       {"flags", o.flags},                 {"message", o.message},
-                      {"verify_seconds", o.verify_seconds}, {"time_seconds", o.time_seconds}};
+                      {"verify_seconds", o.verify_seconds}, {"time_seconds", o.time_seconds},
+                      {"reference_cached", o.reference_cached}};
   if (o.timing) j["timing"] = nlohmann::json::parse(ProtoJson(*o.timing, false));
   if (o.max_abs_error && o.max_rel_error) {
     j["max_abs_error"] = *o.max_abs_error;
@@ -85,6 +86,7 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
     o.message = j.at("message").get<std::string>();
     o.verify_seconds = j.value("verify_seconds", 0.0);
     o.time_seconds = j.value("time_seconds", 0.0);
+    o.reference_cached = j.value("reference_cached", false);
     if (j.contains("max_abs_error")) {
       o.max_abs_error = j["max_abs_error"].get<double>();
       o.max_rel_error = j.at("max_rel_error").get<double>();
@@ -127,6 +129,7 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.verify_lane_wait_seconds = r->lane_wait_seconds();
   o.verify_start_seconds = r->start_seconds();
   o.verify_trials_seconds = r->trials_seconds();
+  o.reference_cached = r->reference_cached();
   for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
   // The errors mean something when the outputs were compared throughout:
   // they passed, or failed on numbers alone (not a NaN, a shape, a type).
@@ -194,7 +197,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   // while one sample is timed; the lanes keep timing alone.
   std::mutex mu;
   ProgressBar bar(std::cerr, n, isatty(2));
-  std::atomic<int> timed{0}, kept{0};
+  std::atomic<int> timed{0}, kept{0}, cached{0};
   std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
   std::atomic<int64_t> verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
   const absl::Time start = absl::Now();
@@ -238,6 +241,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       verify_wait_ms += std::llround(outcomes[i].verify_lane_wait_seconds * 1e3);
       verify_start_ms += std::llround(outcomes[i].verify_start_seconds * 1e3);
       verify_trials_ms += std::llround(outcomes[i].verify_trials_seconds * 1e3);
+      cached += outcomes[i].reference_cached;
       if (!outcomes[i].artifact_id.empty() && endpoints.timing) {
         if (two_phase) {
           to_time[i] = true;
@@ -266,10 +270,10 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s "
-               "(waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed, %d on the sides "
+               "(%d against recorded reference answers; waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed, %d on the sides "
                "verification kept: waiting for the lane alone %.1f s, starting sides %.1f s), lanes held for measuring %.1f s (%.0f%% "
                "of the wall)\n",
-               n, wall, jobs, verify_ms.load() / 1e3, verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
+               n, wall, jobs, verify_ms.load() / 1e3, cached.load(), verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
                verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), kept.load(), wait_ms.load() / 1e3,
                start_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;

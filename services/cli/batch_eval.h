@@ -39,6 +39,8 @@ struct Outcome {
   // The worker's account of the verification (EvaluateResponse): waiting
   // for a lane, starting both sides, the trials.
   double verify_lane_wait_seconds = 0, verify_start_seconds = 0, verify_trials_seconds = 0;
+  // The reference's answers came from the worker's reference cache.
+  bool reference_cached = false;
 };
 
 // How each verified sample is timed.

@@ -102,7 +102,8 @@ EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LaneP
       seeds_(std::move(seeds)),
       compile_slots_(options_.compile_slots > 0
                          ? options_.compile_slots
-                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      reference_cache_(options_.reference_cache, clock_) {
   reaper_ = std::thread([this] {
     auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
     while (true) {
@@ -156,9 +157,11 @@ std::string EvalEngine::Keep(const Resolved& r, const std::string& reference_art
                              std::unique_ptr<SessionInterface>& candidate, double seconds) {
   // A lease about to take the lane alone would wait for this one, and this
   // one's measurement could not take it: let go at once instead.
-  if (lease.UpgradePending() || reference->dead() || candidate->dead()) return "";
+  if (lease.UpgradePending() || (reference && reference->dead()) || candidate->dead()) return "";
   const double budget = seconds + 5;
-  if (!reference->Adopt(kept_context_, budget) || !candidate->Adopt(kept_context_, budget)) return "";
+  if ((reference && !reference->Adopt(kept_context_, budget)) || !candidate->Adopt(kept_context_, budget)) {
+    return "";
+  }
   auto pair = std::make_unique<KeptPair>(std::move(lease), metrics_);
   pair->task = r.task;
   pair->reference_artifact = reference_artifact;
@@ -432,7 +435,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   // Both sides of a trial at once on a shared GPU lane; a run alone on the
   // lane (the re-verification that confirms a failure) keeps them apart, so
   // that the candidate's own reference cannot be what made it fail.
-  const bool concurrent = lane.backend == BackendKind::kCuda && use == LaneUse::kShared;
+  bool concurrent = lane.backend == BackendKind::kCuda && use == LaneUse::kShared;
   auto done = [&](v1::Verdict verdict) {
     response.set_verdict(verdict);
     if (contended) {
@@ -444,10 +447,21 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   };
 
   const double budget = VerifyBudgetSeconds(*r.task, config);
-  SessionPair sides = StartPair(r, reference, library_path, budget, lane, context);
+  // The reference's answers to this task's trials on this lane, when an
+  // earlier verification recorded them: then only the candidate starts.
+  const std::string cache_key = ReferenceCache::Key(r.task->content_id(), lane.name, reference, config.trials);
+  const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, !known.has_value());
+  if (metrics_ && reference_cache_.enabled()) metrics_->CountReferenceCache(recorded != nullptr);
+  if (recorded) concurrent = false;  // one process: nothing runs beside the candidate
+  SessionPair sides;
+  if (recorded) {
+    sides.candidate = StartSession(r, Side::kCandidate, library_path, budget, lane, context, &sides.candidate_event);
+  } else {
+    sides = StartPair(r, reference, library_path, budget, lane, context);
+  }
   const absl::Time started = clock_->MonotonicNow();
   response.set_start_seconds(absl::ToDoubleSeconds(started - leased));
-  if (!sides.reference) {
+  if (!recorded && !sides.reference) {
     CRL_RETURN_IF_ERROR(context.Check());
     response.add_messages(absl::StrCat("reference: ", sides.reference_event.message));
     return done(v1::VERDICT_INFRA_ERROR);
@@ -460,9 +474,28 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   std::unique_ptr<SessionInterface> ref = std::move(sides.reference), cand = std::move(sides.candidate);
   VerifyConfig run = config;
   run.concurrent_sides = concurrent;
-  CRL_ASSIGN_OR_RETURN(VerifyResult verified,
-                       VerifyCandidate(*r.task, ref.get(), cand.get(), run, seeds_, !known.has_value(), context));
+  // The reference side the protocol talks to: the record (a hit), the
+  // process with its answers recorded (a miss), or the process alone.
+  std::optional<CachedReferenceSession> cached;
+  std::optional<RecordingReferenceSession> recording;
+  SessionInterface* reference_side = ref.get();
+  SeedSource seeds = seeds_;
+  if (recorded) {
+    reference_side = &cached.emplace(recorded);
+    seeds = cached->ReplaySeeds(seeds_);
+    response.set_reference_cached(true);
+  } else if (reference_cache_.enabled()) {
+    reference_side = &recording.emplace(ref.get());
+    seeds = recording->RecordSeeds(seeds_);
+  }
+  CRL_ASSIGN_OR_RETURN(VerifyResult verified, VerifyCandidate(*r.task, reference_side, cand.get(), run, seeds,
+                                                              !known.has_value(), context));
   response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
+  if (recording) {
+    // Kept only when the reference answered every trial of the plan.
+    const size_t plan_size = r.task->PlanTrials(config.trials, [] { return uint64_t{0}; }).size();
+    reference_cache_.Insert(cache_key, recording->Complete(plan_size, !known.has_value()));
+  }
   std::string degenerate = known.value_or("");
   if (verified.probed) {
     degenerate = verified.degenerate_probe;
@@ -617,9 +650,10 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
   std::unique_ptr<SessionInterface> ref, cand;
   if (kept) {
     absl::Status alone = kept->lease.Upgrade(context, options_.lane_wait);
-    if (alone.ok() && kept->reference->Adopt(context, budget) && kept->candidate->Adopt(context, budget)) {
+    if (alone.ok() && (!kept->reference || kept->reference->Adopt(context, budget)) &&
+        kept->candidate->Adopt(context, budget)) {
       lease.emplace(std::move(kept->lease));
-      ref = std::move(kept->reference);
+      ref = std::move(kept->reference);  // null when verified from the cache: started below
       cand = std::move(kept->candidate);
       response.set_kept_pair_used(true);
     } else {
@@ -646,7 +680,7 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     response.add_messages(absl::StrCat(SideName(side), ": ", event.message));
   };
   RunnerEvent event;
-  if (!ref) {
+  if (!cand) {
     SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
     ref = std::move(sides.reference);
     cand = std::move(sides.candidate);
@@ -655,6 +689,10 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     } else if (!cand) {
       fail(Side::kCandidate, sides.candidate_event);
     }
+  } else if (!ref) {
+    // A kept candidate verified against recorded reference answers.
+    ref = StartSession(r, Side::kReference, ref_artifact, budget, lane, context, &event);
+    if (!ref) fail(Side::kReference, event);
   }
   response.set_start_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased));
   if (!ref || !cand) {

@@ -21,6 +21,7 @@
 #include "crl/v1/eval.pb.h"
 #include "services/worker/compiler.h"
 #include "services/worker/lanes.h"
+#include "services/worker/reference_cache.h"
 #include "services/worker/task_format.h"
 #include "services/worker/verifier.h"
 #include "services/worker/worker_metrics.h"
@@ -42,6 +43,9 @@ struct EngineOptions {
   // Most seconds a verified pair is kept for its measurement
   // (EvaluateRequest.keep_for_timing_seconds).
   double max_keep_seconds = 60;
+  // Reference outputs kept for later verifications of the same task
+  // (reference_cache.h; max_bytes 0: off).
+  ReferenceCacheOptions reference_cache;
 };
 
 // The formats an engine serves (both required, not owned).
@@ -75,6 +79,7 @@ class EvalEngine {
   absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest& request,
                                                       const RequestContext& context);
   v1::WorkerInfo Info() const;
+  ReferenceCache::Stats ReferenceCacheStats() const { return reference_cache_.stats(); }
 
   // Ends the kept pairs whose time is up (EvaluateRequest.
   // keep_for_timing_seconds), letting go of their lanes. A thread of the
@@ -84,8 +89,9 @@ class EvalEngine {
   int KeptPairs() const;
 
  private:
-  // A verified candidate's two sides, still on their lane, waiting for the
-  // measurement that names `token` (defined in eval_engine.cc).
+  // A verified candidate's two sides (or its candidate alone, when the
+  // reference's answers came from the cache), still on their lane, waiting
+  // for the measurement that names `token` (defined in eval_engine.cc).
   struct KeptPair;
   // A request's task, its format and the backend it runs on.
   struct Resolved {
@@ -130,7 +136,9 @@ class EvalEngine {
                            std::unique_ptr<KeptPair> kept, const RequestContext& context,
                            v1::MeasurePairResponse* response);
   // Keeps a verified pair with its lease for `seconds`; the token, or ""
-  // when it cannot be kept (the sides are then ended by the caller).
+  // when it cannot be kept (the sides are then ended by the caller). A null
+  // `reference` keeps the candidate alone (its measurement starts the
+  // reference).
   std::string Keep(const Resolved& r, const std::string& reference_artifact, const std::string& library_path,
                    LaneLease& lease, std::unique_ptr<SessionInterface>& reference,
                    std::unique_ptr<SessionInterface>& candidate, double seconds);
@@ -164,6 +172,7 @@ class EvalEngine {
   ClockInterface* clock_;
   SeedSource seeds_;
   const int compile_slots_;
+  ReferenceCache reference_cache_;
 
   mutable absl::Mutex mu_;
   int compiles_running_ ABSL_GUARDED_BY(mu_) = 0;

@@ -277,8 +277,9 @@ class FakeTaskFormat final : public TaskFormatInterface {
   // Sessions alive now, and reference calls that computed probes.
   int open_sessions() const { return open_.load(); }
   int probe_calls() const { return probes_.load(); }
-  // Sides started so far.
+  // Sides started so far, and reference sides among them.
   int starts() const { return starts_.load(); }
+  int reference_starts() const { return reference_starts_.load(); }
 
   bool graph_replay() const override { return true; }
 
@@ -306,6 +307,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
     }
     *event = {true, v1::VERDICT_OK, ""};
     ++starts_;
+    if (spec.side == Side::kReference) ++reference_starts_;
     return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &open_,
                                          &probes_);
   }
@@ -317,6 +319,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
   std::atomic<int> open_{0};
   std::atomic<int> probes_{0};
   std::atomic<int> starts_{0};
+  std::atomic<int> reference_starts_{0};
 };
 
 }  // namespace crl

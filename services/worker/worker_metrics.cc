@@ -38,8 +38,12 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
                         .Register(*r)),
       side_starts(prometheus::BuildCounter()
                       .Name("crl_worker_side_starts_total")
-                      .Help("KernelBench sides by how their process started (warm: from the pool)")
+                      .Help("Sides by how their process started (warm: from a warm pool of harness or runner processes)")
                       .Register(*r)),
+      reference_cache(prometheus::BuildCounter()
+                          .Name("crl_worker_reference_cache_total")
+                          .Help("Verifications by where the reference's answers came from (hit: the reference cache)")
+                          .Register(*r)),
       sandbox_kills(prometheus::BuildCounter()
                         .Name("crl_worker_sandbox_kills_total")
                         .Help("Sandboxed processes that ended badly, by reason")
@@ -78,6 +82,10 @@ void WorkerMetrics::CountRunnerStart(const std::string& backend) {
 
 void WorkerMetrics::CountSideStart(const std::string& lane, bool warm) {
   side_starts.Add({{"lane", lane}, {"start", warm ? "warm" : "cold"}}).Increment();
+}
+
+void WorkerMetrics::CountReferenceCache(bool hit) {
+  reference_cache.Add({{"result", hit ? "hit" : "miss"}}).Increment();
 }
 
 void WorkerMetrics::CountSandboxKill(const std::string& reason) {

@@ -25,6 +25,8 @@ struct WorkerMetrics {
   void CountRunnerStart(const std::string& backend);
   // A KernelBench side's process: taken warm from the pool or started cold.
   void CountSideStart(const std::string& lane, bool warm);
+  // A verification's reference answers: recorded earlier (hit) or not.
+  void CountReferenceCache(bool hit);
   // reason: timeout, seccomp, resource_limit, crash.
   void CountSandboxKill(const std::string& reason);
   // dir: "cache" (build cache objects) or "work" (task bundles).
@@ -45,9 +47,13 @@ struct WorkerMetrics {
   // crl_worker_runner_starts_total{backend}: runner processes started
   // (every restart after a crash or CUDA error is one more).
   prometheus::Family<prometheus::Counter>& runner_starts;
-  // crl_worker_side_starts_total{lane, start="warm"|"cold"}: KernelBench
-  // sides served by a warm pool's process or by one started for them.
+  // crl_worker_side_starts_total{lane, start="warm"|"cold"}: sides
+  // (KernelBench harnesses, native runners) served by a warm pool's process
+  // or by one started for them.
   prometheus::Family<prometheus::Counter>& side_starts;
+  // crl_worker_reference_cache_total{result="hit"|"miss"}: verifications
+  // whose reference answers came from the reference cache, or ran.
+  prometheus::Family<prometheus::Counter>& reference_cache;
   // crl_worker_sandbox_kills_total{reason}
   prometheus::Family<prometheus::Counter>& sandbox_kills;
   // crl_worker_disk_bytes{dir}: bytes held under the budget (disk_budget.h).

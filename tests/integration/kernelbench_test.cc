@@ -118,6 +118,10 @@ TEST_CASE("every host KernelBench candidate and hack gets its expected verdict a
   CHECK(by_verdict["WRONG_ANSWER"] > 0);
   CHECK(by_verdict["COMPILE_ERROR"] > 0);
   CHECK(by_verdict["SANDBOX_VIOLATION"] > 0);
+  // Most of those verdicts were reached against reference answers recorded
+  // by an earlier verification of the same task (reference_cache.h): the
+  // hacks are caught all the same.
+  CHECK(Engine().ReferenceCacheStats().hits >= 10);
 }
 
 TEST_CASE("a broken KernelBench task is the task's problem, never a wrong answer",
@@ -236,6 +240,9 @@ TEST_CASE("warm pool: what a candidate leaves in its process never reaches the n
                                             std::string(CRL_BIN_DIR) + "/../kb-test-work");
   options.host_lanes = 1;
   options.warm.per_host_lane = 2;
+  // Both sides of every evaluation from the pool (the reference cache would
+  // start only the candidate after the first).
+  options.engine.reference_cache.max_bytes = 0;
   auto built = BuildWorker(options, nullptr);
   REQUIRE(built.ok());
   std::unique_ptr<WorkerRuntime> rt = std::move(*built);
