@@ -127,13 +127,16 @@ std::string Encode(const LoadRequest& m) {
   w.PutString(m.backend);
   w.PutI32(m.device);
   w.PutU64(m.l2_flush_bytes);
+  w.PutBool(m.warm_only);
+  w.PutString(m.library_bytes);
   return w.Take();
 }
 
 bool Decode(std::string_view payload, LoadRequest* m, std::string* error) {
   WireReader r(payload);
   bool ok = r.GetString(&m->library_path) && r.GetString(&m->backend) &&
-            r.GetI32(&m->device) && r.GetU64(&m->l2_flush_bytes);
+            r.GetI32(&m->device) && r.GetU64(&m->l2_flush_bytes) && r.GetBool(&m->warm_only) &&
+            r.GetString(&m->library_bytes);
   return Done(&r, ok, "LoadRequest", error);
 }
 

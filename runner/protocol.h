@@ -89,6 +89,13 @@ struct LoadRequest {
   std::string backend;       // "host" or "cuda"
   int32_t device = 0;        // CUDA device ordinal (ignored by host)
   uint64_t l2_flush_bytes = 0;  // 0 = backend default (cuda 256 MiB, host 64 MiB)
+  // Bring the backend up and load nothing (a warm runner, started before
+  // its library exists); a later LoadRequest of the same backend loads.
+  bool warm_only = false;
+  // The library itself, when its path is not visible to the runner (a warm
+  // runner's sandbox was set up before the library was built): loaded from
+  // an anonymous in-memory file; library_path then only names it.
+  std::string library_bytes;
 };
 
 struct LoadResult {

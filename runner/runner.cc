@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,28 +77,75 @@ class Runner {
     std::string error;
     if (!DecodeFrame(frame, &req, &error)) {
       res.error = error;
-    } else if (entry_ != nullptr || backend_ != nullptr) {
+    } else if (entry_ != nullptr || (backend_ != nullptr && (req.warm_only || !warm_))) {
       res.error = "already loaded";
-    } else {
+    } else if (backend_ != nullptr && req.backend != backend_->Name()) {
+      res.error = "warmed for the " + std::string(backend_->Name()) + " backend, asked to load for " + req.backend;
+    } else if (req.warm_only) {
+      warm_ = Init(req, &res);
+      if (warm_) {
+        res.ok = true;
+        res.device_name = backend_->DeviceName();
+      }
+    } else if (backend_ != nullptr || Init(req, &res)) {
       Load(req, &res);
     }
     if (!Send(res)) return 2;
     return backend_fatal_ ? kCudaErrorExitCode : -1;
   }
 
-  void Load(const LoadRequest& req, LoadResult* res) {
+  // Creates and initialises the backend; false with res->error set.
+  bool Init(const LoadRequest& req, LoadResult* res) {
     std::string error;
     backend_ = options_.backend_factory(req.backend, &error);
     if (backend_ == nullptr) {
       res->error = error;
-      return;
+      return false;
     }
     BackendResult br = backend_->Init(req.device, req.l2_flush_bytes, &error);
     if (br != BackendResult::kOk) {
       res->error = std::string(backend_->Name()) + " backend init: " + error;
       backend_fatal_ = br == BackendResult::kFatal;
       backend_.reset();
-      return;
+      return false;
+    }
+    return true;
+  }
+
+  // An anonymous in-memory file holding `bytes` (made before seccomp: the
+  // filter allows no memfd_create); its /proc path, or "" with *error set.
+  static std::string InMemoryLibrary(const std::string& bytes, std::string* error) {
+    const int fd = memfd_create("crl-library", MFD_CLOEXEC);
+    if (fd < 0) {
+      *error = std::string("memfd_create: ") + std::strerror(errno);
+      return "";
+    }
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *error = std::string("writing the library: ") + std::strerror(errno);
+        close(fd);
+        return "";
+      }
+      done += static_cast<size_t>(n);
+    }
+    return "/proc/self/fd/" + std::to_string(fd);  // stays open: dlopen maps it
+  }
+
+  // Loads the library into an initialised backend: seccomp first (library
+  // constructors are candidate code), then dlopen.
+  void Load(const LoadRequest& req, LoadResult* res) {
+    std::string error;
+    std::string path = req.library_path;
+    if (!req.library_bytes.empty()) {
+      path = InMemoryLibrary(req.library_bytes, &error);
+      if (path.empty()) {
+        res->error = error;
+        backend_.reset();
+        return;
+      }
     }
     if (options_.install_seccomp && !InstallSeccomp(SeccompProfile::kRunner, &error)) {
       res->error = "seccomp: " + error;
@@ -104,7 +153,7 @@ class Runner {
       return;
     }
     dlerror();
-    handle_ = dlopen(req.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) {
       const char* e = dlerror();
       res->error = std::string("dlopen: ") + (e != nullptr ? e : "unknown error");
@@ -411,6 +460,8 @@ class Runner {
   RunnerOptions options_;
   std::unique_ptr<DeviceBackend> backend_;
   bool backend_fatal_ = false;
+  // Brought up by a warm_only LoadRequest; the next LoadRequest only loads.
+  bool warm_ = false;
   void* handle_ = nullptr;
   crl_run_fn entry_ = nullptr;
   std::vector<void*> retired_;

@@ -10,6 +10,11 @@
 //   4. dlopen(library, RTLD_NOW | RTLD_LOCAL), resolve crl_run, answer
 //      LoadResult;
 //   5. serve CallRequest / TimedCallRequest until Shutdown or EOF.
+// A warm runner (services/worker's warm pool) gets a LoadRequest with
+// warm_only first: step 2 only, answered with LoadResult, before any library
+// exists; the LoadRequest that follows carries the library's bytes (its
+// path is outside the warm runner's sandbox), which are written to an
+// anonymous in-memory file before step 3, then steps 3-5 as above.
 // A failed load is answered (LoadResult.ok = false) and later calls get
 // kLoadFailed. A fatal backend error is answered with kCudaError, then the
 // process exits with kCudaErrorExitCode.

@@ -255,8 +255,18 @@ std::unique_ptr<SessionInterface> NativeFormat::Start(const EvalTask& task,
     *event = {false, v1::VERDICT_INFRA_ERROR, "not a native task"};
     return nullptr;
   }
-  auto runner =
-      RunnerSession::Start(options_.runner, lane, spec.artifact, spec.budget_seconds, context, event);
+  std::unique_ptr<RunnerSession> runner = options_.warm ? options_.warm->Take(lane) : nullptr;
+  if (runner) {
+    runner->Adopt(context, spec.budget_seconds);
+    *event = runner->LoadWarm(options_.runner, lane, spec.artifact);
+    // A load the code failed is its verdict; our side failing is retried
+    // below with a runner of its own.
+    if (!event->ok && event->verdict != v1::VERDICT_INFRA_ERROR) return nullptr;
+    if (!event->ok) runner.reset();
+  }
+  if (!runner) {
+    runner = RunnerSession::Start(options_.runner, lane, spec.artifact, spec.budget_seconds, context, event);
+  }
   if (!runner) return nullptr;
   auto session = std::make_unique<NativeSession>(native->native(), spec.side, lane, std::move(runner));
   if (absl::Status s = session->Init(); !s.ok()) {
@@ -264,6 +274,23 @@ std::unique_ptr<SessionInterface> NativeFormat::Start(const EvalTask& task,
     return nullptr;
   }
   return session;
+}
+
+std::unique_ptr<NativeWarmPool> MakeNativeWarmPool(LanePool* lanes, const RunnerOptions& runner,
+                                                   WarmPoolOptions options) {
+  if (options.per_gpu <= 0 && options.per_host_lane <= 0) return nullptr;
+  // As for KernelBench's pool (kb_format.cc): the spawn budget outlasts the
+  // idle limit; an adopted runner gets its side's budget then.
+  const double lifetime = absl::ToDoubleSeconds(options.max_idle) + 3600;
+  auto spawn = [runner, lifetime](const Lane& lane, const RequestContext& context, std::string* error) {
+    RunnerEvent event;
+    auto session = RunnerSession::SpawnWarm(runner, lane, lifetime, context, &event);
+    if (!session) *error = event.message;
+    return session;
+  };
+  // SpawnWarm already brought the backend up.
+  auto warm = [](RunnerSession*, const Lane&, std::string*) { return true; };
+  return std::make_unique<NativeWarmPool>(lanes, spawn, warm, std::move(options));
 }
 
 }  // namespace crl

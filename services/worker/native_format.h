@@ -14,10 +14,18 @@
 #include "lib/task/native_task.h"
 #include "services/worker/runner_client.h"
 #include "services/worker/task_format.h"
+#include "services/worker/warm_pool.h"
 
 namespace crl {
 
 class DiskBudget;
+
+// Started crl-runner processes per lane with their backend up and no library
+// (RunnerSession::SpawnWarm): a native side then costs a library load, not a
+// sandbox set-up and a device context. Null when both sizes are 0.
+using NativeWarmPool = WarmPool<RunnerSession>;
+std::unique_ptr<NativeWarmPool> MakeNativeWarmPool(LanePool* lanes, const RunnerOptions& runner,
+                                                   WarmPoolOptions options);
 
 struct NativeFormatOptions {
   // Task paths resolve against this directory and may not leave it (empty:
@@ -28,6 +36,9 @@ struct NativeFormatOptions {
   RunnerOptions runner;
   // Keeps the unpacked bundles under a byte budget; not owned, may be null.
   DiskBudget* bundles = nullptr;
+  // Warm runners to take sides from; not owned, may be null (every side
+  // starts its own runner).
+  NativeWarmPool* warm = nullptr;
 };
 
 // Thread-safe.

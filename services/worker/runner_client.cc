@@ -10,10 +10,23 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/file.h"
 #include "runner/clock.h"
 #include "runner/wire.h"
 
 namespace crl {
+namespace {
+
+runner::LoadRequest LoadRequestFor(const RunnerOptions& options, const Lane& lane, const std::string& library) {
+  runner::LoadRequest load;
+  load.library_path = library;
+  load.backend = BackendName(lane.backend);
+  load.device = 0;  // the only visible device
+  load.l2_flush_bytes = options.l2_flush_bytes;
+  return load;
+}
+
+}  // namespace
 
 v1::Verdict VerdictForStatus(int32_t status) {
   switch (status) {
@@ -134,21 +147,45 @@ std::unique_ptr<RunnerSession> RunnerSession::Start(const RunnerOptions& options
                        {std::filesystem::path(library).parent_path().string()},
                        runner::SeccompProfile::kNone, budget_seconds, context, event);
   if (!session) return nullptr;
-  runner::LoadRequest load;
-  load.library_path = library;
-  load.backend = BackendName(lane.backend);
-  load.device = 0;  // the only visible device
-  load.l2_flush_bytes = options.l2_flush_bytes;
-  runner::LoadResult loaded;
-  *event = session->Roundtrip(load, options.startup_timeout_seconds, &loaded);
+  *event = session->Load(LoadRequestFor(options, lane, library), options.startup_timeout_seconds);
   if (!event->ok) return nullptr;
-  if (!loaded.ok) {
-    *event = {false, v1::VERDICT_RUNTIME_ERROR, absl::StrCat("load failed: ", loaded.error)};
-    session->Close();
-    return nullptr;
-  }
-  session->device_name_ = loaded.device_name;
   return session;
+}
+
+std::unique_ptr<RunnerSession> RunnerSession::SpawnWarm(const RunnerOptions& options, const Lane& lane,
+                                                        double budget_seconds, const RequestContext& context,
+                                                        RunnerEvent* event) {
+  auto session = Spawn(options, lane, {options.runner_path}, {}, runner::SeccompProfile::kNone, budget_seconds,
+                       context, event);
+  if (!session) return nullptr;
+  runner::LoadRequest warm = LoadRequestFor(options, lane, "");
+  warm.warm_only = true;
+  *event = session->Load(warm, options.startup_timeout_seconds);
+  if (!event->ok) return nullptr;
+  return session;
+}
+
+RunnerEvent RunnerSession::LoadWarm(const RunnerOptions& options, const Lane& lane, const std::string& library) {
+  runner::LoadRequest load = LoadRequestFor(options, lane, library);
+  auto bytes = ReadFileToString(library, "library");
+  if (!bytes.ok()) {
+    Close();
+    return {false, v1::VERDICT_INFRA_ERROR, std::string(bytes.status().message())};
+  }
+  load.library_bytes = std::move(*bytes);
+  return Load(load, options.startup_timeout_seconds);
+}
+
+RunnerEvent RunnerSession::Load(const runner::LoadRequest& load, double timeout_seconds) {
+  runner::LoadResult loaded;
+  RunnerEvent event = Roundtrip(load, timeout_seconds, &loaded);
+  if (!event.ok) return event;
+  if (!loaded.ok) {
+    Close();
+    return {false, v1::VERDICT_RUNTIME_ERROR, absl::StrCat("load failed: ", loaded.error)};
+  }
+  device_name_ = loaded.device_name;
+  return event;
 }
 
 RunnerSession::~RunnerSession() { Close(); }

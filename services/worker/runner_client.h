@@ -81,6 +81,16 @@ class RunnerSession {
   static std::unique_ptr<RunnerSession> Start(const RunnerOptions& options, const Lane& lane,
                                               const std::string& library, double budget_seconds,
                                               const RequestContext& context, RunnerEvent* event);
+  // A warm runner, in two steps (warm_pool.h): SpawnWarm() starts crl-runner
+  // on `lane` and brings its backend up (device context, flush buffer) with
+  // no library and none of the build cache in its sandbox; LoadWarm() later
+  // loads `library` into it by sending the library's bytes. A runner takes
+  // one library in its life, so it serves one side only. Null / !ok with the
+  // event set on failure (a failed load is RUNTIME_ERROR, as for Start).
+  static std::unique_ptr<RunnerSession> SpawnWarm(const RunnerOptions& options, const Lane& lane,
+                                                  double budget_seconds, const RequestContext& context,
+                                                  RunnerEvent* event);
+  RunnerEvent LoadWarm(const RunnerOptions& options, const Lane& lane, const std::string& library);
   // Spawns `argv` on `lane` in the runner's sandbox without any handshake
   // (the KernelBench harness). `readonly_paths` are the host paths it needs
   // under /tmp-like locations the sandbox would hide. `seccomp` applies from
@@ -128,6 +138,8 @@ class RunnerSession {
   RunnerEvent SendAndRead(uint32_t type, const std::string& payload, double timeout_seconds,
                           runner::Frame* frame);
   RunnerEvent Tampered(const std::string& error);
+  // Sends `load` and reads its answer; a refusal ends the runner.
+  RunnerEvent Load(const runner::LoadRequest& load, double timeout_seconds);
   // Kills (or reaps) the runner and classifies how it ended.
   RunnerEvent Fail(const std::string& what, bool timed_out);
 

@@ -58,6 +58,11 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");
+  set->Add("reference_cache_bytes", &o->engine.reference_cache.max_bytes,
+           "bytes of reference outputs kept in memory, so that later verifications of a task run only the "
+           "candidate (0: off; the reference then runs beside every candidate)");
+  set->Add("reference_cache_max_uses", &o->engine.reference_cache.max_uses,
+           "verifications one task's recorded reference answers serve before its secret seeds are drawn afresh");
   set->Add("pin_gpu_timing", &o->engine.pin_gpu_timing,
            "run both sides of a GPU measurement on one CPU (launch-bound calls are as fast as their core)");
   set->Add("kb_warm_per_gpu", &o->warm.per_gpu,
@@ -65,6 +70,11 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "each serves one side and is never reused (0: start each side cold)");
   set->Add("kb_warm_per_host_lane", &o->warm.per_host_lane,
            "the same per host lane (warming takes the lane's CPU, so it waits for the lane to be free)");
+  set->Add("native_warm_per_gpu", &o->native_warm.per_gpu,
+           "crl-runner processes kept started per GPU for native tasks (CUDA context and flush buffer up, no "
+           "library); each serves one side and is never reused (0: start each side cold)");
+  set->Add("native_warm_per_host_lane", &o->native_warm.per_host_lane,
+           "the same per host lane (a start takes the lane's CPU, so it waits for the lane to be free)");
   set->Add("host_memory_bytes", &o->runner.host_memory_bytes,
            "address-space limit of host runners");
   set->Add("sandbox", &o->runner.isolate,
@@ -98,6 +108,12 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   if (!fs::exists(o.runner.runner_path)) {
     return absl::FailedPreconditionError(
         absl::StrCat("runner_path: no crl-runner at ", o.runner.runner_path));
+  }
+  if (o.engine.reference_cache.max_bytes < 0) {
+    return absl::InvalidArgumentError("reference_cache_bytes: must be 0 (off) or more");
+  }
+  if (o.engine.reference_cache.max_uses < 1) {
+    return absl::InvalidArgumentError("reference_cache_max_uses: must be at least 1");
   }
   auto rt = std::make_unique<WorkerRuntime>();
   rt->cache_budget = std::make_unique<DiskBudget>(std::vector<std::string>{o.compiler.cache_dir + "/objects"},
@@ -153,14 +169,17 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
     };
   }
   rt->lanes = std::make_unique<LanePool>(std::move(lanes), lane_options);
+  auto counted = [&](WarmPoolOptions warm) {
+    warm.clock = clock;
+    if (WorkerMetrics* m = rt->metrics.get()) {
+      warm.on_take = [m](const Lane& lane, bool was_warm) { m->CountSideStart(lane.name, was_warm); };
+    }
+    return warm;
+  };
+  rt->native_warm = MakeNativeWarmPool(rt->lanes.get(), o.runner, counted(o.native_warm));
   rt->native = std::make_unique<NativeFormat>(
-      NativeFormatOptions{o.task_root, o.work_dir, o.runner, rt->work_budget.get()});
-  WarmPoolOptions warm = o.warm;
-  warm.clock = clock;
-  if (WorkerMetrics* m = rt->metrics.get()) {
-    warm.on_take = [m](const Lane& lane, bool was_warm) { m->CountSideStart(lane.name, was_warm); };
-  }
-  rt->kb_warm = MakeKbWarmPool(rt->lanes.get(), o.runner, o.kb, std::move(warm));
+      NativeFormatOptions{o.task_root, o.work_dir, o.runner, rt->work_budget.get(), rt->native_warm.get()});
+  rt->kb_warm = MakeKbWarmPool(rt->lanes.get(), o.runner, o.kb, counted(o.warm));
   rt->kernelbench = std::make_unique<KbFormat>(
       KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner, rt->work_budget.get(), rt->kb_warm.get()});
   if (registry) {

@@ -14,6 +14,7 @@
 #include "services/worker/eval_engine.h"
 #include "services/worker/kb_format.h"
 #include "services/worker/kb_session.h"
+#include "services/worker/native_format.h"
 #include "services/worker/runner_client.h"
 
 namespace crl {
@@ -35,6 +36,13 @@ struct WorkerOptions {
   int verify_slots_per_gpu = 4;
   // Warm KernelBench harness processes kept per lane (warm_pool.h).
   WarmPoolOptions warm;
+  // Warm crl-runner processes (backend up, no library) for native tasks.
+  WarmPoolOptions native_warm = [] {
+    WarmPoolOptions o;
+    o.per_gpu = 4;
+    o.per_host_lane = 2;
+    return o;
+  }();
   // GPUs to serve: "auto" (every /dev/nvidiaN, if nvcc exists), "" (none) or
   // a list like "0,1".
   std::string gpus = "auto";
@@ -60,6 +68,7 @@ struct WorkerRuntime {
   // Before the formats and the engine that take from it, after the lanes
   // it leases: destroyed (its processes killed) before the lanes go.
   std::unique_ptr<KbWarmPool> kb_warm;
+  std::unique_ptr<NativeWarmPool> native_warm;
   std::unique_ptr<TaskFormatInterface> native;
   std::unique_ptr<TaskFormatInterface> kernelbench;
   std::unique_ptr<WorkerMetrics> metrics;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/file.h"
 #include "services/worker/worker_setup.h"
@@ -60,6 +61,26 @@ TEST_CASE("every shipped host candidate gets its expected verdict", "[suite]") {
   CHECK(by_verdict["WRONG_ANSWER"] > 0);
   CHECK(by_verdict["COMPILE_ERROR"] > 0);
   CHECK(by_verdict["SANDBOX_VIOLATION"] > 0);
+  // Those verdicts were reached with the reference's answers recorded by a
+  // task's first complete verification (reference_cache.h) ...
+  CHECK(engine.ReferenceCacheStats().hits > 20);
+
+  // ... and with sides from the native warm pool where it had runners
+  // ready: wait for it to fill, then one more evaluation takes from it.
+  NativeWarmPool* pool = (*rt)->native_warm.get();
+  REQUIRE(pool != nullptr);
+  for (int i = 0; i < 600 && pool->stats().idle < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(pool->stats().idle >= 1);
+  const uint64_t warm_before = pool->stats().warm;
+  const fs::path row_sum = fs::path(CRL_SOURCE_DIR) / "tasks/native/row_sum";
+  v1::EvaluateRequest req;
+  req.mutable_task()->set_path(row_sum.string());
+  req.mutable_candidate()->set_source(ReadFileToString((row_sum / "reference.cc").string(), "reference").value_or(""));
+  req.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+  auto r = engine.Evaluate(req, RequestContext::Background());
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_OK);
+  CHECK(pool->stats().warm > warm_before);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "crl/kernel.h"
 #include "runner/inputs.h"
@@ -267,6 +269,72 @@ TEST_CASE("red team: hostile library constructor runs under seccomp", "[runner][
   CHECK(info.seccomp_violation);
   CHECK(info.log.find("pwned") == std::string::npos);
   CHECK(FreshRunnerWorks());
+}
+
+// What a warm pool's runner is sent (services/worker/native_format.h): the
+// backend first, then a library by its bytes (its path is outside the
+// sandbox it was started in).
+LoadRequest WarmOnly() {
+  LoadRequest req;
+  req.backend = "host";
+  req.warm_only = true;
+  return req;
+}
+LoadRequest ByBytes(const std::string& name) {
+  LoadRequest req;
+  req.library_path = name + ".so";
+  req.backend = "host";
+  std::ifstream in(HostileLibrary(name), std::ios::binary);
+  req.library_bytes.assign(std::istreambuf_iterator<char>(in), {});
+  return req;
+}
+
+TEST_CASE("a warm runner brings its backend up with no library, then loads one sent as bytes", "[runner]") {
+  RunnerClient client;
+  LoadResult load;
+  std::string error;
+  REQUIRE(client.Send(WarmOnly(), &load, &error));
+  REQUIRE(load.ok);
+  CHECK(load.device_name == "host");
+  CallResult res;
+  REQUIRE(client.Call(AddRequest(4), &res, &error));
+  CHECK(res.status == kLoadFailed);  // nothing loaded yet
+  REQUIRE(client.Send(WarmOnly(), &load, &error));
+  CHECK_FALSE(load.ok);  // warmed once only
+  LoadRequest cuda = ByBytes("good_add");
+  cuda.backend = "cuda";
+  REQUIRE(client.Send(cuda, &load, &error));
+  CHECK_FALSE(load.ok);
+  CHECK_THAT(load.error, Catch::Contains("warmed for the host backend"));
+
+  const LoadRequest good = ByBytes("good_add");
+  REQUIRE(good.library_bytes.size() > 1000);
+  REQUIRE(client.Send(good, &load, &error));
+  REQUIRE(load.ok);
+  const int64_t n = 1000;
+  REQUIRE(client.Call(AddRequest(n), &res, &error));
+  REQUIRE(res.status == kOk);
+  const float* y = reinterpret_cast<const float*>(res.output_data[0].data());
+  CHECK(y[n - 1] == static_cast<float>(3 * (n - 1) + 1));
+  REQUIRE(client.Send(good, &load, &error));
+  CHECK_FALSE(load.ok);  // one library in a runner's life
+  CHECK(load.error == "already loaded");
+  client.Shutdown();
+  CHECK(client.Wait(5).exit_code == 0);
+}
+
+TEST_CASE("red team: a library sent to a warm runner still loads under seccomp", "[runner][redteam]") {
+  CRL_REQUIRE_SECCOMP();
+  RunnerClient client;
+  LoadResult load;
+  std::string error;
+  REQUIRE(client.Send(WarmOnly(), &load, &error));
+  REQUIRE(load.ok);
+  CHECK_FALSE(client.Send(ByBytes("ctor_exec"), &load, &error));
+  ExitInfo info = client.Wait(5);
+  INFO(info.Describe());
+  CHECK(info.seccomp_violation);
+  CHECK(info.log.find("pwned") == std::string::npos);
 }
 
 TEST_CASE("red team: memory bomb hits RLIMIT_AS", "[runner][redteam]") {

@@ -88,6 +88,10 @@ bool RunnerClient::Load(const std::string& library, LoadResult* result, std::str
   LoadRequest req;
   req.library_path = library;
   req.backend = "host";
+  return Send(req, result, error);
+}
+
+bool RunnerClient::Send(const LoadRequest& req, LoadResult* result, std::string* error) {
   return WriteMessage(proc_->to_child(), req, error, 10) &&
          ReadMessage(proc_->from_child(), result, error, 10);
 }

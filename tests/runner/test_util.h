@@ -58,6 +58,7 @@ class RunnerClient {
 
   // Sends LoadRequest and reads LoadResult. False if the channel broke.
   bool Load(const std::string& library, LoadResult* result, std::string* error);
+  bool Send(const LoadRequest& req, LoadResult* result, std::string* error);
   bool Call(const CallRequest& req, CallResult* result, std::string* error);
   bool TimedCall(const TimedCallRequest& req, TimedCallResult* result, std::string* error);
   void Shutdown();

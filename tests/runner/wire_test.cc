@@ -37,12 +37,14 @@ CallRequest SampleCall() {
 TEST_CASE("every message round-trips", "[wire]") {
   std::string err;
   {
-    LoadRequest m{"/tmp/lib.so", "cuda", 3, 256ull << 20}, d;
+    LoadRequest m{"/tmp/lib.so", "cuda", 3, 256ull << 20, true, std::string("\x7f" "ELF\0\1", 6)}, d;
     REQUIRE(Decode(Encode(m), &d, &err));
     CHECK(d.library_path == m.library_path);
     CHECK(d.backend == m.backend);
     CHECK(d.device == 3);
     CHECK(d.l2_flush_bytes == m.l2_flush_bytes);
+    CHECK(d.warm_only);
+    CHECK(d.library_bytes == m.library_bytes);
   }
   {
     LoadResult m{true, "", "NVIDIA H100"}, d;
