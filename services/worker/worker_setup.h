@@ -61,6 +61,9 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* options);
 void ResolveDefaultPaths(WorkerOptions* options);
 
 struct WorkerRuntime {
+  // First: outlives everything that reports to it (the lanes' idle callback
+  // fires when a warm pool's filler lets go of its lease while the pools end).
+  std::unique_ptr<WorkerMetrics> metrics;
   std::unique_ptr<DiskBudget> cache_budget;
   std::unique_ptr<DiskBudget> work_budget;
   std::unique_ptr<SandboxedCompiler> compiler;
@@ -71,7 +74,6 @@ struct WorkerRuntime {
   std::unique_ptr<NativeWarmPool> native_warm;
   std::unique_ptr<TaskFormatInterface> native;
   std::unique_ptr<TaskFormatInterface> kernelbench;
-  std::unique_ptr<WorkerMetrics> metrics;
   std::unique_ptr<EvalEngine> engine;
 };
 
