@@ -40,7 +40,8 @@ def check_rewards(cluster_dir, spec_path):
     assert good["verdict"] == "VERDICT_OK" and good["verified"], good
     assert isinstance(good["score"], float) and good["reward_status"] in ("REWARD_STATUS_OK", "REWARD_STATUS_WITHHELD")
     if good["reward_status"] == "REWARD_STATUS_OK":
-        assert abs(good["score"] - max(-1.0, min(1.0, good["speedup"] - 1))) < 1e-9, good
+        # The cuda-l1 preset: speedup - 1, clipped to [-3, 3] (lib/reward/rewards.h).
+        assert abs(good["score"] - max(-3.0, min(3.0, good["speedup"] - 1))) < 1e-9, good
     else:
         assert good["score"] == 0.0 and good["flags"], good
     bad = crl_rewards.compute_score("crl", wrong, "row_sum")
