@@ -8,9 +8,12 @@
 #   scripts/gpu-kb.sh phases   where a cold CUDA load_inline build spends its time
 #   scripts/gpu-kb.sh compare  evaluations per hour: crl bench against a one-process loop (tools/bench/kb_compare.sh)
 #   scripts/gpu-kb.sh throughput  evaluations per hour on a fixed random subset of CUDA-L1 rows
-#                              (ROWS, SEED): WHO=crl runs crl bench (PASSES: cold build cache, warm,
-#                              nowarm: no warm pool, nobatch: no batched timing; BENCH_ARGS: more
-#                              crl bench flags); WHO=theirs
+#                              (ROWS, SEED): WHO=crl runs crl bench (PASSES: cold build cache, build:
+#                              cold and verify only (the builds for the passes after it), warm,
+#                              nowarm: no warm pool, nobatch: no batched timing, nocache: no
+#                              reference cache, rounds / rounds_nocache: the rows ROUNDS times over
+#                              in one batch, as an RL run evaluates a task once per round, with and
+#                              without the reference cache; BENCH_ARGS: more crl bench flags); WHO=theirs
 #                              runs CUDA-L1's own harness on the same rows, cold then warm
 #   scripts/gpu-kb.sh all      suite (with phases) and hacks: about 10 minutes on an H100 machine
 # Results go to $OUT (default /tmp/kb-out).
@@ -135,16 +138,22 @@ throughput)
     --write_rows "$OUT/rows.jsonl" --dry
   if [ "${WHO:-crl}" = crl ]; then
     # cold: empty build cache; nowarm: no warm pool; nobatch: one call per timed sample
+    for r in $(seq "${ROUNDS:-3}"); do cat "$OUT/rows.jsonl"; done > "$OUT/rows-rounds.jsonl"
     for pass in ${PASSES:-cold warm nowarm nobatch}; do
       extra=()
+      rows="$OUT/rows.jsonl"
       [ "$pass" = cold ] && rm -rf "$CACHE.tp"
+      [ "$pass" = build ] && rm -rf "$CACHE.tp" && extra=(--no_time)
       [ "$pass" = nowarm ] && extra=(--kb_warm_per_gpu 0)
       [ "$pass" = nobatch ] && extra=(--min_sample_seconds -1)
+      [ "$pass" = nocache ] && extra=(--reference_cache_bytes 0)
+      case "$pass" in rounds*) rows="$OUT/rows-rounds.jsonl" ;; esac
+      [ "$pass" = rounds_nocache ] && extra=(--reference_cache_bytes 0)
       # BENCH_ARGS: more crl bench flags for every pass (e.g. --budget_seconds 10)
       read -r -a more <<< "${BENCH_ARGS:-}"
       extra+=("${more[@]}")
       t0=$(now)
-      $RUN crl bench --cuda-l1 "$OUT/rows.jsonl" --jobs "${JOBS:-8}" --gpus 0 --host_lanes 0 --python "$PY" \
+      $RUN crl bench --cuda-l1 "$rows" --jobs "${JOBS:-8}" --gpus 0 --host_lanes 0 --python "$PY" \
         --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --out "$OUT/results-$pass.json" \
         "${extra[@]}" > "$OUT/bench-$pass.log" 2>&1
       echo "crl $pass: rc=$? wall $(secs $t0)"
