@@ -37,6 +37,7 @@ int ServiceMain::Run(int argc, char** argv,
   }
   ServiceHost host(component, definition_.readiness_service, server_options_);
   if (absl::Status s = host.Init(); !s.ok()) return fail("start-up", s);
+  registry_ = host.registry();
   BoundedExecutor executor(executor_options_);
   host.AddExecutor(&executor);
   ServiceSetup setup(&host, &executor, &server_options_);

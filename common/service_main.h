@@ -47,6 +47,7 @@ struct ServiceDefinition {
 class ServiceSetup {
  public:
   const ServerOptions& server_options() const { return *server_options_; }
+  // Lives as long as the ServiceMain (past Run(): see ServiceMain::registry_).
   prometheus::Registry* registry() const { return host_->registry().get(); }
   // Auth plus the request executor: what the service's handlers need.
   CallEnv call_env() const { return host_->call_env(executor_); }
@@ -95,6 +96,11 @@ class ServiceMain {
   ExecutorOptions executor_options_;
   OptionSet flags_;
   bool parsed_ = false;
+  // The metrics registry of the last Run(), kept past its end: what the
+  // build step made lives in main()'s locals, which end after Run() returns,
+  // and may still count (a pool's thread letting go of a lane while it
+  // stops). Declare the ServiceMain before those locals.
+  std::shared_ptr<prometheus::Registry> registry_;
 };
 
 }  // namespace crl

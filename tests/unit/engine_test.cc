@@ -313,7 +313,6 @@ TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on th
   for (const auto& m : wrong->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
 }
 
-// A measurement of five pairs on the GPU.
 TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side cannot be captured, "
           "and starts its sides only once it holds the lane alone", "[engine]") {
   FakeTaskSpec spec;
