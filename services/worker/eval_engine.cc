@@ -485,7 +485,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     seeds = cached->ReplaySeeds(seeds_);
     response.set_reference_cached(true);
   } else if (reference_cache_.enabled()) {
-    reference_side = &recording.emplace(ref.get());
+    reference_side = &recording.emplace(ref.get(), reference_cache_.max_record_bytes());
     seeds = recording->RecordSeeds(seeds_);
   }
   CRL_ASSIGN_OR_RETURN(VerifyResult verified, VerifyCandidate(*r.task, reference_side, cand.get(), run, seeds,
@@ -493,8 +493,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
   if (recording) {
     // Kept only when the reference answered every trial of the plan.
-    const size_t plan_size = r.task->PlanTrials(config.trials, [] { return uint64_t{0}; }).size();
-    reference_cache_.Insert(cache_key, recording->Complete(plan_size, !known.has_value()));
+    reference_cache_.Insert(cache_key, recording->Complete(verified.planned_trials, !known.has_value()));
   }
   std::string degenerate = known.value_or("");
   if (verified.probed) {

@@ -45,7 +45,7 @@ std::shared_ptr<const ReferenceRecord> ReferenceCache::Lookup(const std::string&
 bool ReferenceCache::Insert(const std::string& key, std::shared_ptr<const ReferenceRecord> record) {
   absl::MutexLock lock(&mu_);
   if (!enabled() || !record) return false;
-  if (record->bytes > options_.max_bytes / 2) {
+  if (record->bytes > max_record_bytes()) {
     ++stats_.too_large;
     return false;
   }
@@ -78,8 +78,8 @@ int64_t TrialResultBytes(const TrialResult& result) {
   return bytes;
 }
 
-RecordingReferenceSession::RecordingReferenceSession(SessionInterface* inner)
-    : inner_(inner), record_(std::make_shared<ReferenceRecord>()) {}
+RecordingReferenceSession::RecordingReferenceSession(SessionInterface* inner, int64_t max_bytes)
+    : inner_(inner), max_bytes_(max_bytes), record_(std::make_shared<ReferenceRecord>()) {}
 
 SeedSource RecordingReferenceSession::RecordSeeds(SeedSource seeds) {
   return [record = record_, seeds = std::move(seeds)] {
@@ -92,11 +92,15 @@ SeedSource RecordingReferenceSession::RecordSeeds(SeedSource seeds) {
 RunnerEvent RecordingReferenceSession::Trial(const TrialRequest& request, double timeout_seconds,
                                              TrialResult* result) {
   RunnerEvent event = inner_->Trial(request, timeout_seconds, result);
-  if (!event.ok || request.rerun || record_->trials.count(request.index)) {
-    failed_ = failed_ || !event.ok;
+  failed_ = failed_ || !event.ok;
+  if (failed_ || request.rerun || record_->trials.count(request.index)) return event;
+  record_->bytes += TrialResultBytes(*result);
+  if (record_->bytes > max_bytes_) {
+    // Too large to keep: no more copies of answers that would be dropped.
+    failed_ = true;
+    record_->trials.clear();
     return event;
   }
-  record_->bytes += TrialResultBytes(*result);
   record_->trials[request.index] = {request.seed, request.alternative, *result};
   return event;
 }

@@ -79,6 +79,8 @@ class ReferenceCache {
   ReferenceCache(ReferenceCacheOptions options, ClockInterface* clock);
 
   bool enabled() const { return options_.max_bytes > 0; }
+  // The largest record kept: half the budget (a larger one would empty it).
+  int64_t max_record_bytes() const { return options_.max_bytes / 2; }
 
   // The record for `key`, counted as one use; null on a miss (none, retired,
   // or without probes when `need_probes`).
@@ -116,10 +118,11 @@ int64_t TrialResultBytes(const TrialResult& result);
 
 // Wraps the reference side of a verification that missed: passes every call
 // through and records each trial's answer (the caller checks Complete()).
+// Past `max_bytes` it stops copying answers: such a record is never kept.
 class RecordingReferenceSession final : public SessionInterface {
  public:
   // `inner` must outlive this session.
-  explicit RecordingReferenceSession(SessionInterface* inner);
+  RecordingReferenceSession(SessionInterface* inner, int64_t max_bytes);
   // A seed source that draws from `seeds` and records what it drew.
   SeedSource RecordSeeds(SeedSource seeds);
   // The record, when every trial of `plan_size` was answered; null otherwise.
@@ -140,8 +143,10 @@ class RecordingReferenceSession final : public SessionInterface {
 
  private:
   SessionInterface* inner_;
+  const int64_t max_bytes_;
   std::shared_ptr<ReferenceRecord> record_;
-  bool failed_ = false;  // a trial failed: the record is incomplete
+  // A trial failed, or the answers outgrew max_bytes: nothing to keep.
+  bool failed_ = false;
 };
 
 // The reference side of a verification that hit: answers trials from a

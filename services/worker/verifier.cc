@@ -125,7 +125,9 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   int probe_trials = 0;
   std::string previous_reference;  // output 0 of the previous trial: the "memorised" probe
 
-  for (TrialRequest trial : task.PlanTrials(config.trials, seeds)) {
+  const std::vector<TrialRequest> plan = task.PlanTrials(config.trials, seeds);
+  out.planned_trials = plan.size();
+  for (TrialRequest trial : plan) {
     CRL_RETURN_IF_ERROR(context.Check());
     trial.probes = probe && trial.probe_eligible;
     TrialRequest candidate_trial = trial;

@@ -49,6 +49,8 @@ struct VerifyResult {
   // independent of the inputs.
   bool probed = false;
   std::string degenerate_probe;
+  // Trials the task planned (some may have been skipped or not reached).
+  size_t planned_trials = 0;
 };
 
 // Wall time two sessions need for `config`'s calls on `task`.

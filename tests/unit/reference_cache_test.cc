@@ -102,7 +102,7 @@ TEST_CASE("a recording is complete only when the reference answered every trial;
                                 &started);
   REQUIRE(reference);
 
-  RecordingReferenceSession recording(reference.get());
+  RecordingReferenceSession recording(reference.get(), int64_t{1} << 20);
   uint64_t n = 100;
   SeedSource seeds = recording.RecordSeeds([&] { return ++n; });
   const std::vector<TrialRequest> plan = task.PlanTrials(3, seeds);
@@ -144,10 +144,28 @@ TEST_CASE("a recording is complete only when the reference answered every trial;
   FakeEvalTask bad("bad", broken);
   auto crashing = format.Start(bad, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context,
                                &started);
-  RecordingReferenceSession failed(crashing.get());
+  RecordingReferenceSession failed(crashing.get(), int64_t{1} << 20);
   const std::vector<TrialRequest> one = bad.PlanTrials(1, failed.RecordSeeds([] { return uint64_t{1}; }));
   CHECK_FALSE(failed.Trial(one[0], 1, &r).ok);
   CHECK(failed.Complete(1, false) == nullptr);
+}
+
+TEST_CASE("a recording stops copying answers past its byte limit and is never complete", "[reference_cache]") {
+  FakeClock clock;
+  FakeTaskFormat format(&clock);
+  FakeEvalTask task("t", {});
+  RequestContext context;
+  RunnerEvent started;
+  auto reference = format.Start(task, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context,
+                                &started);
+  RecordingReferenceSession recording(reference.get(), 40);  // two 16-byte answers fit, three do not
+  const std::vector<TrialRequest> plan = task.PlanTrials(3, recording.RecordSeeds([] { return uint64_t{7}; }));
+  for (const TrialRequest& trial : plan) {
+    TrialResult r;
+    REQUIRE(recording.Trial(trial, 1, &r).ok);  // the reference's answers still pass through
+    CHECK(r.outputs.size() == 1);
+  }
+  CHECK(recording.Complete(plan.size(), false) == nullptr);
 }
 
 TEST_CASE("a task's second verification replays its seeds against the recorded reference and starts only "
