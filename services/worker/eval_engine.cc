@@ -1,7 +1,5 @@
 #include "services/worker/eval_engine.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <optional>
 #include <thread>
@@ -13,8 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
-#include "runner/inputs.h"
-#include "services/worker/pair_loop.h"
+#include "services/worker/engine_parts.h"
 
 namespace crl {
 namespace {
@@ -28,31 +25,6 @@ std::string KillReason(v1::Verdict v) {
     default: return "";
   }
 }
-
-v1::Backend ToProto(BackendKind b) {
-  return b == BackendKind::kCuda ? v1::BACKEND_CUDA : v1::BACKEND_HOST;
-}
-
-// What a failed call means: the reference belongs to the task, so its
-// failure is ours (INFRA_ERROR), never the candidate's.
-v1::Verdict VerdictFor(Side side, const RunnerEvent& event) {
-  return side == Side::kReference ? v1::VERDICT_INFRA_ERROR : event.verdict;
-}
-
-// Counts a lease in crl_worker_lanes_busy while it lives (the lane's busy
-// seconds are the pool's: LanePoolOptions::on_idle).
-class LeaseGauge {
- public:
-  explicit LeaseGauge(WorkerMetrics* metrics) : metrics_(metrics) {
-    if (metrics_) metrics_->lanes_busy.Increment();
-  }
-  ~LeaseGauge() {
-    if (metrics_) metrics_->lanes_busy.Decrement();
-  }
-
- private:
-  WorkerMetrics* metrics_;
-};
 
 // Whether a verification's outcome could come from sharing its GPU with
 // another one (slower calls, less device memory) rather than from the code.
@@ -73,22 +45,6 @@ bool ContentionCouldCause(const v1::EvaluateResponse& r) {
 }
 
 }  // namespace
-
-struct EvalEngine::KeptPair {
-  KeptPair(LaneLease l, WorkerMetrics* metrics) : lease(std::move(l)), busy(metrics) {}
-  ~KeptPair() {
-    // The processes end before the lane is let go: nothing a candidate
-    // left running may sit beside the next lease's timing.
-    if (candidate) candidate->Close();
-    if (reference) reference->Close();
-  }
-  LaneLease lease;
-  LeaseGauge busy;
-  std::shared_ptr<const EvalTask> task;  // sessions may refer to it
-  std::string reference_artifact, library_path;
-  std::unique_ptr<SessionInterface> reference, candidate;
-  absl::Time expires;
-};
 
 EvalEngine::EvalEngine(EngineOptions options, CompilerInterface* compiler, LanePool* lanes,
                        TaskFormats formats, WorkerMetrics* metrics, ClockInterface* clock,
@@ -523,241 +479,6 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     out.set_kept_pair(Keep(r, reference, library_path, lease, ref, cand, keep_seconds));
   }
   return out;
-}
-
-absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest& request,
-                                                        const RequestContext& context) {
-  if (request.iterations() < 0 || request.iterations() > 100000) {
-    return absl::InvalidArgumentError("iterations: must be between 0 and 100000");
-  }
-  if (request.warmup() < 0 || request.warmup() > 10000) {
-    return absl::InvalidArgumentError("warmup: must be between 0 and 10000");
-  }
-  CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), request.backend()));
-  const Side side = request.artifact_id().empty() ? Side::kReference : Side::kCandidate;
-  std::string artifact;
-  if (side == Side::kReference) {
-    CRL_ASSIGN_OR_RETURN(artifact, ReferenceArtifact(r, context));
-  } else {
-    CRL_ASSIGN_OR_RETURN(artifact, compiler_->LibraryFor(request.artifact_id()));
-  }
-  const int iterations =
-      request.iterations() > 0 ? request.iterations() : options_.measure_iterations;
-  const int warmup = request.warmup() > 0 ? request.warmup() : options_.measure_warmup;
-  const double per_call = options_.measure_call_timeout_seconds;
-
-  v1::MeasureResponse response;
-  response.set_backend(ToProto(r.backend));
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait));
-  LeaseGauge busy(metrics_);
-  response.set_lane(lease.lane().name);
-  auto failed = [&](const RunnerEvent& event, const std::string& where)
-      -> absl::StatusOr<v1::MeasureResponse> {
-    CRL_RETURN_IF_ERROR(context.Check());
-    response.set_verdict(VerdictFor(side, event));
-    response.add_messages(absl::StrCat(where, event.message));
-    return response;
-  };
-  RunnerEvent event;
-  auto session = StartSession(r, side, artifact,
-                              per_call * (iterations + warmup) + r.task->session_overhead_seconds(),
-                              lease.lane(), context, &event);
-  if (!session) return failed(event, "");
-  response.set_device_name(session->device_name());
-  const uint64_t seed = request.seed() ? request.seed() : seeds_();
-  for (int i = 0; i < warmup + iterations; ++i) {
-    TimedResult result;
-    const absl::Time t0 = clock_->MonotonicNow();
-    // Fresh inputs every call.
-    event = session->Timed({runner::DeriveSeed(seed, 1000000 + i), !request.no_l2_flush(), false},
-                           per_call, &result);
-    const double outside = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
-    if (!event.ok) return failed(event, absl::StrCat("call ", i + 1, ": "));
-    if (i < warmup) continue;
-    v1::TimingSample* s = response.add_samples();
-    s->set_stream_event_seconds(result.stream_event_seconds);
-    s->set_device_sync_seconds(result.device_sync_seconds);
-    s->set_host_seconds(result.host_seconds);
-    response.add_outside_seconds(outside);
-  }
-  session->Close();
-  response.set_verdict(v1::VERDICT_OK);
-  return response;
-}
-
-absl::StatusOr<v1::MeasurePairResponse> EvalEngine::MeasurePair(
-    const v1::MeasurePairRequest& request, const RequestContext& context) {
-  CRL_RETURN_IF_ERROR(ValidatePairRequest(request));
-  CRL_ASSIGN_OR_RETURN(Resolved r, Resolve(request.task(), request.backend()));
-  CRL_ASSIGN_OR_RETURN(std::string cand_artifact,
-                       compiler_->LibraryFor(request.candidate_artifact_id()));
-  std::string ref_artifact;
-  if (request.reference_artifact_id().empty()) {
-    CRL_ASSIGN_OR_RETURN(ref_artifact, ReferenceArtifact(r, context));
-  } else if (!r.task->ReferenceSource(r.backend)) {
-    return absl::InvalidArgumentError(
-        "reference_artifact_id: KernelBench tasks time their own Model as the reference");
-  } else {
-    CRL_ASSIGN_OR_RETURN(ref_artifact, compiler_->LibraryFor(request.reference_artifact_id()));
-  }
-  v1::MeasurePairRequest eager = request;
-  eager.set_eager_timing(true);
-  // A format whose sessions cannot replay graphs is timed as launched.
-  const bool replay = r.format->graph_replay();
-  v1::MeasurePairResponse response;
-  std::unique_ptr<KeptPair> kept;
-  if (!request.kept_pair().empty()) {
-    std::string why;
-    kept = TakeKept(request.kept_pair(), r, ref_artifact, cand_artifact, &why);
-    if (!kept) response.add_messages(absl::StrCat(why, ": both sides started afresh"));
-  }
-  CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, replay ? request : eager, std::move(kept), context,
-                                  &response));
-  if (replay && response.timing_mode().empty() && !response.graph_fallback().empty()) {
-    // A side could not be captured, and the attempt may have left its
-    // process in any state: the measurement as launched starts over with
-    // fresh sides for both.
-    v1::MeasurePairResponse again;
-    CRL_RETURN_IF_ERROR(MeasureOnce(r, ref_artifact, cand_artifact, eager, nullptr, context, &again));
-    again.set_graph_fallback(response.graph_fallback());
-    again.set_lane_seconds(again.lane_seconds() + response.lane_seconds());
-    again.set_start_seconds(again.start_seconds() + response.start_seconds());
-    again.set_lane_wait_seconds(again.lane_wait_seconds() + response.lane_wait_seconds());
-    response = std::move(again);
-  }
-  return response;
-}
-
-absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_artifact,
-                                     const std::string& cand_artifact, const v1::MeasurePairRequest& request,
-                                     std::unique_ptr<KeptPair> kept, const RequestContext& context,
-                                     v1::MeasurePairResponse* out) {
-  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_,
-                      r.backend == BackendKind::kCuda);
-  const double per_call = options_.measure_call_timeout_seconds;
-  v1::MeasurePairResponse& response = *out;
-  response.set_backend(ToProto(r.backend));
-  if (r.task->task_bytes() > 0) response.set_task_bytes(r.task->task_bytes());
-  if (r.task->task_flops() > 0) response.set_task_flops(r.task->task_flops());
-  // Both sides stay alive for the whole loop, so drift hits both.
-  const double budget = loop.SessionBudget(per_call);
-  // The lane is held alone from before the sides start: a candidate's load
-  // runs its code (threads, kernels), which must never sit beside another
-  // measurement. Kept sides never have: their lease was held throughout.
-  const absl::Time asked = clock_->MonotonicNow();
-  std::optional<LaneLease> lease;
-  std::unique_ptr<SessionInterface> ref, cand;
-  if (kept) {
-    absl::Status alone = kept->lease.Upgrade(context, options_.lane_wait);
-    if (alone.ok() && (!kept->reference || kept->reference->Adopt(context, budget)) &&
-        kept->candidate->Adopt(context, budget)) {
-      lease.emplace(std::move(kept->lease));
-      ref = std::move(kept->reference);  // null when verified from the cache: started below
-      cand = std::move(kept->candidate);
-      response.set_kept_pair_used(true);
-    } else {
-      CRL_RETURN_IF_ERROR(context.Check());
-      response.add_messages(absl::StrCat("the verified sides could not be timed (",
-                                         alone.ok() ? "a side had ended" : alone.message(),
-                                         "): both started afresh"));
-    }
-    kept.reset();  // what was not taken ends, and lets go of its lease, here
-  }
-  if (!lease) {
-    CRL_ASSIGN_OR_RETURN(LaneLease fresh, lanes_->Acquire(r.backend, context, options_.lane_wait));
-    lease.emplace(std::move(fresh));
-  }
-  const absl::Time leased = clock_->MonotonicNow();
-  response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked));
-  const Lane& lane = lease->lane();
-  LeaseGauge busy(metrics_);
-  // Every response past this point says how long it held the lane.
-  auto held = [&]() { response.set_lane_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased)); };
-  response.set_lane(lane.name);
-  auto fail = [&](Side side, const RunnerEvent& event) {
-    response.set_verdict(VerdictFor(side, event));
-    response.add_messages(absl::StrCat(SideName(side), ": ", event.message));
-  };
-  RunnerEvent event;
-  if (!cand) {
-    SessionPair sides = StartPair(r, ref_artifact, cand_artifact, budget, lane, context);
-    ref = std::move(sides.reference);
-    cand = std::move(sides.candidate);
-    if (!ref) {
-      fail(Side::kReference, sides.reference_event);
-    } else if (!cand) {
-      fail(Side::kCandidate, sides.candidate_event);
-    }
-  } else if (!ref) {
-    // A kept candidate verified against recorded reference answers.
-    ref = StartSession(r, Side::kReference, ref_artifact, budget, lane, context, &event);
-    if (!ref) fail(Side::kReference, event);
-  }
-  response.set_start_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - leased));
-  if (!ref || !cand) {
-    held();
-    return context.Check();
-  }
-  response.set_device_name(cand->device_name());
-  if (const int cpu = TimingCpu(lane); cpu >= 0) {
-    // One CPU for both sides of a GPU measurement: launch-bound calls are
-    // as fast as the core that issues them, and two processes would
-    // otherwise land on cores in different states.
-    ref->PinToCpu(cpu);
-    cand->PinToCpu(cpu);
-  }
-
-  // A batch of short calls gets twice one call's limit: the reference's
-  // whole batch takes about a millisecond.
-  auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) -> bool {
-    TimedResult result;
-    const absl::Time t0 = clock_->MonotonicNow();
-    event = (ask.is_ref ? ref : cand)
-                ->Timed({ask.seed, !request.no_l2_flush(), ask.check, ask.calls, ask.graph},
-                        ask.calls > 1 ? 2 * per_call : per_call, &result);
-    out->outside_seconds = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
-    if (!event.ok) {
-      fail(ask.is_ref ? Side::kReference : Side::kCandidate, event);
-      return false;
-    }
-    out->sample.set_stream_event_seconds(result.stream_event_seconds);
-    out->sample.set_device_sync_seconds(result.device_sync_seconds);
-    out->sample.set_host_seconds(result.host_seconds);
-    out->call_bytes = result.call_bytes;
-    out->graph = result.graph;
-    out->graph_error = std::move(result.graph_error);
-    return true;
-  };
-  // Outputs are fetched after both sides of a pair returned.
-  auto check = [&](int, int call) -> std::string {
-    std::vector<OutputTensor> outputs[2];
-    for (Side side : {Side::kReference, Side::kCandidate}) {
-      SessionInterface* s = side == Side::kReference ? ref.get() : cand.get();
-      RunnerEvent e = s->LastOutputs(per_call, call, &outputs[side == Side::kReference ? 0 : 1]);
-      if (!e.ok) return absl::StrCat(SideName(side), ": ", e.message);
-    }
-    return CompareOutputs(*r.task, {}, outputs[1], outputs[0], nullptr);
-  };
-  const bool completed = loop.Run(timed, check, &response);
-  held();
-  CRL_RETURN_IF_ERROR(context.Check());
-  if (!completed || response.timing_mode().empty()) return absl::OkStatus();
-  if (ref->dead() || cand->dead()) {
-    response.set_verdict(v1::VERDICT_INFRA_ERROR);
-    response.add_messages("a runner ended during output checks");
-    return absl::OkStatus();
-  }
-  cand->Close();
-  ref->Close();
-  response.set_verdict(v1::VERDICT_OK);
-  return absl::OkStatus();
-}
-
-int EvalEngine::TimingCpu(const Lane& lane) const {
-  if (!options_.pin_gpu_timing || lane.backend != BackendKind::kCuda) return -1;
-  int host = 0;
-  for (const Lane& l : lanes_->lanes()) host += l.backend == BackendKind::kHost;
-  return LaneCpu(lane, host, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 v1::WorkerInfo EvalEngine::Info() const {
