@@ -22,6 +22,13 @@ std::shared_ptr<ReferenceRecord> RecordOf(int64_t bytes, bool probes = false) {
   return r;
 }
 
+// A fake task's reference side on a host lane.
+std::unique_ptr<SessionInterface> StartReference(FakeTaskFormat& format, const FakeEvalTask& task,
+                                                 const RequestContext& context) {
+  RunnerEvent started;
+  return format.Start(task, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context, &started);
+}
+
 TEST_CASE("the reference cache keeps records by key, least recently used first out", "[reference_cache]") {
   FakeClock clock;
   ReferenceCacheOptions options;
@@ -97,9 +104,7 @@ TEST_CASE("a recording is complete only when the reference answered every trial;
   FakeTaskFormat format(&clock);
   FakeEvalTask task("t", {});
   RequestContext context;
-  RunnerEvent started;
-  auto reference = format.Start(task, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context,
-                                &started);
+  auto reference = StartReference(format, task, context);
   REQUIRE(reference);
 
   RecordingReferenceSession recording(reference.get(), int64_t{1} << 20);
@@ -142,8 +147,7 @@ TEST_CASE("a recording is complete only when the reference answered every trial;
   FakeTaskSpec broken;
   broken.reference = "crash";
   FakeEvalTask bad("bad", broken);
-  auto crashing = format.Start(bad, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context,
-                               &started);
+  auto crashing = StartReference(format, bad, context);
   RecordingReferenceSession failed(crashing.get(), int64_t{1} << 20);
   const std::vector<TrialRequest> one = bad.PlanTrials(1, failed.RecordSeeds([] { return uint64_t{1}; }));
   CHECK_FALSE(failed.Trial(one[0], 1, &r).ok);
@@ -155,9 +159,7 @@ TEST_CASE("a recording stops copying answers past its byte limit and is never co
   FakeTaskFormat format(&clock);
   FakeEvalTask task("t", {});
   RequestContext context;
-  RunnerEvent started;
-  auto reference = format.Start(task, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context,
-                                &started);
+  auto reference = StartReference(format, task, context);
   RecordingReferenceSession recording(reference.get(), 40);  // two 16-byte answers fit, three do not
   const std::vector<TrialRequest> plan = task.PlanTrials(3, recording.RecordSeeds([] { return uint64_t{7}; }));
   for (const TrialRequest& trial : plan) {
