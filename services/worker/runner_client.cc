@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
+#include "common/logging.h"
 #include "runner/clock.h"
 #include "runner/wire.h"
 
@@ -216,6 +217,9 @@ RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload
   const double start = runner::MonotonicSeconds();
   RunnerEvent waited;
   if (!AwaitAnswer(timeout_seconds, &waited)) return waited;
+  // Where an evaluation's time goes, request by request (--log_level debug).
+  CRL_LOG(DEBUG) << "runner " << process_->pid() << ": " << runner::MessageTypeName(type) << " answered in "
+                 << (runner::MonotonicSeconds() - start) * 1e3 << " ms";
   const double left = std::max(0.0, timeout_seconds - (runner::MonotonicSeconds() - start));
   runner::ReadStatus st = runner::ReadFrame(process_->from_child(), frame, &error, left);
   if (st == runner::ReadStatus::kTimeout) {

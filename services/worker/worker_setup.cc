@@ -46,6 +46,8 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "probe each KernelBench task with trivial solutions (zeros, memorised, identity, mean)");
   set->Add("nvcc", &o->compiler.nvcc, "path of nvcc");
   set->Add("gxx", &o->compiler.gxx, "path of g++");
+  set->Add("cuda_flags", &o->compiler.cuda_flags,
+           "nvcc flags of native CUDA candidates and references (part of the build cache key)");
   set->Add("compile_timeout_seconds", &o->compiler.timeout_seconds, "wall limit of one compile");
   set->Add("trials", &o->engine.verify.trials, "correctness trials per evaluation (at least)");
   set->Add("determinism_reruns", &o->engine.verify.determinism_reruns,

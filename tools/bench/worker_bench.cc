@@ -37,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file.h"
+#include "common/logging.h"
 #include "common/options.h"
 #include "common/paths.h"
 #include "lib/task/native_task.h"
@@ -240,6 +241,10 @@ struct Overhead {
   int candidate_calls = 0;
   int reference_calls = 0;
   std::vector<double> wall;  // seconds per Evaluate
+  // Where each Evaluate's wall went (EvaluateResponse): waiting for a lane,
+  // starting the sides, the trials, and the rest (the worker's own work
+  // before and after).
+  std::vector<double> lane_wait_s, start_s, trials_s, rest_s;
   // Evaluations whose reference answers came from the reference cache
   // (their reference calls did not run).
   std::vector<bool> reference_cached;
@@ -285,6 +290,10 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
     }
     if (!r->compile().cache_hit()) return absl::InternalError(label + ": compile cache miss");
     o.wall.push_back(wall);
+    o.lane_wait_s.push_back(r->lane_wait_seconds());
+    o.start_s.push_back(r->start_seconds());
+    o.trials_s.push_back(r->trials_seconds());
+    o.rest_s.push_back(wall - r->lane_wait_seconds() - r->start_seconds() - r->trials_seconds());
     o.reference_cached.push_back(r->reference_cached());
   }
 
@@ -351,6 +360,10 @@ json ReportOverhead(const Overhead& o) {
   std::printf("  %-26s %d of %zu (their reference calls did not run)\n", "reference cached", cached,
               o.wall.size());
   PrintStats("overhead (ms)", over);
+  const Stats lane_wait = Summarize(o.lane_wait_s, 1e3), start = Summarize(o.start_s, 1e3),
+              trials = Summarize(o.trials_s, 1e3), rest = Summarize(o.rest_s, 1e3);
+  std::printf("  %-26s waiting for a lane %.1f, starting sides %.1f, trials %.1f, the rest %.1f\n",
+              "wall by phase, p50 (ms)", lane_wait.p50, start.p50, trials.p50, rest.p50);
   return {{"task", o.label},
           {"trials", o.trials},
           {"candidate_calls", o.candidate_calls},
@@ -362,7 +375,10 @@ json ReportOverhead(const Overhead& o) {
             {"reference_p50", o.reference_p50 * 1e3},
             {"reference_p95", o.reference_p95 * 1e3}}},
           {"reference_cached", cached},
-          {"overhead_ms", ToJson(over)}};
+          {"overhead_ms", ToJson(over)},
+          {"phases_ms",
+           {{"lane_wait", ToJson(lane_wait)}, {"start", ToJson(start)}, {"trials", ToJson(trials)},
+            {"rest", ToJson(rest)}}}};
 }
 
 }  // namespace
@@ -375,6 +391,7 @@ int BenchMain(int argc, char** argv) {
   int repeats = 1, concurrency = 2, evaluations = 20;
   double seconds = 30;
   bool json_out = false, with_timeouts = false;
+  std::string log_level = "info";
   WorkerOptions worker;
   worker.compiler.cache_dir = "";  // default: a fresh temporary directory
   OptionSet flags("crl-bench-worker",
@@ -394,8 +411,16 @@ int BenchMain(int argc, char** argv) {
             "the call timeout)");
   flags.Add("phases", &phases, "which of compile, overhead, sustained to run");
   flags.Add("json", &json_out, "also print one JSON line with every number");
+  flags.Add("log_level", &log_level, "debug (each runner request's round trip), info, warning or error");
   BindWorkerOptions(&flags, &worker);
   absl::Status s = flags.Parse(argc, argv, nullptr);
+  if (LogLevel level; s.ok()) {
+    if (ParseLogLevel(log_level, &level)) {
+      SetMinLogLevel(level);
+    } else {
+      s = absl::InvalidArgumentError(absl::StrCat("--log_level: unknown level '", log_level, "'"));
+    }
+  }
   BackendKind backend = BackendKind::kHost;
   if (s.ok() && !ParseBackend(backend_name, &backend)) {
     s = absl::InvalidArgumentError("--backend must be host or cuda");
