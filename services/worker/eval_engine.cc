@@ -78,11 +78,45 @@ EvalEngine::~EvalEngine() {
     stopping_ = true;
   }
   reaper_.join();
+  WaitRetired();
   std::map<std::string, std::unique_ptr<KeptPair>> kept;
   {
     absl::MutexLock lock(&mu_);
     kept.swap(kept_);
   }
+}
+
+void EvalEngine::Retire(std::shared_ptr<const EvalTask> task, std::optional<LaneLease> lease,
+                        std::unique_ptr<SessionInterface> a, std::unique_ptr<SessionInterface> b) {
+  struct Retired {
+    std::shared_ptr<const EvalTask> task;
+    std::optional<LaneLease> lease;
+    std::unique_ptr<SessionInterface> a, b;
+    void End() {
+      if (a) a->Close();
+      if (b) b->Close();
+      a.reset();
+      b.reset();
+      lease.reset();  // after both sides are gone
+    }
+  };
+  auto retired = std::make_shared<Retired>(Retired{std::move(task), std::move(lease), std::move(a), std::move(b)});
+  {
+    absl::MutexLock lock(&mu_);
+    ++retiring_;
+  }
+  auto end = [this, retired] {
+    retired->End();
+    absl::MutexLock lock(&mu_);
+    --retiring_;
+  };
+  if (!enders_.Submit(end).ok()) end();  // every ender busy and the queue full: here
+}
+
+void EvalEngine::WaitRetired() {
+  absl::MutexLock lock(&mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return retiring_ == 0; };
+  mu_.Await(absl::Condition(&none));
 }
 
 void EvalEngine::DropExpiredKept() {
@@ -478,6 +512,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   if (verified.verdict == v1::VERDICT_OK && keep_seconds > 0) {
     out.set_kept_pair(Keep(r, reference, library_path, lease, ref, cand, keep_seconds));
   }
+  if (out.kept_pair().empty()) Retire(r.task, std::move(lease), std::move(cand), std::move(ref));
   return out;
 }
 

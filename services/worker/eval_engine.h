@@ -87,6 +87,9 @@ class EvalEngine {
   void DropExpiredKept();
   // Pairs kept now.
   int KeptPairs() const;
+  // Blocks until the sides handed to Retire have ended and their lanes
+  // are let go (tests; the destructor does it too).
+  void WaitRetired();
 
  private:
   // A verified candidate's two sides (or its candidate alone, when the
@@ -121,6 +124,14 @@ class EvalEngine {
     std::unique_ptr<SessionInterface> reference, candidate;
     RunnerEvent reference_event, candidate_event;
   };
+  // Ends the sides of a finished verification or measurement off the
+  // request's path: a process's exit (a CUDA context's teardown takes tens
+  // of milliseconds, a torch harness's more) would otherwise delay the
+  // answer. `lease` is let go only once both have ended, so nothing that
+  // needs the lane alone overlaps a teardown. Either side may be null;
+  // `task` (which sides may refer to) lives until they have ended.
+  void Retire(std::shared_ptr<const EvalTask> task, std::optional<LaneLease> lease,
+              std::unique_ptr<SessionInterface> a, std::unique_ptr<SessionInterface> b);
   // The CPU both sides of a measurement on `lane` are pinned to; -1: none.
   int TimingCpu(const Lane& lane) const;
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
@@ -192,6 +203,11 @@ class EvalEngine {
   BoundedExecutor starters_{{"side-start", 8, 256}};
   // Ends expired kept pairs (DropExpiredKept).
   std::thread reaper_;
+  // Sides handed to Retire and not yet ended.
+  int retiring_ ABSL_GUARDED_BY(mu_) = 0;
+  // Ends retired sides (Retire). Last: destroyed first, it ends what is
+  // queued while everything those sides use is still alive.
+  BoundedExecutor enders_{{"side-end", 4, 4096}};
 };
 
 }  // namespace crl

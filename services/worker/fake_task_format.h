@@ -131,6 +131,29 @@ class FakeEvalTask final : public EvalTask {
   const FakeTaskSpec spec_;
 };
 
+// Holds sides' Close() while held, at most 10 s each (tests of what waits
+// for a side's end; code that waits for it inline fails them, not hangs).
+class CloseGate {
+ public:
+  void Hold() {
+    absl::MutexLock lock(&mu_);
+    held_ = true;
+  }
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    held_ = false;
+  }
+  void Pass() {
+    absl::MutexLock lock(&mu_);
+    auto open = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !held_; };
+    mu_.AwaitWithTimeout(absl::Condition(&open), absl::Seconds(10));
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 // One side. The candidate's behaviour is the first word of its source:
 //   correct, fast (correct, half the reference's time), wrong (off by one),
 //   crash (RUNTIME_ERROR), violate (modifies an input), alias (an output
@@ -141,14 +164,16 @@ class FakeEvalTask final : public EvalTask {
 class FakeSession final : public SessionInterface {
  public:
   FakeSession(const FakeEvalTask& task, Side side, std::string behaviour, FakeClock* clock,
-              const RequestContext& context, std::atomic<int>* open, std::atomic<int>* probes)
+              const RequestContext& context, std::atomic<int>* open, std::atomic<int>* probes,
+              CloseGate* gate)
       : task_(task),
         side_(side),
         behaviour_(std::move(behaviour)),
         clock_(clock),
         context_(&context),
         open_(open),
-        probes_(probes) {
+        probes_(probes),
+        gate_(gate) {
     ++*open_;
   }
   ~FakeSession() override { Close(); }
@@ -212,8 +237,10 @@ class FakeSession final : public SessionInterface {
   std::vector<std::string> global_flags() const override { return {}; }
   bool dead() const override { return dead_ || closed_; }
   void Close() override {
-    if (!closed_) --*open_;
+    if (closed_) return;
+    gate_->Pass();
     closed_ = true;
+    --*open_;
   }
   bool Adopt(const RequestContext& context, double) override {
     if (dead()) return false;
@@ -257,6 +284,7 @@ class FakeSession final : public SessionInterface {
   const RequestContext* context_;
   std::atomic<int>* open_;
   std::atomic<int>* probes_;
+  CloseGate* gate_;
   std::vector<OutputTensor> last_;
   uint64_t previous_seed_ = 0;
   int trials_ = 0;
@@ -276,6 +304,8 @@ class FakeTaskFormat final : public TaskFormatInterface {
   }
   // Sessions alive now, and reference calls that computed probes.
   int open_sessions() const { return open_.load(); }
+  // While held, sides that end wait in Close() until it opens.
+  CloseGate& close_gate() { return gate_; }
   int probe_calls() const { return probes_.load(); }
   // Sides started so far, and reference sides among them.
   int starts() const { return starts_.load(); }
@@ -309,7 +339,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
     ++starts_;
     if (spec.side == Side::kReference) ++reference_starts_;
     return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &open_,
-                                         &probes_);
+                                         &probes_, &gate_);
   }
 
  private:
@@ -320,6 +350,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
   std::atomic<int> probes_{0};
   std::atomic<int> starts_{0};
   std::atomic<int> reference_starts_{0};
+  CloseGate gate_;
 };
 
 }  // namespace crl

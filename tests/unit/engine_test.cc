@@ -24,10 +24,49 @@ TEST_CASE("a correct candidate passes every trial and leaves nothing running", "
   CHECK(r->flags_size() == 0);
   REQUIRE(r->messages_size() > 0);
   CHECK(r->messages(0) == "tolerance: float32 atol=0.0001 rtol=0.0001");
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK(rig.lanes.Busy() == 0);
   CHECK(rig.metrics.lanes_busy.Value() == 0);
   CHECK(rig.Evaluations("ok") == 1);
+}
+
+TEST_CASE("an evaluation answers before its sides have ended; their lane is let go once they have",
+          "[engine]") {
+  Rig rig;
+  rig.format.close_gate().Hold();  // a side's exit that takes its time
+  auto r = rig.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_OK);
+  CHECK(rig.format.open_sessions() == 2);  // answered; both sides still ending
+  // Nothing takes the lane alone while they end.
+  auto alone = rig.lanes.Acquire(BackendKind::kHost, RequestContext::Background(), absl::Milliseconds(50));
+  CHECK(alone.status().code() == absl::StatusCode::kDeadlineExceeded);
+  rig.format.close_gate().Open();
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.lanes.Busy() == 0);
+  CHECK(rig.lanes.Acquire(BackendKind::kHost, RequestContext::Background(), absl::Milliseconds(50)).ok());
+}
+
+TEST_CASE("a measurement answers before its sides have ended", "[engine]") {
+  Rig rig;
+  auto fast = rig.Evaluate("fast");
+  REQUIRE(fast.ok());
+  rig.engine->WaitRetired();
+  rig.format.close_gate().Hold();
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path("task");
+  m.set_candidate_artifact_id(fast->artifact_id());
+  auto timed = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(timed.ok());
+  CHECK(timed->verdict() == v1::VERDICT_OK);
+  CHECK(rig.format.open_sessions() == 2);
+  CHECK(rig.lanes.Busy() == 1);  // the lane stays leased until they have ended
+  rig.format.close_gate().Open();
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.lanes.Busy() == 0);
 }
 
 TEST_CASE("a compile verdict ends the evaluation before any lane is taken", "[engine]") {
@@ -94,6 +133,7 @@ TEST_CASE("wrong outputs, crashes and violations get their own verdicts", "[engi
   CHECK_THAT(nostart->messages(0), Catch::Contains("candidate: fake: load failed"));
   CHECK(rig.Evaluations("wrong_answer") == 4);
   CHECK(rig.metrics.sandbox_kills.Add({{"reason", "crash"}}).Value() == 2);
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
 }
 
@@ -210,6 +250,7 @@ TEST_CASE("MeasurePair times both sides until the interval is tight, checking ou
   CHECK(p->candidate_samples(0).device_sync_seconds() == 1e-3);
   CHECK(p->output_checks() == 10);
   CHECK(p->output_mismatches() == 0);
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
 
   auto stale = rig.Evaluate("stale");  // passes verification, replays at timing
@@ -348,6 +389,7 @@ TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side
   // The candidate alone for verification (the reference's answers were
   // recorded by the first), a pair to measure, a fresh pair as launched.
   CHECK(rig.format.starts() - starts == 1 + 2 + 2);
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
 
   // A verification holds the lane: the measurement's sides (whose load runs
@@ -368,6 +410,7 @@ TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side
     done = true;
   });
   CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK_FALSE(done.load());
   held.reset();
@@ -414,6 +457,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     CHECK(p->reference_samples_size() == 5);
     CHECK(rig.format.starts() - starts == 2);  // verification's pair only
     CHECK(rig.engine->KeptPairs() == 0);
+    rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
     CHECK(rig.lanes.Busy() == 0);
 
@@ -432,6 +476,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     CHECK(wrong.kept_pair().empty());
     CHECK(verify("correct", 0).kept_pair().empty());
     CHECK(rig.engine->KeptPairs() == 0);
+    rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
     for (double bad : {-1.0, 61.0}) {
       v1::EvaluateRequest request = Rig::Request("correct");
@@ -470,6 +515,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     REQUIRE(late.ok());
     CHECK(late->verdict() == v1::VERDICT_OK);
     CHECK_FALSE(late->kept_pair_used());
+    rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
   }
 
@@ -484,6 +530,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     CHECK_THAT(p->messages(0), Catch::Contains("another candidate"));
     CHECK(rig.format.starts() - starts == 2);
     CHECK(rig.engine->KeptPairs() == 0);
+    rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
   }
 
@@ -505,6 +552,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     const auto& lost = pa->kept_pair_used() ? *pb : *pa;
     CHECK_THAT(lost.messages(0), Catch::Contains("could not be timed") &&
                                      Catch::Contains("already waiting to hold lane cuda:0 alone"));
+    rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
     CHECK(rig.lanes.Busy() == 0);
   }
@@ -557,6 +605,7 @@ TEST_CASE("a cancelled request stops at once and frees its lane", "[engine]") {
   call.join();
   CHECK(result.status().code() == absl::StatusCode::kCancelled);  // a status, not a verdict
   CHECK(rig.lanes.Busy() == 0);
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK(rig.Evaluations("infra_error") == 0);
 }

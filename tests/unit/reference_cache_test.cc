@@ -188,6 +188,7 @@ TEST_CASE("a task's second verification replays its seeds against the recorded r
   CHECK(second->correctness().trials_passed() == 5);
   CHECK(rig.format.starts() - starts == 1);  // the candidate alone
   CHECK(rig.format.reference_starts() == 1);
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
 
   // Judged as strictly: wrong outputs, mutated inputs, races and reused
@@ -276,6 +277,7 @@ TEST_CASE("a candidate verified against the cache is kept alone; its measurement
   CHECK(p->candidate_samples(0).device_sync_seconds() < 0.6 * p->reference_samples(0).device_sync_seconds());
   CHECK(rig.format.starts() - starts == 1);
   CHECK(rig.format.reference_starts() == 2);  // the first verification's, this measurement's
+  rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK(rig.lanes.Busy() == 0);
 }
