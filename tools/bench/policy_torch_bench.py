@@ -185,6 +185,14 @@ def train(args, c):
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     train_peak = torch.cuda.max_memory_allocated() / 2**30
+    if args.profile:
+        # Two more steps under torch.profiler, as crl-bench-trainer --profile.
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(2):
+                step()
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(args.profile)
     torch.cuda.reset_peak_memory_stats()
     lp_times = []
     with torch.no_grad():
@@ -243,6 +251,7 @@ def main():
     ap.add_argument("task", choices=["train", "generate"])
     ap.add_argument("--preset", default="qwen2.5-0.5b", choices=sorted(PRESETS))
     ap.add_argument("--mode", default="full", choices=["full", "lora"])
+    ap.add_argument("--profile", default="", help="train: profile two steps after the timed ones, Chrome trace here")
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--sequences", type=int, default=8)
     ap.add_argument("--prompt_len", type=int, default=512)

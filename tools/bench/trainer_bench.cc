@@ -17,8 +17,10 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,7 @@
 #ifdef CRL_BENCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
+#include <torch/csrc/autograd/profiler_kineto.h>
 
 namespace {
 
@@ -149,6 +152,36 @@ double PeakGiB() {
 #endif
 }
 
+// Kineto (LibTorch's profiler, the one behind torch.profiler) around `run`;
+// the trace is written in the Chrome trace format torch.profiler's
+// export_chrome_trace writes, so tools/bench/trace_summary.py reads both.
+bool Profile(const std::string& path, const std::function<bool()>& run) {
+  namespace tpi = torch::profiler::impl;
+  tpi::ProfilerConfig config(tpi::ProfilerState::KINETO);
+  std::set<tpi::ActivityType> activities = {tpi::ActivityType::CPU};
+#ifdef CRL_BENCH_CUDA
+  activities.insert(tpi::ActivityType::CUDA);
+#endif
+  try {
+    torch::autograd::profiler::prepareProfiler(config, activities);
+    torch::autograd::profiler::enableProfiler(config, activities);
+  } catch (const std::exception& e) {
+    Stage(std::string("no profile: ") + e.what());
+    return run();
+  }
+  const bool ok = run();
+#ifdef CRL_BENCH_CUDA
+  torch::cuda::synchronize();
+#endif
+  try {
+    torch::autograd::profiler::disableProfiler()->save(path);
+    Stage("profile written to " + path);
+  } catch (const std::exception& e) {  // Debian's LibTorch is built without Kineto
+    Stage(std::string("no profile: ") + e.what());
+  }
+  return ok;
+}
+
 // Model FLOPs of one token: 2 per weight per matmul forward (the output
 // embedding included, the input lookup not), backward twice that for
 // weights that train and once for frozen ones; causal attention adds
@@ -170,7 +203,7 @@ int main(int argc, char** argv) {
   // Each result line reaches a pipe (tee) as soon as it is printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string preset = "qwen2.5-0.5b", config_path, device = "auto", precision = "auto", mode = "full";
-  std::string json_out;
+  std::string json_out, profile_path;
   int sequences = 8, prompt_len = 512, completion_len = 512, steps = 5, warmup = 2;
   bool checkpointing = false;
   double peak_tflops = 989.4;
@@ -191,6 +224,8 @@ int main(int argc, char** argv) {
   flags.Add("activation_checkpointing", &checkpointing, "recompute layers in the backward pass");
   flags.Add("peak_tflops", &peak_tflops, "the device's dense bf16 peak, for MFU (H100/H200 SXM: 989.4)");
   flags.Add("json", &json_out, "also write the results here");
+  flags.Add("profile", &profile_path,
+            "after the timed steps, profile two more steps and write a Chrome trace here");
   if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
   if (const std::string lib = FilesystemLibrary(); lib.find("libtorch") != std::string::npos) {
     Stage(absl::StrCat("warning: std::filesystem resolves to ", lib,
@@ -280,6 +315,17 @@ int main(int argc, char** argv) {
   const double train_peak = PeakGiB();
   std::sort(step_seconds.begin(), step_seconds.end());
   const double step = step_seconds[step_seconds.size() / 2];
+  if (!profile_path.empty()) {
+    Stage("profiled steps");
+    const bool ok = Profile(profile_path, [&] {
+      for (int i = 0; i < 2; ++i) {
+        auto st = (*trainer)->Train(batch, crl::trainer::Objective::kPolicyGradient);
+        if (!st.ok()) return false;
+      }
+      return true;
+    });
+    if (!ok) return 1;
+  }
   Stage("timed log-probabilities");
   ResetPeak();
   std::vector<double> lp_seconds;
