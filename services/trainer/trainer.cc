@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <torch/version.h>
+
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
 #include "common/status.h"
@@ -205,15 +207,17 @@ std::vector<MicroBatch> Trainer::Prepare(const std::vector<TrainSequence>& batch
   return mbs;
 }
 
-absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective objective) {
+absl::StatusOr<Trainer::PassTotals> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective objective) {
   const bool pg = objective == Objective::kPolicyGradient;
   const auto params = Trainable();
-  for (auto& [name, p] : params) {
-    if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  // As zero_grad(set_to_none=True): backward writes the first gradients
+  // instead of adding them to zeros, and no kernel runs per parameter.
+  for (auto& [name, p] : params) p.mutable_grad() = torch::Tensor();
   const auto dev = placement_.device;
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(dev);
   // loss, entropy, kl, clipped, ratio, trained tokens, tokens
-  torch::Tensor sums = torch::zeros({7}, torch::kFloat64);
+  torch::Tensor sums = torch::zeros({7}, f64);
+  double trained = 0, tokens = 0;
   for (MicroBatch& mb : mbs) {
     policy::AutocastGuard autocast(autocast_, dev);
     torch::Tensor rows = SelectedHidden(mb, mb.segment_ids.defined());
@@ -221,7 +225,7 @@ absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective 
     lo.chunk_rows = options_.logprob_chunk_rows;
     policy::ChunkedLogprobs lp = policy::ChunkedTokenLogprobs(rows, model_->OutputEmbedding(), mb.targets.to(dev), lo);
     torch::Tensor weights = mb.weights.to(dev);
-    torch::Tensor loss, kl = torch::zeros({}), clipped = torch::zeros({}), ratio = torch::zeros({});
+    torch::Tensor loss, kl = torch::zeros({}, f64), clipped = kl, ratio = kl;
     if (pg) {
       PolicyLossTerms t = ClippedPolicyLoss(
           lp.logprobs, mb.old_logprobs.to(dev),
@@ -235,11 +239,13 @@ absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective 
       loss = -(lp.logprobs * weights).sum();
     }
     loss.backward();
-    auto f64 = [](const torch::Tensor& t) { return t.detach().to(torch::kCPU, torch::kFloat64); };
-    sums += torch::stack({f64(loss), f64(lp.entropy.sum()), f64(kl), f64(clipped), f64(ratio),
-                          torch::tensor(static_cast<double>(mb.targets.size(0)), torch::kFloat64),
-                          torch::tensor(static_cast<double>(mb.tokens), torch::kFloat64)});
+    auto d64 = [](const torch::Tensor& t) { return t.detach().to(torch::kFloat64); };
+    sums.narrow(0, 0, 5) += torch::stack({d64(loss), d64(lp.entropy.sum()), d64(kl), d64(clipped), d64(ratio)});
+    trained += static_cast<double>(mb.targets.size(0));
+    tokens += static_cast<double>(mb.tokens);
   }
+  sums.narrow(0, 5, 1).fill_(trained);  // a kernel's argument: no copy that waits
+  sums.narrow(0, 6, 1).fill_(tokens);
   // Gradients (zeros where a rank had nothing) and the statistics, summed
   // over ranks in one exchange.
   std::vector<torch::Tensor> exchange;
@@ -249,23 +255,56 @@ absl::StatusOr<StepStats> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective 
   }
   exchange.push_back(sums);
   CRL_RETURN_IF_ERROR(dist_->AllReduceSum(exchange));
-  // The norm of every gradient in one multi-tensor (foreach) kernel.
-  std::vector<torch::Tensor> grads;
-  for (auto& [name, p] : params) grads.push_back(p.grad().to(torch::kFloat32));
-  std::vector<torch::Tensor> norms = grads.empty() ? grads : at::_foreach_norm(grads, 2);
+  PassTotals totals;
+  totals.sums = sums;
+  if (!params.empty()) {
+    // The norm of every gradient in one multi-tensor (foreach) kernel.
+    std::vector<torch::Tensor> grads;
+    for (auto& [name, p] : params) grads.push_back(p.grad().to(torch::kFloat32));
+    totals.grad_norm = torch::stack(at::_foreach_norm(grads, 2)).to(torch::kFloat64).norm();
+  }
+  return totals;
+}
+
+StepStats Trainer::ReadTotals(const PassTotals& totals, Objective objective, const torch::Tensor& extra,
+                              std::vector<double>* extra_values) const {
+  std::vector<torch::Tensor> parts = {totals.sums};
+  if (totals.grad_norm.defined()) parts.push_back(totals.grad_norm.reshape({1}));
+  if (extra.defined()) parts.push_back(extra.to(totals.sums.device(), torch::kFloat64).reshape({-1}));
+  const torch::Tensor host = torch::cat(parts).to(torch::kCPU);  // the one wait
+  const double* v = host.data_ptr<double>();
   StepStats stats;
   stats.objective = objective;
   stats.step = step_;
-  const double tokens = std::max(1.0, sums[5].item<double>());
-  stats.loss = sums[0].item<double>();
-  stats.entropy = sums[1].item<double>() / tokens;
-  stats.kl = sums[2].item<double>() / tokens;
-  stats.clip_fraction = sums[3].item<double>() / tokens;
-  stats.ratio_mean = sums[4].item<double>() / tokens;
-  stats.trained_tokens = static_cast<int64_t>(sums[5].item<double>());
-  stats.tokens = static_cast<int64_t>(sums[6].item<double>());
-  stats.grad_norm = norms.empty() ? 0.0 : torch::stack(norms).to(torch::kFloat64).norm().item<double>();
+  const double tokens = std::max(1.0, v[5]);
+  stats.loss = v[0];
+  stats.entropy = v[1] / tokens;
+  stats.kl = v[2] / tokens;
+  stats.clip_fraction = v[3] / tokens;
+  stats.ratio_mean = v[4] / tokens;
+  stats.trained_tokens = static_cast<int64_t>(v[5]);
+  stats.tokens = static_cast<int64_t>(v[6]);
+  const int64_t at = totals.grad_norm.defined() ? 8 : 7;
+  stats.grad_norm = totals.grad_norm.defined() ? v[7] : 0.0;
+  if (extra_values) extra_values->assign(v + at, v + host.numel());
   return stats;
+}
+
+void Trainer::ClipGradients(const torch::Tensor& grad_norm) {
+  const double clip = options_.optimizer.grad_clip;
+  if (clip <= 0 || !grad_norm.defined()) return;
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads;
+  for (auto& [name, p] : Trainable()) grads.push_back(p.grad());
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  // The scale stays on the device (1 when the norm is within the clip):
+  // the optimizer's kernels queue behind it without a wait.
+  at::_foreach_mul_(grads, (clip / (grad_norm + 1e-6)).clamp_max(1.0).to(torch::kFloat32));
+#else
+  // No multi-tensor multiply by a tensor in this LibTorch: read the norm.
+  const double norm = grad_norm.item<double>();
+  if (norm > clip) at::_foreach_mul_(grads, clip / (norm + 1e-6));
+#endif
 }
 
 absl::StatusOr<StepStats> Trainer::Gradients(const std::vector<TrainSequence>& batch,
@@ -273,7 +312,8 @@ absl::StatusOr<StepStats> Trainer::Gradients(const std::vector<TrainSequence>& b
   if (batch.empty()) return absl::InvalidArgumentError("batch: empty");
   auto r = Torch("gradients", [&]() -> absl::StatusOr<StepStats> {
     std::vector<MicroBatch> mbs = Prepare(batch, objective);
-    return Pass(mbs, objective);
+    CRL_ASSIGN_OR_RETURN(PassTotals totals, Pass(mbs, objective));
+    return ReadTotals(totals, objective);
   });
   if (!r.ok()) return r.status();
   return *r;
@@ -284,26 +324,27 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
   const absl::Time start = clock_->MonotonicNow();
   const bool pg = objective == Objective::kPolicyGradient;
   std::vector<MicroBatch> mbs = Prepare(batch, objective);
-  StepStats stats;
   const int updates = pg ? options_.updates_per_batch : 1;
-  int64_t tokens = 0;
+  PassTotals first;
+  torch::Tensor tokens;  // forwarded over every update, float64 on the device
+  double lr = 0;
   for (int u = 0; u < updates; ++u) {
-    CRL_ASSIGN_OR_RETURN(StepStats pass, Pass(mbs, objective));
-    tokens += pass.tokens;
-    if (options_.optimizer.grad_clip > 0 && pass.grad_norm > options_.optimizer.grad_clip) {
-      torch::NoGradGuard no_grad;
-      const double scale = options_.optimizer.grad_clip / (pass.grad_norm + 1e-6);
-      std::vector<torch::Tensor> grads;
-      for (auto& [name, p] : Trainable()) grads.push_back(p.grad());
-      at::_foreach_mul_(grads, scale);
-    }
-    pass.lr = LearningRate(options_.optimizer, step_);
-    OptimizerStep(pass.lr);
+    CRL_ASSIGN_OR_RETURN(PassTotals pass, Pass(mbs, objective));
+    ClipGradients(pass.grad_norm);
+    const double this_lr = LearningRate(options_.optimizer, step_);
+    OptimizerStep(this_lr);
     ++step_;
-    if (u == 0) stats = pass;  // the first pass's statistics (ratio 1 when on-policy)
+    tokens = u == 0 ? pass.sums.narrow(0, 6, 1).clone() : tokens + pass.sums.narrow(0, 6, 1);
+    if (u == 0) {  // the first pass's statistics (ratio 1 when on-policy)
+      first = pass;
+      lr = this_lr;
+    }
   }
+  std::vector<double> forwarded;
+  StepStats stats = ReadTotals(first, objective, tokens, &forwarded);
+  stats.lr = lr;
   stats.step = step_;
-  stats.tokens = tokens;
+  stats.tokens = static_cast<int64_t>(forwarded.at(0));
   stats.sequences = static_cast<int64_t>(batch.size());
   for (const auto& s : batch) stats.ids.push_back(s.id);
   if (pg) {

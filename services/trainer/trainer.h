@@ -168,9 +168,23 @@ class Trainer {
   // Micro-batches of this rank's share, old / reference log-probabilities
   // filled for policy gradient.
   std::vector<MicroBatch> Prepare(const std::vector<TrainSequence>& batch, Objective objective);
-  // Zeroes the gradients, runs forward and backward over `mbs`, sums the
+  // What a pass leaves on the device for the step's statistics. Read once
+  // (ReadTotals), after the optimizer's kernels are queued: each read makes
+  // the host wait for the GPU, which then runs dry while the host queues
+  // the next kernels.
+  struct PassTotals {
+    torch::Tensor sums;       // float64 [7]: loss, entropy, kl, clipped, ratio, trained tokens, tokens
+    torch::Tensor grad_norm;  // float64 scalar, before clipping; undefined when nothing trains
+  };
+  // Drops the gradients, runs forward and backward over `mbs`, sums the
   // gradients and statistics over ranks.
-  absl::StatusOr<StepStats> Pass(std::vector<MicroBatch>& mbs, Objective objective);
+  absl::StatusOr<PassTotals> Pass(std::vector<MicroBatch>& mbs, Objective objective);
+  // The statistics of `totals`, and `extra` float64 values read with them.
+  StepStats ReadTotals(const PassTotals& totals, Objective objective, const torch::Tensor& extra = {},
+                       std::vector<double>* extra_values = nullptr) const;
+  // Scales the gradients as clip_grad_norm_ does (by min(1, clip / (norm +
+  // 1e-6))), without waiting for the norm where this LibTorch allows.
+  void ClipGradients(const torch::Tensor& grad_norm);
   // Fills micro-batch log-probabilities (old or reference) without gradients.
   void FillLogprobs(std::vector<MicroBatch>& mbs, bool reference);
   torch::Tensor SelectedHidden(const MicroBatch& mb, bool with_segments);
