@@ -337,8 +337,19 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
     // Under autocast the adapters' matmuls run in bfloat16 whatever their
     // input: a cast to the factors' float32 first would only add two passes
     // over the activations (and two more in backward) per projection.
-    if (!(x.is_cuda() && CudaAutocast())) h = h.to(lora_a_->weight.scalar_type());
-    y = y + lora_b_(lora_a_(h)).to(y.scalar_type()) * lora_scale;
+    const bool autocast = x.is_cuda() && CudaAutocast();
+    if (!autocast) h = h.to(lora_a_->weight.scalar_type());
+    torch::Tensor down = lora_a_(h), up = lora_b_->weight;
+    if (!autocast) {
+      down = down.to(y.scalar_type());
+      up = up.to(y.scalar_type());
+    }
+    // y + scale (h A^T) B^T as one GEMM that adds y in its epilogue (beta 1,
+    // alpha the scale): no passes of their own over the output to scale and
+    // to add, forward, nor to scale its gradient in backward.
+    const std::vector<int64_t> shape = y.sizes().vec();
+    y = torch::addmm(y.reshape({-1, shape.back()}), down.reshape({-1, down.size(-1)}), up.t(), 1.0, lora_scale)
+            .view(shape);
   }
   return y;
 }
