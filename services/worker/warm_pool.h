@@ -154,21 +154,27 @@ class WarmPool {
       }
       started.push_back(std::move(p));
     }
-    std::vector<std::unique_ptr<P>> ready;
+    // Each process is handed to the lane as soon as it is up: warming is
+    // sequential (a CUDA context takes a few hundred milliseconds), and a
+    // burst of requests should not wait for the whole batch.
+    int added = 0;
     for (auto& p : started) {
-      if (warm_(p.get(), lane, &error)) {
-        ready.push_back(std::move(p));
-      } else {
+      if (!warm_(p.get(), lane, &error)) {
         ++failed;
+        continue;
       }
+      absl::MutexLock lock(&mu_);
+      if (stopping_) break;
+      state_[i].idle.push_back({std::move(p), Now()});
+      ++stats_.started;
+      ++added;
     }
+    bool stopping;
     {
       absl::MutexLock lock(&mu_);
-      if (!stopping_) {
+      stopping = stopping_;
+      if (!stopping) {
         LaneState& s = state_[i];
-        const int added = static_cast<int>(ready.size());
-        for (auto& p : ready) s.idle.push_back({std::move(p), Now()});
-        stats_.started += added;
         stats_.failed += failed;
         if (failed > 0) {
           s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
@@ -179,11 +185,13 @@ class WarmPool {
         } else {
           s.backoff = absl::ZeroDuration();
         }
-        return added;
       }
     }
-    ready.clear();  // the pool is ending: closed here, on the thread that started them
-    return 0;
+    if (stopping) {
+      started.clear();  // the pool is ending: closed here, on the thread that started them
+      return 0;
+    }
+    return added;
   }
 
   Stats stats() const {
