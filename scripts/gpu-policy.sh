@@ -46,15 +46,22 @@ case "$stage" in
     echo "built: $(ls build-gpu/crl-bench-*)"
     ;;
   train)
+    # ROUNDS=N repeats every measurement N times, the implementations
+    # alternating within each round (a process's speed varies between
+    # processes more than within one: compare medians over rounds).
+    # STEPS and WARMUP set the timed and untimed steps of each process.
     preset=${1:-qwen2.5-0.5b}
     modes=${2:-"full lora"}
-    for mode in $modes; do
-      has crl && build-gpu/crl-bench-trainer --preset "$preset" --mode "$mode" --sequences 8 --prompt_len 512 \
-        --completion_len 512 --steps 5 --warmup 2 2>>"$OUT/errors.log" | tee -a "$R"
-      has eager && python3 tools/bench/policy_torch_bench.py train --preset "$preset" --mode "$mode" --steps 5 --warmup 2 \
-        2>>"$OUT/errors.log" | tee -a "$R"
-      has compile && python3 tools/bench/policy_torch_bench.py train --preset "$preset" --mode "$mode" --steps 5 --warmup 3 \
-        --compile 2>>"$OUT/errors.log" | tee -a "$R"
+    steps=${STEPS:-5} warmup=${WARMUP:-2}
+    for round in $(seq 1 "${ROUNDS:-1}"); do
+      for mode in $modes; do
+        has crl && build-gpu/crl-bench-trainer --preset "$preset" --mode "$mode" --sequences 8 --prompt_len 512 \
+          --completion_len 512 --steps "$steps" --warmup "$warmup" 2>>"$OUT/errors.log" | tee -a "$R"
+        has eager && python3 tools/bench/policy_torch_bench.py train --preset "$preset" --mode "$mode" --steps "$steps" \
+          --warmup "$warmup" 2>>"$OUT/errors.log" | tee -a "$R"
+        has compile && python3 tools/bench/policy_torch_bench.py train --preset "$preset" --mode "$mode" --steps "$steps" \
+          --warmup $((warmup + 1)) --compile 2>>"$OUT/errors.log" | tee -a "$R"
+      done
     done
     ;;
   generate)

@@ -266,7 +266,7 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
                                          const fs::path& task_dir, const std::string& source,
                                          const std::string& filename, v1::Backend backend,
                                          int evaluations, int determinism_reruns,
-                                         const fs::path& scratch) {
+                                         const fs::path& scratch, absl::Duration gap) {
   Overhead o;
   o.label = label;
   v1::EvaluateRequest req;
@@ -276,6 +276,10 @@ absl::StatusOr<Overhead> MeasureOverhead(EvalEngine& engine, const std::string& 
   req.mutable_candidate()->set_backend(backend);
   // The first evaluation compiles the candidate and the reference (not timed).
   for (int i = 0; i <= evaluations; ++i) {
+    // A pause first (not timed) lets the lane's warm pool refill: the
+    // overhead of an evaluation on a warm lane, rather than of one in a
+    // burst that outruns the pool.
+    if (i > 0 && gap > absl::ZeroDuration()) absl::SleepFor(gap);
     auto start = Clock::now();
     auto r = engine.Evaluate(req, RequestContext::Background());
     double wall = Since(start);
@@ -389,7 +393,7 @@ int BenchMain(int argc, char** argv) {
   std::string overhead_task = "layernorm_rows";
   std::vector<std::string> phases = {"compile", "overhead", "sustained"};
   int repeats = 1, concurrency = 2, evaluations = 20;
-  double seconds = 30;
+  double seconds = 30, gap_ms = 0;
   bool json_out = false, with_timeouts = false;
   std::string log_level = "info";
   WorkerOptions worker;
@@ -402,6 +406,8 @@ int BenchMain(int argc, char** argv) {
   flags.Add("tasks", &tasks_dir, "suite directory (one task per subdirectory)");
   flags.Add("repeats", &repeats, "cold and cached compiles of each source");
   flags.Add("evaluations", &evaluations, "timed evaluations per task in the overhead phase");
+  flags.Add("overhead_gap_ms", &gap_ms,
+            "overhead phase: an untimed pause before each evaluation, so the warm pool refills (0: back to back)");
   flags.Add("overhead_task", &overhead_task,
             "real task of the suite for the overhead phase (its fast_correct candidate)");
   flags.Add("concurrency", &concurrency, "client threads in the sustained phase");
@@ -561,7 +567,7 @@ int BenchMain(int argc, char** argv) {
     for (const Case& c : cases) {
       auto o = MeasureOverhead(engine, c.key == "tiny" ? "bench_add_one" : overhead_task, c.dir,
                                c.source, c.filename, proto_backend, evaluations, reruns,
-                               fs::path(scratch));
+                               fs::path(scratch), absl::Milliseconds(gap_ms));
       if (!o.ok()) {
         std::fprintf(stderr, "overhead %s: %s\n", c.label.c_str(), o.status().ToString().c_str());
         ++failures;
