@@ -288,8 +288,13 @@ std::unique_ptr<NativeWarmPool> MakeNativeWarmPool(LanePool* lanes, const Runner
     if (!session) *error = event.message;
     return session;
   };
-  // SpawnWarm already brought the backend up.
-  auto warm = [](RunnerSession*, const Lane&, std::string*) { return true; };
+  // The pool spawns every missing runner before it awaits the first: their
+  // backends (CUDA contexts) come up side by side.
+  auto warm = [timeout = runner.startup_timeout_seconds](RunnerSession* session, const Lane&, std::string* error) {
+    RunnerEvent up = session->AwaitWarm(timeout);
+    if (!up.ok) *error = up.message;
+    return up.ok;
+  };
   return std::make_unique<NativeWarmPool>(lanes, spawn, warm, std::move(options));
 }
 

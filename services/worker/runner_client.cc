@@ -161,12 +161,27 @@ std::unique_ptr<RunnerSession> RunnerSession::SpawnWarm(const RunnerOptions& opt
   if (!session) return nullptr;
   runner::LoadRequest warm = LoadRequestFor(options, lane, "");
   warm.warm_only = true;
-  *event = session->Load(warm, options.startup_timeout_seconds);
+  *event = session->Send(static_cast<uint32_t>(runner::LoadRequest::kType), runner::Encode(warm),
+                         options.startup_timeout_seconds);
   if (!event->ok) return nullptr;
+  session->warming_ = true;
   return session;
 }
 
+RunnerEvent RunnerSession::AwaitWarm(double timeout_seconds) {
+  if (!warming_) return {true, v1::VERDICT_OK, ""};
+  warming_ = false;
+  runner::Frame frame;
+  RunnerEvent e = Receive(static_cast<uint32_t>(runner::LoadRequest::kType), timeout_seconds, &frame);
+  if (!e.ok) return e;
+  runner::LoadResult loaded;
+  std::string error;
+  if (!runner::DecodeFrame(frame, &loaded, &error)) return Tampered(error);
+  return Loaded(loaded);
+}
+
 RunnerEvent RunnerSession::LoadWarm(const RunnerOptions& options, const Lane& lane, const std::string& library) {
+  if (RunnerEvent up = AwaitWarm(options.startup_timeout_seconds); !up.ok) return up;
   runner::LoadRequest load = LoadRequestFor(options, lane, library);
   auto bytes = ReadFileToString(library, "library");
   if (!bytes.ok()) {
@@ -181,12 +196,16 @@ RunnerEvent RunnerSession::Load(const runner::LoadRequest& load, double timeout_
   runner::LoadResult loaded;
   RunnerEvent event = Roundtrip(load, timeout_seconds, &loaded);
   if (!event.ok) return event;
+  return Loaded(loaded);
+}
+
+RunnerEvent RunnerSession::Loaded(const runner::LoadResult& loaded) {
   if (!loaded.ok) {
     Close();
     return {false, v1::VERDICT_RUNTIME_ERROR, absl::StrCat("load failed: ", loaded.error)};
   }
   device_name_ = loaded.device_name;
-  return event;
+  return {true, v1::VERDICT_OK, ""};
 }
 
 RunnerSession::~RunnerSession() { Close(); }
@@ -209,11 +228,23 @@ bool RunnerSession::PinToCpu(int cpu) { return !dead_ && process_->PinTo(cpu); }
 
 RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,
                                        double timeout_seconds, runner::Frame* frame) {
+  RunnerEvent sent = Send(type, payload, timeout_seconds);
+  if (!sent.ok) return sent;
+  return Receive(type, timeout_seconds, frame);
+}
+
+RunnerEvent RunnerSession::Send(uint32_t type, const std::string& payload, double timeout_seconds) {
   if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "runner already ended"};
   std::string error;
   if (!runner::WriteFrame(process_->to_child(), type, payload, &error, timeout_seconds)) {
     return Fail(absl::StrCat("sending request: ", error), false);
   }
+  return {true, v1::VERDICT_OK, ""};
+}
+
+RunnerEvent RunnerSession::Receive(uint32_t type, double timeout_seconds, runner::Frame* frame) {
+  if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "runner already ended"};
+  std::string error;
   const double start = runner::MonotonicSeconds();
   RunnerEvent waited;
   if (!AwaitAnswer(timeout_seconds, &waited)) return waited;

@@ -81,15 +81,19 @@ class RunnerSession {
   static std::unique_ptr<RunnerSession> Start(const RunnerOptions& options, const Lane& lane,
                                               const std::string& library, double budget_seconds,
                                               const RequestContext& context, RunnerEvent* event);
-  // A warm runner, in two steps (warm_pool.h): SpawnWarm() starts crl-runner
-  // on `lane` and brings its backend up (device context, flush buffer) with
-  // no library and none of the build cache in its sandbox; LoadWarm() later
+  // A warm runner, in steps (warm_pool.h): SpawnWarm() starts crl-runner on
+  // `lane` and asks it to bring its backend up (device context, flush
+  // buffer) with no library and none of the build cache in its sandbox,
+  // without waiting for that: AwaitWarm() does (several runners started
+  // before the first is awaited come up in parallel). LoadWarm() later
   // loads `library` into it by sending the library's bytes. A runner takes
   // one library in its life, so it serves one side only. Null / !ok with the
   // event set on failure (a failed load is RUNTIME_ERROR, as for Start).
   static std::unique_ptr<RunnerSession> SpawnWarm(const RunnerOptions& options, const Lane& lane,
                                                   double budget_seconds, const RequestContext& context,
                                                   RunnerEvent* event);
+  // Waits for SpawnWarm's backend to be up (at once when it was awaited).
+  RunnerEvent AwaitWarm(double timeout_seconds);
   RunnerEvent LoadWarm(const RunnerOptions& options, const Lane& lane, const std::string& library);
   // Spawns `argv` on `lane` in the runner's sandbox without any handshake
   // (the KernelBench harness). `readonly_paths` are the host paths it needs
@@ -137,6 +141,11 @@ class RunnerSession {
   // Writes one frame, reads one; on failure the session is dead.
   RunnerEvent SendAndRead(uint32_t type, const std::string& payload, double timeout_seconds,
                           runner::Frame* frame);
+  // The halves of SendAndRead; `type` (the request's) names it in the log.
+  RunnerEvent Send(uint32_t type, const std::string& payload, double timeout_seconds);
+  RunnerEvent Receive(uint32_t type, double timeout_seconds, runner::Frame* frame);
+  // The outcome of a LoadRequest: a refusal ends the runner.
+  RunnerEvent Loaded(const runner::LoadResult& loaded);
   RunnerEvent Tampered(const std::string& error);
   // Sends `load` and reads its answer; a refusal ends the runner.
   RunnerEvent Load(const runner::LoadRequest& load, double timeout_seconds);
@@ -152,6 +161,7 @@ class RunnerSession {
   std::unique_ptr<runner::SandboxedProcess> process_;
   std::string device_name_;
   bool dead_ = false;
+  bool warming_ = false;  // SpawnWarm's request sent, its answer not yet read
 };
 
 // Verdict for a runner result status (kOk -> VERDICT_OK).
