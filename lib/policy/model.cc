@@ -345,8 +345,9 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
       up = up.to(y.scalar_type());
     }
     // y + scale (h A^T) B^T as one GEMM that adds y in its epilogue (beta 1,
-    // alpha the scale): no passes of their own over the output to scale and
-    // to add, forward, nor to scale its gradient in backward.
+    // alpha the scale): one copy of y into the result instead of a pass to
+    // scale the update and one to add it; in backward the scale applies to
+    // the rank-r factors' gradients, not to the output's.
     const std::vector<int64_t> shape = y.sizes().vec();
     y = torch::addmm(y.reshape({-1, shape.back()}), down.reshape({-1, down.size(-1)}), up.t(), 1.0, lora_scale)
             .view(shape);

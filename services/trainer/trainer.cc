@@ -296,10 +296,11 @@ void Trainer::ClipGradients(const torch::Tensor& grad_norm) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> grads;
   for (auto& [name, p] : Trainable()) grads.push_back(p.grad());
+  if (grads.empty()) return;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
   // The scale stays on the device (1 when the norm is within the clip):
   // the optimizer's kernels queue behind it without a wait.
-  at::_foreach_mul_(grads, (clip / (grad_norm + 1e-6)).clamp_max(1.0).to(torch::kFloat32));
+  at::_foreach_mul_(grads, (clip / (grad_norm + 1e-6)).clamp_max(1.0).to(grads.front().scalar_type()));
 #else
   // No multi-tensor multiply by a tensor in this LibTorch: read the norm.
   const double norm = grad_norm.item<double>();

@@ -92,15 +92,22 @@ void EvalEngine::Retire(std::shared_ptr<const EvalTask> task, std::optional<Lane
     std::shared_ptr<const EvalTask> task;
     std::optional<LaneLease> lease;
     std::unique_ptr<SessionInterface> a, b;
+    std::optional<LeaseGauge> busy;  // the lane counts as busy while its lease lives
     void End() {
       if (a) a->Close();
       if (b) b->Close();
       a.reset();
       b.reset();
       lease.reset();  // after both sides are gone
+      busy.reset();
     }
   };
-  auto retired = std::make_shared<Retired>(Retired{std::move(task), std::move(lease), std::move(a), std::move(b)});
+  auto retired = std::make_shared<Retired>();
+  retired->task = std::move(task);
+  if (lease) retired->lease.emplace(std::move(*lease));
+  retired->a = std::move(a);
+  retired->b = std::move(b);
+  if (retired->lease) retired->busy.emplace(metrics_);
   {
     absl::MutexLock lock(&mu_);
     ++retiring_;
@@ -512,7 +519,11 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   if (verified.verdict == v1::VERDICT_OK && keep_seconds > 0) {
     out.set_kept_pair(Keep(r, reference, library_path, lease, ref, cand, keep_seconds));
   }
-  if (out.kept_pair().empty()) Retire(r.task, std::move(lease), std::move(cand), std::move(ref));
+  if (out.kept_pair().empty()) {
+    cached.reset();  // they refer to `ref`
+    recording.reset();
+    Retire(r.task, std::move(lease), std::move(cand), std::move(ref));
+  }
   return out;
 }
 

@@ -172,12 +172,18 @@ RunnerEvent RunnerSession::AwaitWarm(double timeout_seconds) {
   if (!warming_) return {true, v1::VERDICT_OK, ""};
   warming_ = false;
   runner::Frame frame;
+  // No candidate code has run in it yet: whatever fails here is the
+  // worker's (INFRA_ERROR), never a side's verdict.
+  auto infra = [](RunnerEvent e) {
+    if (!e.ok) e.verdict = v1::VERDICT_INFRA_ERROR;
+    return e;
+  };
   RunnerEvent e = Receive(static_cast<uint32_t>(runner::LoadRequest::kType), timeout_seconds, &frame);
-  if (!e.ok) return e;
+  if (!e.ok) return infra(e);
   runner::LoadResult loaded;
   std::string error;
-  if (!runner::DecodeFrame(frame, &loaded, &error)) return Tampered(error);
-  return Loaded(loaded);
+  if (!runner::DecodeFrame(frame, &loaded, &error)) return infra(Tampered(error));
+  return infra(Loaded(loaded));
 }
 
 RunnerEvent RunnerSession::LoadWarm(const RunnerOptions& options, const Lane& lane, const std::string& library) {

@@ -39,6 +39,7 @@ TEST_CASE("an evaluation answers before its sides have ended; their lane is let 
   REQUIRE(r.ok());
   CHECK(r->verdict() == v1::VERDICT_OK);
   CHECK(rig.format.open_sessions() == 2);  // answered; both sides still ending
+  CHECK(rig.metrics.lanes_busy.Value() == 1);  // the lane counts as busy until they have
   // Nothing takes the lane alone while they end.
   auto alone = rig.lanes.Acquire(BackendKind::kHost, RequestContext::Background(), absl::Milliseconds(50));
   CHECK(alone.status().code() == absl::StatusCode::kDeadlineExceeded);
@@ -46,6 +47,7 @@ TEST_CASE("an evaluation answers before its sides have ended; their lane is let 
   rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK(rig.lanes.Busy() == 0);
+  CHECK(rig.metrics.lanes_busy.Value() == 0);
   CHECK(rig.lanes.Acquire(BackendKind::kHost, RequestContext::Background(), absl::Milliseconds(50)).ok());
 }
 
