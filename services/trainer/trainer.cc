@@ -266,11 +266,9 @@ absl::StatusOr<Trainer::PassTotals> Trainer::Pass(std::vector<MicroBatch>& mbs, 
   return totals;
 }
 
-StepStats Trainer::ReadTotals(const PassTotals& totals, Objective objective, const torch::Tensor& extra,
-                              std::vector<double>* extra_values) const {
+StepStats Trainer::ReadTotals(const PassTotals& totals, Objective objective) const {
   std::vector<torch::Tensor> parts = {totals.sums};
   if (totals.grad_norm.defined()) parts.push_back(totals.grad_norm.reshape({1}));
-  if (extra.defined()) parts.push_back(extra.to(totals.sums.device(), torch::kFloat64).reshape({-1}));
   const torch::Tensor host = torch::cat(parts).to(torch::kCPU);  // the one wait
   const double* v = host.data_ptr<double>();
   StepStats stats;
@@ -284,9 +282,7 @@ StepStats Trainer::ReadTotals(const PassTotals& totals, Objective objective, con
   stats.ratio_mean = v[4] / tokens;
   stats.trained_tokens = static_cast<int64_t>(v[5]);
   stats.tokens = static_cast<int64_t>(v[6]);
-  const int64_t at = totals.grad_norm.defined() ? 8 : 7;
   stats.grad_norm = totals.grad_norm.defined() ? v[7] : 0.0;
-  if (extra_values) extra_values->assign(v + at, v + host.numel());
   return stats;
 }
 
@@ -327,7 +323,6 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
   std::vector<MicroBatch> mbs = Prepare(batch, objective);
   const int updates = pg ? options_.updates_per_batch : 1;
   PassTotals first;
-  torch::Tensor tokens;  // forwarded over every update, float64 on the device
   double lr = 0;
   for (int u = 0; u < updates; ++u) {
     CRL_ASSIGN_OR_RETURN(PassTotals pass, Pass(mbs, objective));
@@ -335,17 +330,15 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
     const double this_lr = LearningRate(options_.optimizer, step_);
     OptimizerStep(this_lr);
     ++step_;
-    tokens = u == 0 ? pass.sums.narrow(0, 6, 1).clone() : tokens + pass.sums.narrow(0, 6, 1);
     if (u == 0) {  // the first pass's statistics (ratio 1 when on-policy)
       first = pass;
       lr = this_lr;
     }
   }
-  std::vector<double> forwarded;
-  StepStats stats = ReadTotals(first, objective, tokens, &forwarded);
+  StepStats stats = ReadTotals(first, objective);
   stats.lr = lr;
   stats.step = step_;
-  stats.tokens = static_cast<int64_t>(forwarded.at(0));
+  stats.tokens *= updates;  // every update forwards the same micro-batches
   stats.sequences = static_cast<int64_t>(batch.size());
   for (const auto& s : batch) stats.ids.push_back(s.id);
   if (pg) {

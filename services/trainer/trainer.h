@@ -179,9 +179,8 @@ class Trainer {
   // Drops the gradients, runs forward and backward over `mbs`, sums the
   // gradients and statistics over ranks.
   absl::StatusOr<PassTotals> Pass(std::vector<MicroBatch>& mbs, Objective objective);
-  // The statistics of `totals`, and `extra` float64 values read with them.
-  StepStats ReadTotals(const PassTotals& totals, Objective objective, const torch::Tensor& extra = {},
-                       std::vector<double>* extra_values = nullptr) const;
+  // The statistics of `totals` (one read from the device).
+  StepStats ReadTotals(const PassTotals& totals, Objective objective) const;
   // Scales the gradients as clip_grad_norm_ does (by min(1, clip / (norm +
   // 1e-6))), without waiting for the norm where this LibTorch allows.
   void ClipGradients(const torch::Tensor& grad_norm);

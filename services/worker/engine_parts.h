@@ -38,7 +38,8 @@ class LeaseGauge {
 
 // A verified candidate's sides, kept on their lane with its lease for the
 // measurement that names them (EvalEngine::Keep; the reference is null when
-// the candidate was verified against recorded answers).
+// the candidate was verified against recorded answers); also a finished
+// evaluation's sides while they end (EvalEngine::Retire).
 struct EvalEngine::KeptPair {
   KeptPair(LaneLease l, WorkerMetrics* metrics) : lease(std::move(l)), busy(metrics) {}
   ~KeptPair() {

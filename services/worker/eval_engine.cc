@@ -86,34 +86,20 @@ EvalEngine::~EvalEngine() {
   }
 }
 
-void EvalEngine::Retire(std::shared_ptr<const EvalTask> task, std::optional<LaneLease> lease,
-                        std::unique_ptr<SessionInterface> a, std::unique_ptr<SessionInterface> b) {
-  struct Retired {
-    std::shared_ptr<const EvalTask> task;
-    std::optional<LaneLease> lease;
-    std::unique_ptr<SessionInterface> a, b;
-    std::optional<LeaseGauge> busy;  // the lane counts as busy while its lease lives
-    void End() {
-      if (a) a->Close();
-      if (b) b->Close();
-      a.reset();
-      b.reset();
-      lease.reset();  // after both sides are gone
-      busy.reset();
-    }
-  };
-  auto retired = std::make_shared<Retired>();
-  retired->task = std::move(task);
-  if (lease) retired->lease.emplace(std::move(*lease));
-  retired->a = std::move(a);
-  retired->b = std::move(b);
-  if (retired->lease) retired->busy.emplace(metrics_);
+void EvalEngine::Retire(std::shared_ptr<const EvalTask> task, LaneLease lease,
+                        std::unique_ptr<SessionInterface> candidate, std::unique_ptr<SessionInterface> reference) {
+  // Held as a kept pair is, and ended as one: sides first, then the lease
+  // (counted busy until then).
+  auto sides = std::make_shared<std::unique_ptr<KeptPair>>(std::make_unique<KeptPair>(std::move(lease), metrics_));
+  (*sides)->task = std::move(task);
+  (*sides)->candidate = std::move(candidate);
+  (*sides)->reference = std::move(reference);
   {
     absl::MutexLock lock(&mu_);
     ++retiring_;
   }
-  auto end = [this, retired] {
-    retired->End();
+  auto end = [this, sides] {
+    sides->reset();
     absl::MutexLock lock(&mu_);
     --retiring_;
   };

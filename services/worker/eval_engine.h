@@ -130,8 +130,8 @@ class EvalEngine {
   // answer. `lease` is let go only once both have ended, so nothing that
   // needs the lane alone overlaps a teardown. Either side may be null;
   // `task` (which sides may refer to) lives until they have ended.
-  void Retire(std::shared_ptr<const EvalTask> task, std::optional<LaneLease> lease,
-              std::unique_ptr<SessionInterface> a, std::unique_ptr<SessionInterface> b);
+  void Retire(std::shared_ptr<const EvalTask> task, LaneLease lease, std::unique_ptr<SessionInterface> candidate,
+              std::unique_ptr<SessionInterface> reference);
   // The CPU both sides of a measurement on `lane` are pinned to; -1: none.
   int TimingCpu(const Lane& lane) const;
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,

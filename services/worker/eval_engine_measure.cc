@@ -236,7 +236,7 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     response.add_messages("a runner ended during output checks");
     return absl::OkStatus();
   }
-  Retire(r.task, std::move(lease), std::move(cand), std::move(ref));
+  Retire(r.task, std::move(*lease), std::move(cand), std::move(ref));
   response.set_verdict(v1::VERDICT_OK);
   return absl::OkStatus();
 }

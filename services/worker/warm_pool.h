@@ -154,9 +154,9 @@ class WarmPool {
       }
       started.push_back(std::move(p));
     }
-    // Each process is handed to the lane as soon as it is up: warming is
-    // sequential (a CUDA context takes a few hundred milliseconds), and a
-    // burst of requests should not wait for the whole batch.
+    // Each process is handed to the lane as soon as it is up (awaited in
+    // the order started), so a burst of requests need not wait for the
+    // whole batch.
     int added = 0;
     for (auto& p : started) {
       if (!warm_(p.get(), lane, &error)) {
