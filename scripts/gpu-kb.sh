@@ -15,6 +15,7 @@
 #                              in one batch, as an RL run evaluates a task once per round, with and
 #                              without the reference cache; BENCH_ARGS: more crl bench flags); WHO=theirs
 #                              runs CUDA-L1's own harness on the same rows, cold then warm
+#                              (THEIRS_PASSES, THEIRS_ARGS: tools/bench/cuda_l1_loop.py flags)
 #   scripts/gpu-kb.sh all      suite (with phases) and hacks: about 10 minutes on an H100 machine
 # Results go to $OUT (default /tmp/kb-out).
 set -uo pipefail
@@ -160,9 +161,17 @@ throughput)
       grep -E "^crl bench:" "$OUT/bench-$pass.log"
     done
   else
-    for pass in cold warm; do
+    # Each row gets its own extension folder (rows whose extensions share a
+    # name would rebuild each other's), so the warm pass is warm: most rows
+    # build at construction, not import, and only an evaluation fills it.
+    # THEIRS_PASSES (default "cold warm"), THEIRS_ARGS: more flags, e.g.
+    # "--skip 1/50" or "--from 11".
+    read -r -a theirs <<< "${THEIRS_ARGS:-}"
+    for pass in ${THEIRS_PASSES:-cold warm}; do
+      [ "$pass" = cold ] && rm -rf /tmp/cuda-l1-ext
       t0=$(now)
       "$PY" tools/bench/cuda_l1_loop.py --jsonl "$OUT/rows.jsonl" --rows "$N" --harness "$HARNESS" \
+        --ext_root /tmp/cuda-l1-ext --results "$OUT/theirs-$pass.jsonl" "${theirs[@]}" \
         > "$OUT/theirs-$pass.log" 2>&1
       echo "theirs $pass: rc=$? wall $(secs $t0)"
       tail -1 "$OUT/theirs-$pass.log"
