@@ -163,11 +163,25 @@ def load_module(path, name):
     return module
 
 
+# torch.manual_seed before get_init_inputs() and before the model, unless the
+# worker says otherwise (KbOptions::init_seed).
+INIT_SEED = 42
+
+
 def derived_seed(seed, i):
     """The seed of call i of a timed sample (call 0: the sample's own)."""
     if i == 0:
         return seed
     return (seed * 6364136223846793005 + i * 1442695040888963407) % (1 << 63)
+
+
+def _ext_signature(cpp_sources, cuda_sources, functions, extra_cflags, extra_cuda_cflags,
+                   extra_ldflags, extra_include_paths, with_cuda, is_python_module):
+    """What a load_inline call asks to be built, hashed: serve mode loads a
+    build only for the same request."""
+    request = [cpp_sources, cuda_sources, functions, extra_cflags, extra_cuda_cflags,
+               extra_ldflags, extra_include_paths, with_cuda, bool(is_python_module)]
+    return hashlib.sha256(json.dumps(request, sort_keys=True, default=repr).encode()).hexdigest()
 
 
 def _ext_key(index, name):
@@ -212,6 +226,9 @@ class _Extensions:
         index = self.calls
         self.calls += 1
         key = _ext_key(index, name)
+        signature = _ext_signature(cpp_sources, cuda_sources, functions, extra_cflags,
+                                   extra_cuda_cflags, extra_ldflags, extra_include_paths,
+                                   with_cuda, is_python_module)
         if self.mode == "build":
             ext_dir = os.path.join(self.out_dir, "ext", key)
             os.makedirs(ext_dir, exist_ok=True)
@@ -235,11 +252,16 @@ class _Extensions:
                 raise
             so = [f for f in _listdir(ext_dir) if f.endswith(".so")]
             self.built.append({"key": key, "name": name, "so": os.path.join("ext", key, so[0]),
+                               "signature": signature,
                                "python_module": bool(is_python_module), "pch": bool(pch),
                                "cuda": bool(cuda_sources), "seconds": _perf() - start})
             return module
         for ext in self.manifest.get("extensions", []):
             if ext["key"] == key:
+                if ext.get("signature") != signature:
+                    raise RuntimeError(
+                        "crl: load_inline(%r) (call #%d) asks for other sources or flags than the "
+                        "compile step built; builds must not depend on run-time state" % (name, index))
                 path = os.path.join(self.manifest_dir, ext["so"])
                 if not ext.get("python_module", True):
                     import torch
@@ -328,6 +350,30 @@ def build_pch(out_dir):
     return 1 if failed else 0
 
 
+def construct_for_build(module, exts):
+    """Constructs the candidate's ModelNew once, as serving will (the same
+    seed, on the CPU; the compile sandbox allows more memory than a side), so
+    that load_inline calls made in its constructor are built too (CUDA-L1's
+    kernels often build there). The arguments come from the candidate's own
+    get_init_inputs(): the task is not part of a build. A constructor that
+    fails here for any other reason than a failed build is judged when the
+    candidate runs; without ModelNew or get_init_inputs() nothing is
+    constructed."""
+    import torch
+    cls = getattr(module, "ModelNew", None)
+    init_inputs = getattr(module, "get_init_inputs", None)
+    if not isinstance(cls, type) or not callable(init_inputs):
+        return
+    try:
+        torch.manual_seed(INIT_SEED)
+        init = init_inputs()
+        torch.manual_seed(INIT_SEED)
+        cls(*init)
+    except Exception:  # noqa: BLE001 — see above
+        if exts.failure:
+            raise
+
+
 def build_main(candidate, out_dir, pch_dir, arch_list):
     os.environ.setdefault("MAX_JOBS", "4")  # host and device translation units at once
     if arch_list:
@@ -339,7 +385,8 @@ def build_main(candidate, out_dir, pch_dir, arch_list):
     print(TOOLCHAIN_READY, file=sys.stderr, flush=True)
     import_error = None
     try:
-        load_module(candidate, "crl_candidate")
+        module = load_module(candidate, "crl_candidate")
+        construct_for_build(module, exts)
     except SyntaxError:
         traceback.print_exc()
         return 1
@@ -441,7 +488,7 @@ class Side:
         self.role = header["role"]
         self.device = torch.device(header.get("device", "cpu"))
         self.cuda = self.device.type == "cuda"
-        self.init_seed = int(header.get("init_seed", 42))
+        self.init_seed = int(header.get("init_seed", INIT_SEED))
         root = unpack_files(self.role, header, blobs)
         # Bound now: the candidate may patch torch.cuda.* later.
         if self.cuda:
@@ -487,11 +534,11 @@ class Side:
             exts.manifest_dir = os.path.dirname(manifest_path)
             exts.install()
             module = load_module(_in(root, header["candidate"]), "crl_candidate")
-            self.custom_kernel = exts.calls > 0
             cls = getattr(module, "ModelNew", None)
             if cls is None:
                 raise RuntimeError("the candidate defines no class ModelNew")
         else:
+            exts = None
             cls = self.task.Model
         # As KernelBench and CUDA-L1 construct: the same seed before the init
         # inputs and before the model, on the CPU, then moved. Constructing
@@ -504,6 +551,8 @@ class Side:
                 for x in self.get_init_inputs()]
         torch.manual_seed(self.init_seed)
         self.model = cls(*init)
+        # Its load_inline calls, at import or in the constructor.
+        self.custom_kernel = exts is not None and exts.calls > 0
         if isinstance(self.model, torch.nn.Module):
             self.model = self.model.to(self.device).eval()
         self.previous_outputs = []  # the last trial's output tensors, kept alive
