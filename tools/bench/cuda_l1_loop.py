@@ -20,7 +20,8 @@ same N and seed give the same rows); --write_rows writes the chosen rows, so
 extensions share a name do not rebuild each other's and a second pass is warm;
 --prewarm N only builds them, N rows at a time, each in a fresh process that
 executes the row's code as their harness's first step does (a cache fill, not a
-measurement); --from/--to evaluate a slice of the chosen rows (1-based, the
+measurement; it fills only what builds at import, and most rows build in their
+constructor, which only an evaluation reaches: a first pass warms those); --from/--to evaluate a slice of the chosen rows (1-based, the
 numbers printed), so one pass can be split over several device calls;
 --results writes one JSON line per evaluated row; --skip 1/50 leaves out a row
 (their harness ran row 1/50 for over 570 s without an answer, on an H100).
@@ -57,7 +58,7 @@ def last_record(log_path):
 
 
 PREWARM_CHILD = """
-import os, sys, json
+import sys, json
 row = json.loads(sys.stdin.read())
 exec(compile(row["custom_code"], "<custom_code>", "exec"), {})
 """
