@@ -72,7 +72,8 @@ def prewarm(rows, ext_root, jobs):
         return 2
     start = time.monotonic()
     pending = [(i, row) for i, row in enumerate(rows, 1) if row.get("custom_code")]
-    running = []
+    total = len(pending)
+    running = []  # (row number, process, its log, start)
     while pending or running:
         while pending and len(running) < jobs:
             i, row = pending.pop(0)
@@ -82,24 +83,22 @@ def prewarm(rows, ext_root, jobs):
             log = open(os.path.join(folder, "prewarm.log"), "w+")
             proc = subprocess.Popen([sys.executable, "-c", PREWARM_CHILD], stdin=subprocess.PIPE,
                                     stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
-            proc.log = log
             proc.stdin.write(json.dumps(row))
             proc.stdin.close()
-            running.append((i, proc, time.monotonic()))
+            running.append((i, proc, log, time.monotonic()))
         time.sleep(0.2)
         for entry in list(running):
-            i, proc, t0 = entry
+            i, proc, log, t0 = entry
             if proc.poll() is None:
                 continue
             running.remove(entry)
-            proc.log.seek(0)
-            err = proc.log.read().strip().splitlines()
-            proc.log.close()
+            log.seek(0)
+            err = log.read().strip().splitlines()
+            log.close()
             print("prewarm row %d: rc=%d %.1f s %s" % (i, proc.returncode, time.monotonic() - t0,
                                                       err[-1][:200] if err and proc.returncode else ""),
                   flush=True)
-    print("prewarm: %d rows in %.1f s" % (len([r for r in rows if r.get("custom_code")]),
-                                          time.monotonic() - start), flush=True)
+    print("prewarm: %d rows in %.1f s" % (total, time.monotonic() - start), flush=True)
     return 0
 
 
