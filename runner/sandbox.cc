@@ -721,10 +721,11 @@ void SandboxedProcess::KillTree() {
   if (pid_ <= 0 || reaped_) return;
   // The child is not reaped yet, so neither its pid nor its process group id
   // can have been reused.
-  if (isolated_) {
+  if (isolated_ && !frozen_) {
     // Ask the helper (our code, never the candidate's) to kill init and reap
     // it: the PID namespace dies and nothing is orphaned. SIGKILL follows if
-    // it does not exit promptly.
+    // it does not exit promptly. A frozen helper could not answer: the
+    // group's SIGKILL below takes init too, and the namespace with it.
     kill(pid_, SIGTERM);
     const double until = Now() + 2.0;
     for (;;) {
@@ -804,6 +805,14 @@ bool SandboxedProcess::PinTo(int cpu) {
     }
   }
   return moved > 0;
+}
+
+bool SandboxedProcess::Freeze(bool frozen) {
+  // Not reaped yet, so the process group id cannot have been reused.
+  if (pid_ <= 0 || reaped_ || finished_) return false;
+  if (kill(-pid_, frozen ? SIGSTOP : SIGCONT) != 0) return false;
+  frozen_ = frozen;
+  return true;
 }
 
 bool SandboxedProcess::Running() {

@@ -219,6 +219,13 @@ class SandboxedProcess {
   // process has ended or nothing could be moved.
   bool PinTo(int cpu);
 
+  // Stops (SIGSTOP) or continues (SIGCONT) every process of the group: a
+  // stopped payload runs nothing, on the CPU or by launching device work,
+  // until continued. Kill() and the wall deadline still end it (at once:
+  // SIGKILL to the whole group, init of its namespace included). False when
+  // the process has ended.
+  bool Freeze(bool frozen);
+
   // The log captured so far.
   std::string LogSoFar() const;
 
@@ -247,6 +254,7 @@ class SandboxedProcess {
   uint64_t address_space_bytes_ = 0;
   uint64_t cpu_limit_seconds_ = 0;
   bool isolated_ = false;
+  bool frozen_ = false;
   std::string setup_error_;
   std::unique_ptr<LogCollector> log_;
   bool finished_ = false;

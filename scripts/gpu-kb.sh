@@ -11,7 +11,8 @@
 #                              (ROWS, SEED): WHO=crl runs crl bench (PASSES: cold build cache, build:
 #                              cold and verify only (the builds for the passes after it), warm,
 #                              nowarm: no warm pool, nobatch: no batched timing, nocache: no
-#                              reference cache, rounds / rounds_nocache: the rows ROUNDS times over
+#                              reference cache, held: verifications and kept pairs hold their
+#                              lane (no stepping aside for timing), rounds / rounds_nocache: the rows ROUNDS times over
 #                              in one batch, as an RL run evaluates a task once per round, with and
 #                              without the reference cache; BENCH_ARGS: more crl bench flags); WHO=theirs
 #                              runs CUDA-L1's own harness on the same rows, cold then warm
@@ -148,6 +149,7 @@ throughput)
       [ "$pass" = nowarm ] && extra=(--kb_warm_per_gpu 0)
       [ "$pass" = nobatch ] && extra=(--min_sample_seconds -1)
       [ "$pass" = nocache ] && extra=(--reference_cache_bytes 0)
+      [ "$pass" = held ] && extra=(--step_aside_for_timing=false)
       case "$pass" in rounds*) rows="$OUT/rows-rounds.jsonl" ;; esac
       [ "$pass" = rounds_nocache ] && extra=(--reference_cache_bytes 0)
       # BENCH_ARGS: more crl bench flags for every pass (e.g. --budget_seconds 10)

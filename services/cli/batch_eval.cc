@@ -130,6 +130,7 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.verify_start_seconds = r->start_seconds();
   o.verify_trials_seconds = r->trials_seconds();
   o.reference_cached = r->reference_cached();
+  o.verify_steps_aside = r->steps_aside();
   for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
   // The errors mean something when the outputs were compared throughout:
   // they passed, or failed on numbers alone (not a NaN, a shape, a type).
@@ -197,7 +198,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   // while one sample is timed; the lanes keep timing alone.
   std::mutex mu;
   ProgressBar bar(std::cerr, n, isatty(2));
-  std::atomic<int> timed{0}, kept{0}, cached{0};
+  std::atomic<int> timed{0}, kept{0}, cached{0}, aside{0};
   std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
   std::atomic<int64_t> verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
   const absl::Time start = absl::Now();
@@ -242,6 +243,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       verify_start_ms += std::llround(outcomes[i].verify_start_seconds * 1e3);
       verify_trials_ms += std::llround(outcomes[i].verify_trials_seconds * 1e3);
       cached += outcomes[i].reference_cached;
+      aside += outcomes[i].verify_steps_aside;
       if (!outcomes[i].artifact_id.empty() && endpoints.timing) {
         if (two_phase) {
           to_time[i] = true;
@@ -270,11 +272,12 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s "
-               "(%d against recorded reference answers; waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s), timing %.1f s (%d timed, %d on the sides "
+               "(%d against recorded reference answers; waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s; "
+               "%d step(s) aside for timing), timing %.1f s (%d timed, %d on the sides "
                "verification kept: waiting for the lane alone %.1f s, starting sides %.1f s), lanes held for measuring %.1f s (%.0f%% "
                "of the wall)\n",
                n, wall, jobs, verify_ms.load() / 1e3, cached.load(), verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
-               verify_trials_ms.load() / 1e3, time_ms.load() / 1e3, timed.load(), kept.load(), wait_ms.load() / 1e3,
+               verify_trials_ms.load() / 1e3, aside.load(), time_ms.load() / 1e3, timed.load(), kept.load(), wait_ms.load() / 1e3,
                start_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }

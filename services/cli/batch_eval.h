@@ -41,6 +41,9 @@ struct Outcome {
   double verify_lane_wait_seconds = 0, verify_start_seconds = 0, verify_trials_seconds = 0;
   // The reference's answers came from the worker's reference cache.
   bool reference_cached = false;
+  // Times the verification stepped aside for timing (its waits are in
+  // verify_lane_wait_seconds).
+  int verify_steps_aside = 0;
 };
 
 // How each verified sample is timed.

@@ -21,6 +21,12 @@ inline v1::Verdict VerdictFor(Side side, const RunnerEvent& event) {
   return side == Side::kReference ? v1::VERDICT_INFRA_ERROR : event.verdict;
 }
 
+// Freezes both sides of a pair, or lets them go on (either may be null).
+inline void FreezeSides(SessionInterface* reference, SessionInterface* candidate, bool frozen) {
+  if (reference) reference->Freeze(frozen);
+  if (candidate) candidate->Freeze(frozen);
+}
+
 // Counts a lease in crl_worker_lanes_busy while it lives (the lane's busy
 // seconds are the pool's: LanePoolOptions::on_idle).
 class LeaseGauge {
@@ -37,14 +43,16 @@ class LeaseGauge {
 };
 
 // A verified candidate's sides, kept on their lane with its lease for the
-// measurement that names them (EvalEngine::Keep; the reference is null when
-// the candidate was verified against recorded answers); also a finished
-// evaluation's sides while they end (EvalEngine::Retire).
+// measurement that names them (EvalEngine::Keep: frozen, the lease stepped
+// aside, unless EngineOptions::step_aside_for_timing is off; the reference
+// is null when the candidate was verified against recorded answers); also
+// a finished evaluation's sides while they end (EvalEngine::Retire).
 struct EvalEngine::KeptPair {
   KeptPair(LaneLease l, WorkerMetrics* metrics) : lease(std::move(l)), busy(metrics) {}
   ~KeptPair() {
     // The processes end before the lane is let go: nothing a candidate
-    // left running may sit beside the next lease's timing.
+    // left running may sit beside the next lease's timing. Frozen sides
+    // (the lease aside) are killed as they are.
     if (candidate) candidate->Close();
     if (reference) reference->Close();
   }

@@ -138,12 +138,19 @@ std::string EvalEngine::Keep(const Resolved& r, const std::string& reference_art
                              const std::string& library_path, LaneLease& lease,
                              std::unique_ptr<SessionInterface>& reference,
                              std::unique_ptr<SessionInterface>& candidate, double seconds) {
-  // A lease about to take the lane alone would wait for this one, and this
-  // one's measurement could not take it: let go at once instead.
-  if (lease.UpgradePending() || (reference && reference->dead()) || candidate->dead()) return "";
+  // Held on the lane (no stepping aside), a lease about to take the lane
+  // alone would wait for this one, and this one's measurement could not
+  // take it: let go at once instead.
+  const bool aside = options_.step_aside_for_timing && lease.lane().backend == BackendKind::kCuda;
+  if ((!aside && lease.UpgradePending()) || (reference && reference->dead()) || candidate->dead()) return "";
   const double budget = seconds + 5;
   if ((reference && !reference->Adopt(kept_context_, budget)) || !candidate->Adopt(kept_context_, budget)) {
     return "";
+  }
+  if (aside) {
+    // Off the lane until the measurement takes it alone (MeasureOnce).
+    FreezeSides(reference.get(), candidate.get(), true);
+    lease.StepAside();
   }
   auto pair = std::make_unique<KeptPair>(std::move(lease), metrics_);
   pair->task = r.task;
@@ -471,9 +478,33 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     reference_side = &recording.emplace(ref.get(), reference_cache_.max_record_bytes());
     seeds = recording->RecordSeeds(seeds_);
   }
+  // Timing waiting for this lane: between two calls the sides freeze and
+  // the lease steps aside until the timing waiting has had the lane (a
+  // shared GPU lane only: elsewhere nothing runs beside a verification).
+  const bool may_step_aside = options_.step_aside_for_timing && use == LaneUse::kShared &&
+                              lane.backend == BackendKind::kCuda;
+  absl::Duration aside;
+  int steps_aside = 0;
+  auto between_calls = [&]() -> absl::Status {
+    if (!may_step_aside || !lease.TimingWaiting()) return absl::OkStatus();
+    const absl::Time t0 = clock_->MonotonicNow();
+    FreezeSides(ref.get(), cand.get(), true);
+    lease.StepAside();
+    // On an error the sides end frozen, with the lease aside.
+    CRL_RETURN_IF_ERROR(lease.Rejoin(LaneUse::kShared, context, options_.lane_wait));
+    FreezeSides(ref.get(), cand.get(), false);
+    // The time aside was not the sides': their wall budgets start again.
+    if (ref) ref->Adopt(context, budget);
+    cand->Adopt(context, budget);
+    aside += clock_->MonotonicNow() - t0;
+    ++steps_aside;
+    return absl::OkStatus();
+  };
   CRL_ASSIGN_OR_RETURN(VerifyResult verified, VerifyCandidate(*r.task, reference_side, cand.get(), run, seeds,
-                                                              !known.has_value(), context));
-  response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started));
+                                                              !known.has_value(), context, between_calls));
+  response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started - aside));
+  response.set_lane_wait_seconds(response.lane_wait_seconds() + absl::ToDoubleSeconds(aside));
+  response.set_steps_aside(steps_aside);
   if (recording) {
     // Kept only when the reference answered every trial of the plan.
     reference_cache_.Insert(cache_key, recording->Complete(verified.planned_trials, !known.has_value()));

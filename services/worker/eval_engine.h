@@ -43,6 +43,12 @@ struct EngineOptions {
   // Most seconds a verified pair is kept for its measurement
   // (EvaluateRequest.keep_for_timing_seconds).
   double max_keep_seconds = 60;
+  // On a GPU lane, a verification lets go of its lane between two trials
+  // while timing waits for it, its sides frozen until it has the lane back,
+  // and verified sides wait for their measurement frozen and off the lane
+  // (LaneLease::StepAside). False: a verification holds its lane to its
+  // end and kept sides hold their slot (timing then waits for both).
+  bool step_aside_for_timing = true;
   // Reference outputs kept for later verifications of the same task
   // (reference_cache.h; max_bytes 0: off).
   ReferenceCacheOptions reference_cache;

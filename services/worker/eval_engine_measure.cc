@@ -137,7 +137,10 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
   std::optional<LaneLease> lease;
   std::unique_ptr<SessionInterface> ref, cand;
   if (kept) {
-    absl::Status alone = kept->lease.Upgrade(context, options_.lane_wait);
+    // Aside (frozen): back on the lane alone. Held: alone in place.
+    absl::Status alone = kept->lease.aside() ? kept->lease.Rejoin(LaneUse::kExclusive, context, options_.lane_wait)
+                                             : kept->lease.Upgrade(context, options_.lane_wait);
+    if (alone.ok()) FreezeSides(kept->reference.get(), kept->candidate.get(), false);
     if (alone.ok() && (!kept->reference || kept->reference->Adopt(context, budget)) &&
         kept->candidate->Adopt(context, budget)) {
       lease.emplace(std::move(kept->lease));

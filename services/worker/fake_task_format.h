@@ -131,8 +131,9 @@ class FakeEvalTask final : public EvalTask {
   const FakeTaskSpec spec_;
 };
 
-// Holds sides' Close() while held, at most 10 s each (tests of what waits
-// for a side's end; code that waits for it inline fails them, not hangs).
+// Holds the fakes that pass it while held, at most 10 s each (tests of
+// what waits for a side's end or call; code that waits for it inline fails
+// them, not hangs).
 class CloseGate {
  public:
   void Hold() {
@@ -154,27 +155,39 @@ class CloseGate {
   bool held_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// What the sides of one FakeTaskFormat share.
+struct FakeCounters {
+  std::atomic<int> open{0};    // sides alive
+  std::atomic<int> probes{0};  // reference calls that computed probes
+  std::atomic<int> frozen{0};  // sides frozen now (SessionInterface::Freeze)
+  // The most sides alive and not frozen while a timed call ran (2 when
+  // timing had the lane alone, as it must).
+  std::atomic<int> most_live_while_timed{0};
+  // Calls made to frozen sides (none may be).
+  std::atomic<int> frozen_calls{0};
+  CloseGate gate;        // sides ending pass it
+  CloseGate trial_gate;  // "gated" candidates' trials pass it
+};
+
 // One side. The candidate's behaviour is the first word of its source:
 //   correct, fast (correct, half the reference's time), wrong (off by one),
 //   crash (RUNTIME_ERROR), violate (modifies an input), alias (an output
 //   shares an input's storage), flags (changes a global setting), framework
 //   (no kernel of its own), racy (re-runs differ in the last bit), stale
 //   (timed outputs are the previous call's), hang (blocks until the request
-//   ends), nostart (fails to start).
+//   ends), nostart (fails to start), gated (correct; each trial waits at
+//   FakeTaskFormat::trial_gate()).
 class FakeSession final : public SessionInterface {
  public:
   FakeSession(const FakeEvalTask& task, Side side, std::string behaviour, FakeClock* clock,
-              const RequestContext& context, std::atomic<int>* open, std::atomic<int>* probes,
-              CloseGate* gate)
+              const RequestContext& context, FakeCounters* counters)
       : task_(task),
         side_(side),
         behaviour_(std::move(behaviour)),
         clock_(clock),
         context_(&context),
-        open_(open),
-        probes_(probes),
-        gate_(gate) {
-    ++*open_;
+        counters_(counters) {
+    ++counters_->open;
   }
   ~FakeSession() override { Close(); }
 
@@ -194,13 +207,14 @@ class FakeSession final : public SessionInterface {
     result->outputs = Expected(task_, trial.seed);
     if (side_ == Side::kReference) {
       if (trial.probes) {
-        ++*probes_;
+        ++counters_->probes;
         OutputTensor zeros = result->outputs[0];
         zeros.data.assign(zeros.data.size(), '\0');
         result->probes.push_back({"zeros", zeros});
       }
       return Ok();
     }
+    if (Is("gated")) counters_->trial_gate.Pass();
     if (Is("wrong")) Bump(&result->outputs[0], 1.0f);
     if (Is("racy") && trial.rerun) Bump(&result->outputs[0], 1e-6f);
     if (Is("violate")) result->violation = "input 'x' was modified by the candidate";
@@ -213,6 +227,10 @@ class FakeSession final : public SessionInterface {
 
   RunnerEvent Timed(const TimedRequest& request, double, TimedResult* result) override {
     if (RunnerEvent e = Common(); !e.ok) return e;
+    const int live = counters_->open.load() - counters_->frozen.load();
+    int most = counters_->most_live_while_timed.load();
+    while (live > most && !counters_->most_live_while_timed.compare_exchange_weak(most, live)) {
+    }
     double seconds = task_.spec().reference_seconds;
     if (side_ == Side::kCandidate && Is("fast")) seconds /= 2;
     if (clock_) clock_->Advance(absl::Seconds(seconds));
@@ -238,9 +256,19 @@ class FakeSession final : public SessionInterface {
   bool dead() const override { return dead_ || closed_; }
   void Close() override {
     if (closed_) return;
-    gate_->Pass();
+    if (frozen_) {
+      --counters_->frozen;  // killed as it is
+    } else {
+      counters_->gate.Pass();
+    }
     closed_ = true;
-    --*open_;
+    --counters_->open;
+  }
+  bool Freeze(bool frozen) override {
+    if (dead() || frozen == frozen_) return false;
+    frozen_ = frozen;
+    counters_->frozen += frozen ? 1 : -1;
+    return true;
   }
   bool Adopt(const RequestContext& context, double) override {
     if (dead()) return false;
@@ -259,6 +287,10 @@ class FakeSession final : public SessionInterface {
   }
   RunnerEvent Common() {
     if (dead_) return {false, v1::VERDICT_INFRA_ERROR, "fake: session already ended"};
+    if (frozen_) {
+      ++counters_->frozen_calls;
+      return {false, v1::VERDICT_INFRA_ERROR, "fake: called while frozen"};
+    }
     if (side_ == Side::kReference && task_.spec().reference == "crash") {
       return {false, v1::VERDICT_RUNTIME_ERROR, "fake: reference bug"};
     }
@@ -282,14 +314,13 @@ class FakeSession final : public SessionInterface {
   const std::string behaviour_;
   FakeClock* clock_;
   const RequestContext* context_;
-  std::atomic<int>* open_;
-  std::atomic<int>* probes_;
-  CloseGate* gate_;
+  FakeCounters* counters_;
   std::vector<OutputTensor> last_;
   uint64_t previous_seed_ = 0;
   int trials_ = 0;
   bool dead_ = false;
   bool closed_ = false;
+  bool frozen_ = false;
 };
 
 // Resolves any task path to a FakeEvalTask with the current spec.
@@ -303,10 +334,17 @@ class FakeTaskFormat final : public TaskFormatInterface {
     spec_ = spec;
   }
   // Sessions alive now, and reference calls that computed probes.
-  int open_sessions() const { return open_.load(); }
+  int open_sessions() const { return counters_.open.load(); }
   // While held, sides that end wait in Close() until it opens.
-  CloseGate& close_gate() { return gate_; }
-  int probe_calls() const { return probes_.load(); }
+  CloseGate& close_gate() { return counters_.gate; }
+  // While held, "gated" candidates' trials wait until it opens.
+  CloseGate& trial_gate() { return counters_.trial_gate; }
+  int probe_calls() const { return counters_.probes.load(); }
+  // Sides frozen now; calls made to frozen sides; the most sides alive and
+  // not frozen while a timed call ran.
+  int frozen_sessions() const { return counters_.frozen.load(); }
+  int frozen_calls() const { return counters_.frozen_calls.load(); }
+  int most_live_while_timed() const { return counters_.most_live_while_timed.load(); }
   // Sides started so far, and reference sides among them.
   int starts() const { return starts_.load(); }
   int reference_starts() const { return reference_starts_.load(); }
@@ -338,19 +376,16 @@ class FakeTaskFormat final : public TaskFormatInterface {
     *event = {true, v1::VERDICT_OK, ""};
     ++starts_;
     if (spec.side == Side::kReference) ++reference_starts_;
-    return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &open_,
-                                         &probes_, &gate_);
+    return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &counters_);
   }
 
  private:
   FakeClock* clock_;
   mutable absl::Mutex mu_;
   FakeTaskSpec spec_ ABSL_GUARDED_BY(mu_);
-  std::atomic<int> open_{0};
-  std::atomic<int> probes_{0};
+  FakeCounters counters_;
   std::atomic<int> starts_{0};
   std::atomic<int> reference_starts_{0};
-  CloseGate gate_;
 };
 
 }  // namespace crl

@@ -182,6 +182,7 @@ class KbHarnessSession final : public SessionInterface {
   bool dead() const override { return session_->dead(); }
   void Close() override { session_->Close(); }
   bool PinToCpu(int cpu) override { return session_->PinToCpu(cpu); }
+  bool Freeze(bool frozen) override { return session_->Freeze(frozen); }
   bool Adopt(const RequestContext& context, double budget_seconds) override {
     if (session_->dead()) return false;
     session_->Adopt(context, budget_seconds);

@@ -123,6 +123,7 @@ class KbSession {
   void Close() { session_->Close(); }
   bool dead() const { return session_->dead(); }
   bool PinToCpu(int cpu) { return session_->PinToCpu(cpu); }
+  bool Freeze(bool frozen) { return session_->Freeze(frozen); }
   // SessionInterface::Adopt.
   void Adopt(const RequestContext& context, double budget_seconds) { session_->Adopt(context, budget_seconds); }
 

@@ -3,11 +3,12 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 
 namespace crl {
 
 LaneLease::~LaneLease() {
-  if (pool_) pool_->Release(lane_);
+  if (pool_ && !aside_) pool_->Release(lane_);
 }
 
 absl::Status LaneLease::Upgrade(const RequestContext& context, absl::Duration max_wait) {
@@ -16,8 +17,26 @@ absl::Status LaneLease::Upgrade(const RequestContext& context, absl::Duration ma
 
 bool LaneLease::UpgradePending() const { return pool_ != nullptr && pool_->Upgrading(lane_); }
 
+bool LaneLease::TimingWaiting() const { return pool_ != nullptr && pool_->TimingWaiting(lane_); }
+
+void LaneLease::StepAside() {
+  if (!pool_ || aside_) return;
+  pool_->Release(lane_);
+  aside_ = true;
+}
+
+absl::Status LaneLease::Rejoin(LaneUse use, const RequestContext& context, absl::Duration max_wait) {
+  if (!pool_ || !aside_) return absl::OkStatus();
+  const size_t index = lane_ - pool_->lanes_.data();
+  auto taken = pool_->Take(lane_->backend, index, true, true, use, context, max_wait);
+  if (!taken.ok()) return taken.status();
+  overlapped_ = overlapped_ || taken->overlapped;
+  aside_ = false;
+  return absl::OkStatus();
+}
+
 bool LaneLease::SharedWithOthers() const {
-  return overlapped_at_start_ || (pool_ != nullptr && pool_->Overlaps(lane_) != overlaps_at_start_);
+  return overlapped_ || (pool_ != nullptr && pool_->Overlaps(lane_) != overlaps_at_start_);
 }
 
 LanePool::LanePool(std::vector<Lane> lanes, LanePoolOptions options)
@@ -27,7 +46,8 @@ LanePool::LanePool(std::vector<Lane> lanes, LanePoolOptions options)
       exclusive_(lanes_.size()),
       upgrading_(lanes_.size()),
       occupied_since_(lanes_.size()),
-      overlaps_(lanes_.size()) {}
+      overlaps_(lanes_.size()),
+      rejoining_(lanes_.size()) {}
 
 bool LanePool::Has(BackendKind backend) const {
   for (const Lane& l : lanes_) {
@@ -63,7 +83,8 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
     return absl::UnavailableError(
         absl::StrCat("this worker has no ", BackendName(backend), " lane"));
   }
-  return AcquireAny(backend, lanes_.size(), context, max_wait, use);
+  CRL_ASSIGN_OR_RETURN(Taken t, Take(backend, lanes_.size(), true, false, use, context, max_wait));
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps);
 }
 
 absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestContext& context,
@@ -71,14 +92,13 @@ absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestConte
   if (index >= lanes_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("no lane ", index, " (", lanes_.size(), " lanes)"));
   }
-  return AcquireAny(lanes_[index].backend, index, context, max_wait, use);
+  CRL_ASSIGN_OR_RETURN(Taken t, Take(lanes_[index].backend, index, false, false, use, context, max_wait));
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps);
 }
 
-// `only` < lanes_.size(): that lane alone, and the wait is not counted.
-absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
-                                               const RequestContext& context, absl::Duration max_wait,
-                                               LaneUse use) {
-  const bool counted = only >= lanes_.size();
+absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only, bool counted, bool rejoin,
+                                               LaneUse use, const RequestContext& context,
+                                               absl::Duration max_wait) {
   // Cancellation is not a change of this pool's state, so it is looked at
   // between short slices of waiting.
   constexpr absl::Duration kSlice = absl::Milliseconds(100);
@@ -86,6 +106,7 @@ absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
   const absl::Time start = clock->Now();
   const absl::Time give_up = std::min(context.deadline(), start + max_wait);
   const bool exclusive = use == LaneUse::kExclusive;
+  const bool back = rejoin && use == LaneUse::kShared;
   absl::MutexLock lock(&mu_);
   size_t found = lanes_.size();
   auto usable = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -93,17 +114,25 @@ absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
     if (use == LaneUse::kShared && exclusive_waiting_[backend] > 0) return false;
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].backend != backend || exclusive_[i] || (!counted && i != only)) continue;
+      if (lanes_[i].backend != backend || exclusive_[i] || (only < lanes_.size() && i != only)) continue;
       // A lease taking this lane alone: nothing new joins it.
       if (!exclusive && upgrading_[i]) continue;
+      // Verifications coming back from stepping aside go first.
+      if (use == LaneUse::kShared && !back && rejoining_[i] > 0) continue;
       if (exclusive ? holders_[i] == 0 : holders_[i] < Capacity(i)) {
         if (found == lanes_.size() || holders_[i] < holders_[found]) found = i;
       }
     }
     return found != lanes_.size();
   };
+  auto stop_waiting = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (counted) --waiting_;
+    if (exclusive) --exclusive_waiting_[backend];
+    if (back) --rejoining_[only];
+  };
   if (counted) ++waiting_;
   if (exclusive) ++exclusive_waiting_[backend];
+  if (back) ++rejoining_[only];
   while (!usable()) {
     absl::Status live = context.Check();
     if (live.ok() && clock->Now() >= give_up) {
@@ -112,23 +141,30 @@ absl::StatusOr<LaneLease> LanePool::AcquireAny(BackendKind backend, size_t only,
                        absl::FormatDuration(clock->Now() - start)));
     }
     if (!live.ok()) {
-      if (counted) --waiting_;
-      if (exclusive) --exclusive_waiting_[backend];
+      stop_waiting();
       return live;
     }
     mu_.AwaitWithTimeout(absl::Condition(&usable), kSlice);
   }
-  if (counted) --waiting_;
-  if (exclusive) --exclusive_waiting_[backend];
-  const bool overlapped = holders_[found] > 0;
-  if (overlapped) {
+  stop_waiting();
+  Taken t;
+  t.lane = found;
+  t.overlapped = holders_[found] > 0;
+  if (t.overlapped) {
     ++overlaps_[found];
   } else {
     occupied_since_[found] = options_.clock->MonotonicNow();
   }
   ++holders_[found];
   exclusive_[found] = exclusive;
-  return LaneLease(this, &lanes_[found], overlapped, overlaps_[found]);
+  t.overlaps = overlaps_[found];
+  return t;
+}
+
+bool LanePool::TimingWaiting(const Lane* lane) const {
+  absl::MutexLock lock(&mu_);
+  const auto waiting = exclusive_waiting_.find(lane->backend);
+  return upgrading_[lane - lanes_.data()] || (waiting != exclusive_waiting_.end() && waiting->second > 0);
 }
 
 bool LanePool::Upgrading(const Lane* lane) const {

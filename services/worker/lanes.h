@@ -5,8 +5,9 @@
 // LanePoolOptions::verify_slots_per_gpu at once; a host lane is one CPU and
 // is never shared. An exclusive request waiting for a lane holds back new
 // shared ones on that backend, so timing is not starved; a shared lease can
-// become exclusive in place (LaneLease::Upgrade: verified sides kept for
-// their measurement). In-memory and
+// become exclusive in place (LaneLease::Upgrade), or step aside and come
+// back (LaneLease::StepAside, Rejoin: a verification between trials while
+// timing waits; verified sides kept for their measurement). In-memory and
 // deterministic: unit tests use the real pool.
 #ifndef CRL_SERVICES_WORKER_LANES_H_
 #define CRL_SERVICES_WORKER_LANES_H_
@@ -48,12 +49,13 @@ struct LanePoolOptions {
 class LaneLease {
  public:
   LaneLease(LanePool* pool, const Lane* lane, bool overlapped_at_start, uint64_t overlaps_at_start)
-      : pool_(pool), lane_(lane), overlapped_at_start_(overlapped_at_start), overlaps_at_start_(overlaps_at_start) {}
+      : pool_(pool), lane_(lane), overlapped_(overlapped_at_start), overlaps_at_start_(overlaps_at_start) {}
   LaneLease(LaneLease&& other) noexcept
       : pool_(other.pool_),
         lane_(other.lane_),
-        overlapped_at_start_(other.overlapped_at_start_),
-        overlaps_at_start_(other.overlaps_at_start_) {
+        overlapped_(other.overlapped_),
+        overlaps_at_start_(other.overlaps_at_start_),
+        aside_(other.aside_) {
     other.pool_ = nullptr;
   }
   LaneLease& operator=(LaneLease&&) = delete;
@@ -69,6 +71,21 @@ class LaneLease {
   absl::Status Upgrade(const RequestContext& context, absl::Duration max_wait);
   // Another lease on this lane is upgrading (Upgrade) now.
   bool UpgradePending() const;
+  // A request waits to hold this lease's lane, or any lane of its backend,
+  // alone (timing), and this lease holds it up while it stays.
+  bool TimingWaiting() const;
+  // Lets go of the lane without ending the lease: the lane stops counting
+  // it (timing may take it alone, a verification its slot) until Rejoin.
+  // For sides that stay alive but idle (and frozen) meanwhile: a
+  // verification between two trials while timing waits, verified sides
+  // waiting for their measurement.
+  void StepAside();
+  bool aside() const { return aside_; }
+  // Takes the same lane again after StepAside, waiting at most `max_wait`
+  // (and the request's deadline). kShared: as a new verification would
+  // (after every timing waiting on the backend) but before new ones;
+  // kExclusive: alone, as timing. On error the lease stays aside.
+  absl::Status Rejoin(LaneUse use, const RequestContext& context, absl::Duration max_wait);
   // Whether another lease has held the lane at some moment while this one
   // did (only shared leases can overlap): a failure that contention could
   // cause (a timeout, running out of device memory) is then not yet known
@@ -78,8 +95,9 @@ class LaneLease {
  private:
   LanePool* pool_;
   const Lane* lane_;
-  bool overlapped_at_start_;
+  bool overlapped_;
   uint64_t overlaps_at_start_;
+  bool aside_ = false;
 };
 
 // Thread-safe.
@@ -108,8 +126,19 @@ class LanePool {
   void Release(const Lane* lane);
   absl::Status Upgrade(const Lane* lane, const RequestContext& context, absl::Duration max_wait);
   bool Upgrading(const Lane* lane) const;
-  absl::StatusOr<LaneLease> AcquireAny(BackendKind backend, size_t only, const RequestContext& context,
-                                       absl::Duration max_wait, LaneUse use);
+  bool TimingWaiting(const Lane* lane) const;
+  // What Take() found: the lane, and whether another lease held it then.
+  struct Taken {
+    size_t lane = 0;
+    bool overlapped = false;
+    uint64_t overlaps = 0;
+  };
+  // Waits for a lane of `backend` (lanes_[only] alone when `only` is a
+  // lane's index) usable as `use`, and takes it. `counted`: the wait shows
+  // in Waiting(); `rejoin`: a lease back from StepAside, ahead of new
+  // shared ones.
+  absl::StatusOr<Taken> Take(BackendKind backend, size_t only, bool counted, bool rejoin, LaneUse use,
+                             const RequestContext& context, absl::Duration max_wait);
   int Capacity(size_t lane) const;
   uint64_t Overlaps(const Lane* lane) const;
 
@@ -123,6 +152,8 @@ class LanePool {
   std::vector<absl::Time> occupied_since_ ABSL_GUARDED_BY(mu_);
   // Per lane: acquisitions made while it was already held.
   std::vector<uint64_t> overlaps_ ABSL_GUARDED_BY(mu_);
+  // Per lane: shared leases waiting to come back from StepAside.
+  std::vector<int> rejoining_ ABSL_GUARDED_BY(mu_);
   std::map<BackendKind, int> exclusive_waiting_ ABSL_GUARDED_BY(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -201,6 +201,7 @@ class NativeSession final : public SessionInterface {
     return true;
   }
   void Close() override { runner_->Close(); }
+  bool Freeze(bool frozen) override { return runner_->Freeze(frozen); }
 
  private:
   const NativeTask& task_;

@@ -129,6 +129,10 @@ class RunnerSession {
   // Moves every thread of the runner's process group to CPU `cpu` (threads
   // made later inherit it). Best effort: false when nothing could be moved.
   bool PinToCpu(int cpu);
+  // Stops every process of the runner's group (frozen) or lets them go on
+  // (SandboxedProcess::Freeze). A frozen session that is closed is killed
+  // without being let go on: nothing it holds runs again.
+  bool Freeze(bool frozen);
 
   const std::string& device_name() const { return device_name_; }
   // The runner died or was killed; no further calls are possible.
@@ -162,6 +166,7 @@ class RunnerSession {
   std::string device_name_;
   bool dead_ = false;
   bool warming_ = false;  // SpawnWarm's request sent, its answer not yet read
+  bool frozen_ = false;
 };
 
 // Verdict for a runner result status (kOk -> VERDICT_OK).

@@ -139,6 +139,11 @@ class SessionInterface {
   // measurement share one, so neither gets a faster core). False when not
   // supported or nothing moved.
   virtual bool PinToCpu(int) { return false; }
+  // Stops the side's process, with whatever it started, or lets it go on
+  // (between calls only: a verification stepping aside for timing, a kept
+  // pair waiting for its measurement). A frozen side that is closed is
+  // killed as it is. False when not supported or the process has ended.
+  virtual bool Freeze(bool) { return false; }
   // Hands the session to another request: from now on `context` (which must
   // outlive the session) cancels its calls, and its process's wall budget
   // starts again at `budget_seconds` (verified sides kept for their

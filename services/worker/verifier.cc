@@ -98,7 +98,8 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
 absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterface* reference,
                                              SessionInterface* candidate,
                                              const VerifyConfig& config, const SeedSource& seeds,
-                                             bool probe, const RequestContext& context) {
+                                             bool probe, const RequestContext& context,
+                                             const std::function<absl::Status()>& between_calls) {
   VerifyResult out;
   v1::CorrectnessReport& report = out.report;
   report.set_first_mismatch_index(-1);
@@ -127,8 +128,15 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
 
   const std::vector<TrialRequest> plan = task.PlanTrials(config.trials, seeds);
   out.planned_trials = plan.size();
-  for (TrialRequest trial : plan) {
+  bool called = false;
+  auto next_call = [&]() -> absl::Status {
     CRL_RETURN_IF_ERROR(context.Check());
+    if (called && between_calls) CRL_RETURN_IF_ERROR(between_calls());
+    called = true;
+    return absl::OkStatus();
+  };
+  for (TrialRequest trial : plan) {
+    CRL_RETURN_IF_ERROR(next_call());
     trial.probes = probe && trial.probe_eligible;
     TrialRequest candidate_trial = trial;
     candidate_trial.probes = false;  // the candidate never computes (or sees) probes
@@ -243,7 +251,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   // Determinism: the first trial again on fresh allocations.
   first_trial.rerun = true;
   for (int r = 0; r < config.determinism_reruns && have_first; ++r) {
-    CRL_RETURN_IF_ERROR(context.Check());
+    CRL_RETURN_IF_ERROR(next_call());
     const std::string where = absl::StrCat("determinism re-run ", r + 1, " of trial 1");
     TrialResult again;
     RunnerEvent event = candidate->Trial(first_trial, per_call, &again);

@@ -6,6 +6,7 @@
 #ifndef CRL_SERVICES_WORKER_VERIFIER_H_
 #define CRL_SERVICES_WORKER_VERIFIER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,13 +59,17 @@ double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config);
 
 // Runs the protocol; both sides are started on the lane the caller holds.
 // `probe` asks the reference for degenerate-task probes on the trials that
-// allow them. CANCELLED / DEADLINE_EXCEEDED when `context` ends first;
-// every outcome about the code is a verdict, a failure of the reference
-// always INFRA_ERROR.
+// allow them. `between_calls` (may be empty) runs between two calls of the
+// protocol, with neither side in a call (the caller may let go of its lane
+// there); an error from it ends the protocol with that status.
+// CANCELLED / DEADLINE_EXCEEDED when `context` ends first; every outcome
+// about the code is a verdict, a failure of the reference always
+// INFRA_ERROR.
 absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterface* reference,
                                              SessionInterface* candidate,
                                              const VerifyConfig& config, const SeedSource& seeds,
-                                             bool probe, const RequestContext& context);
+                                             bool probe, const RequestContext& context,
+                                             const std::function<absl::Status()>& between_calls = {});
 
 // Compares a candidate's outputs with the reference's: count, dtype and
 // shape, then element by element with the task's tolerance. "" when they

@@ -57,6 +57,10 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("verify_slots_per_gpu", &o->verify_slots_per_gpu,
            "verifications at once on one GPU (timing always has the GPU to itself; a failure that sharing could "
            "cause is re-verified alone)");
+  set->Add("step_aside_for_timing", &o->engine.step_aside_for_timing,
+           "a GPU verification lets go of its lane between two trials while timing waits, its sides frozen "
+           "(SIGSTOP) until it has the lane back, and verified sides kept for their measurement wait frozen, "
+           "off the lane (false: timing waits for every verification on the lane to end)");
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");

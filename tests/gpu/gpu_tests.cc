@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <future>
-#include <set>
-#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/file.h"
@@ -242,6 +242,48 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
       CHECK(side_stream == c.side_stream);
     }
   }
+}
+
+TEST_CASE("KernelBench verifications step aside, frozen, for timing that waits, and end as they would have",
+          "[gpu]") {
+  // Three verifications in flight on the GPU (its four verification slots),
+  // then a measurement asks for the lane alone: each verification lets go
+  // of it between two calls, its sides frozen, and comes back afterwards.
+  const char* task = "level1/3_Relu.py";
+  auto timed_candidate = EvaluateKb("level1/1_ScaledGelu.py", "generations_cuda/level_1_problem_1_sample_0_kernel.py");
+  REQUIRE(timed_candidate.ok());
+  REQUIRE(timed_candidate->verdict() == v1::VERDICT_OK);
+  std::vector<absl::StatusOr<v1::EvaluateResponse>> verified(3);
+  std::vector<std::thread> verifying;
+  for (size_t i = 0; i < verified.size(); ++i) {
+    verifying.emplace_back([&, i] { verified[i] = EvaluateKb(task, "generations/level_1_problem_3_sample_1_kernel.py"); });
+  }
+  absl::SleepFor(absl::Seconds(1));  // the verifications are starting their sides
+  timing::OracleOptions o;
+  o.budget_seconds = 5;
+  timing::TimingOracle oracle(o, &Engine(), RealClock::Get());
+  v1::TimeRequest t;
+  t.mutable_task()->set_path(kKernelBench + "/level1/1_ScaledGelu.py");
+  t.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
+  t.set_artifact_id(timed_candidate->artifact_id());
+  t.set_backend(v1::BACKEND_CUDA);
+  auto timed = oracle.Time(t, RequestContext::Background());
+  for (auto& th : verifying) th.join();
+  REQUIRE(timed.ok());
+  CHECK(timed->verdict() == v1::VERDICT_OK);
+  int steps = 0;
+  for (const auto& v : verified) {
+    REQUIRE(v.ok());
+    INFO((v->messages_size() ? v->messages(v->messages_size() - 1) : ""));
+    CHECK(v->verdict() == v1::VERDICT_OK);
+    CHECK(v->correctness().trials_passed() == v->correctness().trials());
+    steps += v->steps_aside();
+    std::printf("stepped aside %d time(s): %s, waiting %.2f s, trials %.2f s\n", v->steps_aside(),
+                Short(v->verdict()).c_str(), v->lane_wait_seconds(), v->trials_seconds());
+  }
+  std::printf("stepping aside: timed ScaledGelu %.3fx (%s) beside three verifications, %d step(s) aside\n",
+              timed->speedup(), timed->timing_mode().c_str(), steps);
+  CHECK(steps > 0);
 }
 
 TEST_CASE("hostile kernels get their verdicts and the worker keeps serving", "[gpu]") {

@@ -127,6 +127,33 @@ TEST_CASE("PinTo moves the sandboxed tree onto one CPU", "[sandbox]") {
   CHECK_FALSE(proc->PinTo(0));  // ended: nothing to move
 }
 
+TEST_CASE("Freeze stops the sandboxed tree until it is let go; a frozen tree is killed at once", "[sandbox]") {
+  std::string error;
+  // The shell's child sleeps 0.3 s and the shell then prints: frozen for a
+  // second, neither can.
+  auto proc = SpawnSandboxed(TestPolicy(), {"/bin/sh", "-c", "/bin/sleep 0.3; echo done"}, &error);
+  REQUIRE(proc);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(proc->Freeze(true));
+  CHECK_FALSE(proc->WaitFor(1.0));
+  CHECK(proc->LogSoFar().find("done") == std::string::npos);
+  REQUIRE(proc->Freeze(false));
+  ExitInfo info = proc->Wait(10);
+  CHECK(info.kind == ExitInfo::kExited);
+  CHECK(info.log.find("done") != std::string::npos);
+  CHECK_FALSE(proc->Freeze(true));  // ended: nothing to stop
+
+  auto frozen = SpawnSandboxed(TestPolicy(), {"/bin/sleep", "100"}, &error);
+  REQUIRE(frozen);
+  REQUIRE(frozen->Freeze(true));
+  const auto t0 = std::chrono::steady_clock::now();
+  info = frozen->Kill();
+  CHECK(info.kind == ExitInfo::kSignaled);
+  CHECK(info.signal == SIGKILL);
+  // Not the two seconds a frozen helper would take to not answer SIGTERM.
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1500));
+}
+
 TEST_CASE("stdout and stderr are captured and truncated", "[sandbox]") {
   ExitInfo info = RunSandboxed(TestPolicy(), {"/bin/sh", "-c", "echo out; echo err >&2"});
   CHECK(info.log.find("out\n") != std::string::npos);

@@ -450,7 +450,8 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     REQUIRE_FALSE(v.kept_pair().empty());
     CHECK(rig.engine->KeptPairs() == 1);
     CHECK(rig.format.open_sessions() == 2);
-    CHECK(rig.lanes.Busy() == 1);  // the pair keeps its place on the lane
+    CHECK(rig.format.frozen_sessions() == 2);  // frozen, and off the lane until measured
+    CHECK(rig.lanes.Busy() == 0);
     auto p = measure(v, v.kept_pair());
     REQUIRE(p.ok());
     CHECK(p->verdict() == v1::VERDICT_OK);
@@ -458,6 +459,8 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     CHECK(p->timing_mode() == "graph");
     CHECK(p->reference_samples_size() == 5);
     CHECK(rig.format.starts() - starts == 2);  // verification's pair only
+    CHECK(rig.format.frozen_sessions() == 0);
+    CHECK(rig.format.frozen_calls() == 0);
     CHECK(rig.engine->KeptPairs() == 0);
     rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
@@ -490,9 +493,114 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     }
   }
 
-  SECTION("a kept pair holds back other timing on its lane until it expires") {
+  SECTION("a kept pair waits off the lane: other timing goes first, alone, and the pair is still timed as kept") {
     v1::EvaluateResponse kept = verify("correct", 10);
     REQUIRE_FALSE(kept.kept_pair().empty());
+    v1::EvaluateResponse other = verify("fast", 0);
+    auto first = measure(other, "");
+    REQUIRE(first.ok());
+    CHECK(first->verdict() == v1::VERDICT_OK);
+    CHECK(rig.format.most_live_while_timed() == 2);  // the kept pair was frozen
+    CHECK(rig.engine->KeptPairs() == 1);
+    auto p = measure(kept, kept.kept_pair());
+    REQUIRE(p.ok());
+    CHECK(p->verdict() == v1::VERDICT_OK);
+    CHECK(p->kept_pair_used());
+    // One that expires is killed frozen, without a call.
+    REQUIRE_FALSE(verify("correct", 10).kept_pair().empty());
+    rig.clock.Advance(absl::Seconds(11));
+    rig.engine->DropExpiredKept();
+    CHECK(rig.engine->KeptPairs() == 0);
+    rig.engine->WaitRetired();
+    CHECK(rig.format.open_sessions() == 0);
+    CHECK(rig.format.frozen_sessions() == 0);
+    CHECK(rig.format.frozen_calls() == 0);
+    CHECK(rig.lanes.Busy() == 0);
+  }
+
+  SECTION("a token kept for another candidate ends that pair") {
+    v1::EvaluateResponse kept = verify("correct", 10);
+    v1::EvaluateResponse fast = verify("fast", 0);
+    const int starts = rig.format.starts();
+    auto p = measure(fast, kept.kept_pair());
+    REQUIRE(p.ok());
+    CHECK(p->verdict() == v1::VERDICT_OK);
+    CHECK_FALSE(p->kept_pair_used());
+    CHECK_THAT(p->messages(0), Catch::Contains("another candidate"));
+    CHECK(rig.format.starts() - starts == 2);
+    CHECK(rig.engine->KeptPairs() == 0);
+    rig.engine->WaitRetired();
+    CHECK(rig.format.open_sessions() == 0);
+  }
+
+  SECTION("two kept pairs on one lane are both timed as kept, one after the other") {
+    v1::EvaluateResponse a = verify("correct", 10), b = verify("fast", 10);
+    REQUIRE_FALSE(a.kept_pair().empty());
+    REQUIRE_FALSE(b.kept_pair().empty());
+    CHECK(rig.engine->KeptPairs() == 2);
+    absl::StatusOr<v1::MeasurePairResponse> pa, pb;
+    std::thread ta([&] { pa = measure(a, a.kept_pair()); });
+    std::thread tb([&] { pb = measure(b, b.kept_pair()); });
+    ta.join();
+    tb.join();
+    REQUIRE(pa.ok());
+    REQUIRE(pb.ok());
+    CHECK(pa->verdict() == v1::VERDICT_OK);
+    CHECK(pb->verdict() == v1::VERDICT_OK);
+    CHECK(pa->kept_pair_used());
+    CHECK(pb->kept_pair_used());
+    CHECK(rig.format.most_live_while_timed() == 2);
+    rig.engine->WaitRetired();
+    CHECK(rig.format.open_sessions() == 0);
+    CHECK(rig.lanes.Busy() == 0);
+  }
+
+  SECTION("a kept candidate that cannot be captured is measured again on fresh sides") {
+    const int starts = rig.format.starts();
+    v1::EvaluateResponse v = verify("nograph", 10);
+    auto p = measure(v, v.kept_pair());
+    REQUIRE(p.ok());
+    CHECK(p->verdict() == v1::VERDICT_OK);
+    CHECK(p->timing_mode() == "eager");
+    CHECK(p->graph_fallback() == "candidate: capture failed: fake");
+    CHECK(rig.format.starts() - starts == 2 + 2);  // verification's (also the first measurement's), then fresh
+  }
+
+  SECTION("an engine that ends ends its kept pairs") {
+    REQUIRE_FALSE(verify("correct", 10).kept_pair().empty());
+    rig.engine.reset();
+    CHECK(rig.format.open_sessions() == 0);
+    CHECK(rig.lanes.Busy() == 0);
+  }
+}
+
+TEST_CASE("with step_aside_for_timing off, a kept pair holds its place on the lane", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  EngineOptions options;
+  options.step_aside_for_timing = false;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
+  auto verify = [&](const std::string& behaviour, double keep) {
+    v1::EvaluateRequest request = Rig::Request(behaviour);
+    request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    request.set_keep_for_timing_seconds(keep);
+    auto r = rig.engine->Evaluate(request, RequestContext::Background());
+    REQUIRE(r.ok());
+    return *r;
+  };
+  auto measure = [&](const v1::EvaluateResponse& verified, const std::string& kept_pair) {
+    v1::MeasurePairRequest m = FivePairs(verified.artifact_id());
+    m.set_kept_pair(kept_pair);
+    return rig.engine->MeasurePair(m, RequestContext::Background());
+  };
+
+  SECTION("it holds back other timing on its lane until it expires") {
+    v1::EvaluateResponse kept = verify("correct", 10);
+    REQUIRE_FALSE(kept.kept_pair().empty());
+    CHECK(rig.format.frozen_sessions() == 0);
+    CHECK(rig.lanes.Busy() == 1);  // the pair keeps its place on the lane
     v1::EvaluateResponse other = verify("fast", 0);
     std::atomic<bool> done{false};
     absl::StatusOr<v1::MeasurePairResponse> waited;
@@ -521,21 +629,6 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     CHECK(rig.format.open_sessions() == 0);
   }
 
-  SECTION("a token kept for another candidate ends that pair") {
-    v1::EvaluateResponse kept = verify("correct", 10);
-    v1::EvaluateResponse fast = verify("fast", 0);
-    const int starts = rig.format.starts();
-    auto p = measure(fast, kept.kept_pair());
-    REQUIRE(p.ok());
-    CHECK(p->verdict() == v1::VERDICT_OK);
-    CHECK_FALSE(p->kept_pair_used());
-    CHECK_THAT(p->messages(0), Catch::Contains("another candidate"));
-    CHECK(rig.format.starts() - starts == 2);
-    CHECK(rig.engine->KeptPairs() == 0);
-    rig.engine->WaitRetired();
-    CHECK(rig.format.open_sessions() == 0);
-  }
-
   SECTION("two kept pairs on one lane: one is timed as kept, the other ends and starts afresh") {
     v1::EvaluateResponse a = verify("correct", 10), b = verify("fast", 10);
     REQUIRE_FALSE(a.kept_pair().empty());
@@ -559,23 +652,57 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     CHECK(rig.lanes.Busy() == 0);
   }
 
-  SECTION("a kept candidate that cannot be captured is measured again on fresh sides") {
-    const int starts = rig.format.starts();
-    v1::EvaluateResponse v = verify("nograph", 10);
-    auto p = measure(v, v.kept_pair());
-    REQUIRE(p.ok());
-    CHECK(p->verdict() == v1::VERDICT_OK);
-    CHECK(p->timing_mode() == "eager");
-    CHECK(p->graph_fallback() == "candidate: capture failed: fake");
-    CHECK(rig.format.starts() - starts == 2 + 2);  // verification's (also the first measurement's), then fresh
-  }
+}
 
-  SECTION("an engine that ends ends its kept pairs") {
-    REQUIRE_FALSE(verify("correct", 10).kept_pair().empty());
-    rig.engine.reset();
-    CHECK(rig.format.open_sessions() == 0);
-    CHECK(rig.lanes.Busy() == 0);
-  }
+TEST_CASE("a GPU verification steps aside between two calls while timing waits, its sides frozen", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  EngineOptions options;
+  options.step_aside_for_timing = GENERATE(true, false);
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
+  auto request = [](const std::string& behaviour) {
+    v1::EvaluateRequest r = Rig::Request(behaviour);
+    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    return r;
+  };
+  auto fast = rig.engine->Evaluate(request("fast"), RequestContext::Background());
+  REQUIRE(fast.ok());
+  REQUIRE(fast->verdict() == v1::VERDICT_OK);
+  rig.engine->WaitRetired();
+
+  // A verification in its first trial, holding the lane shared.
+  rig.format.trial_gate().Hold();
+  absl::StatusOr<v1::EvaluateResponse> v;
+  std::thread verifying([&] { v = rig.engine->Evaluate(request("gated"), RequestContext::Background()); });
+  // (The task's reference answers were recorded by the first evaluation:
+  // only the candidate's side starts.)
+  CHECK(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 1; }));
+  // Timing for another candidate waits for the lane alone.
+  absl::StatusOr<v1::MeasurePairResponse> m;
+  std::thread measuring(
+      [&] { m = rig.engine->MeasurePair(FivePairs(fast->artifact_id()), RequestContext::Background()); });
+  CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+  rig.format.trial_gate().Open();
+  verifying.join();
+  measuring.join();
+
+  REQUIRE(v.ok());
+  REQUIRE(m.ok());
+  CHECK(v->verdict() == v1::VERDICT_OK);
+  CHECK(v->correctness().trials_passed() == v->correctness().trials());
+  CHECK(m->verdict() == v1::VERDICT_OK);
+  // Timing never ran beside a live verification; no frozen side was called.
+  CHECK(rig.format.most_live_while_timed() == 2);
+  CHECK(rig.format.frozen_calls() == 0);
+  // Stepping aside: timed after the first trial, the verification's sides
+  // frozen. Without: timed once the verification had ended.
+  CHECK(v->steps_aside() == (options.step_aside_for_timing ? 1 : 0));
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.format.frozen_sessions() == 0);
+  CHECK(rig.lanes.Busy() == 0);
 }
 
 TEST_CASE("bad requests are statuses that name the field", "[engine]") {
@@ -602,7 +729,9 @@ TEST_CASE("a cancelled request stops at once and frees its lane", "[engine]") {
   RequestContext context(&rig.clock, absl::InfiniteFuture());
   absl::StatusOr<v1::EvaluateResponse> result;
   std::thread call([&] { result = rig.Evaluate("hang", context); });
-  REQUIRE(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 2; }));
+  // (The task's reference answers were recorded by the first evaluation:
+  // only the candidate's side starts.)
+  CHECK(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 1; }));
   context.Cancel();
   call.join();
   CHECK(result.status().code() == absl::StatusCode::kCancelled);  // a status, not a verdict

@@ -1,6 +1,7 @@
 // LanePool: exclusive lanes, waits bounded by the request; verifications
 // sharing a GPU lane up to its slots, timing alone and not starved, a host
-// lane never shared, each lane's busy time reported once per busy period.
+// lane never shared, leases stepping aside for timing and coming back, each
+// lane's busy time reported once per busy period.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -197,6 +198,88 @@ TEST_CASE("a shared lease upgrades in place once the others on its lane end; one
   CHECK(full->lane().name == other->lane().name);
   a.reset();
   CHECK(pool.Busy() == 1);
+}
+
+TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared or alone", "[lanes]") {
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 2;
+  std::vector<absl::Duration> idle;  // busy periods, as the pool reports them
+  o.on_idle = [&](const Lane&, absl::Duration d) { idle.push_back(d); };
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"}}, o);
+  FakeClock clock;
+  RequestContext now(&clock, clock.Now());  // no waiting
+  const RequestContext& bg = RequestContext::Background();
+  auto shared = [&](const RequestContext& c) {
+    return pool.Acquire(BackendKind::kCuda, c, absl::Seconds(1), LaneUse::kShared);
+  };
+  std::optional<LaneLease> a(*shared(bg));
+  std::optional<LaneLease> other(*shared(bg));  // the other lane
+  REQUIRE(a->lane().name != other->lane().name);
+  CHECK_FALSE(a->TimingWaiting());
+
+  // Timing waits for a lane: both verifications are told.
+  absl::Status timed = absl::UnknownError("not yet");
+  std::string timed_on;
+  std::thread timing([&] {
+    auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30));
+    timed = lease.status();
+    if (lease.ok()) timed_on = lease->lane().name;
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (!a->TimingWaiting() && absl::Now() < give_up) std::this_thread::yield();
+  REQUIRE(a->TimingWaiting());
+  CHECK(other->TimingWaiting());
+
+  // a steps aside: its lane is empty, and timing takes it alone.
+  a->StepAside();
+  CHECK(a->aside());
+  a->StepAside();  // once is enough
+  timing.join();
+  REQUIRE(timed.ok());
+  CHECK(timed_on == a->lane().name);
+  CHECK_FALSE(a->TimingWaiting());
+  CHECK(pool.Busy() == 1);  // timing's lease has ended; `other` still holds its lane
+  CHECK(idle.size() == 2);  // a's period, then timing's, on a's lane
+
+  // Coming back waits while its lane is held alone (and counts as waiting);
+  // a new verification meanwhile goes to the other lane.
+  std::optional<LaneLease> alone(*pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1)));  // a's lane again
+  REQUIRE(alone->lane().name == a->lane().name);
+  absl::Status back = absl::UnknownError("not yet");
+  std::thread rejoin([&] { back = a->Rejoin(LaneUse::kShared, bg, absl::Seconds(30)); });
+  while (pool.Waiting() == 0 && absl::Now() < give_up) std::this_thread::yield();
+  REQUIRE(pool.Waiting() == 1);
+  {
+    auto fresh = shared(now);
+    REQUIRE(fresh.ok());
+    CHECK(fresh->lane().name == other->lane().name);
+  }
+  alone.reset();
+  rejoin.join();
+  REQUIRE(back.ok());
+  CHECK_FALSE(a->aside());
+  CHECK(pool.Busy() == 2);
+  // Back beside nothing on its lane: not shared since it came back.
+  CHECK_FALSE(a->SharedWithOthers());
+
+  // Aside again, it comes back alone (a kept pair's measurement): that
+  // waits until the lane is empty, and nothing joins it then.
+  a->StepAside();
+  std::optional<LaneLease> beside(*shared(bg));
+  REQUIRE(beside->lane().name == a->lane().name);
+  CHECK(a->Rejoin(LaneUse::kExclusive, now, absl::Seconds(1)).code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(a->aside());  // an error leaves it aside
+  beside.reset();
+  REQUIRE(a->Rejoin(LaneUse::kExclusive, now, absl::Seconds(1)).ok());
+  auto joined = shared(now);
+  REQUIRE(joined.ok());
+  CHECK(joined->lane().name == other->lane().name);
+  a.reset();
+  CHECK(pool.Busy() == 1);  // `other` and `joined`, on the other lane
+  // A lease that ends aside lets go of nothing twice.
+  other->StepAside();
+  other.reset();
+  CHECK(pool.Busy() == 1);  // `joined`
 }
 
 }  // namespace
