@@ -208,6 +208,12 @@ class _Extensions:
         self.calls = 0
         self.built = []
         self.failure = None
+        # Within one process, a call asking for what an earlier call asked
+        # for (same sources and flags) gets that call's module and .so:
+        # torch would find it built in its cache; a model may build the
+        # same kernel once per layer (CUDA-L1's 3/45: 18 times).
+        self.by_signature = {}
+        self.loaded = {}  # serve: .so path -> module
 
     def install(self):
         import torch.utils.cpp_extension as cpp_ext
@@ -230,6 +236,16 @@ class _Extensions:
                                    extra_cuda_cflags, extra_ldflags, extra_include_paths,
                                    with_cuda, is_python_module)
         if self.mode == "build":
+            if self.failure is not None:
+                # The file is a compile error already; building again would
+                # only cost the time of another failed build.
+                raise RuntimeError("crl: load_inline(%r) (call #%d) not built: an earlier load_inline of "
+                                   "this file failed to build" % (name, index))
+            earlier = self.by_signature.get(signature)
+            if earlier is not None:
+                entry, module = earlier
+                self.built.append(dict(entry, key=key, name=name, seconds=0.0))
+                return module
             ext_dir = os.path.join(self.out_dir, "ext", key)
             os.makedirs(ext_dir, exist_ok=True)
             cflags = list(extra_cflags or [])
@@ -251,10 +267,12 @@ class _Extensions:
                 self.failure = traceback.format_exc()
                 raise
             so = [f for f in _listdir(ext_dir) if f.endswith(".so")]
-            self.built.append({"key": key, "name": name, "so": os.path.join("ext", key, so[0]),
-                               "signature": signature,
-                               "python_module": bool(is_python_module), "pch": bool(pch),
-                               "cuda": bool(cuda_sources), "seconds": _perf() - start})
+            entry = {"key": key, "name": name, "so": os.path.join("ext", key, so[0]),
+                     "signature": signature,
+                     "python_module": bool(is_python_module), "pch": bool(pch),
+                     "cuda": bool(cuda_sources), "seconds": _perf() - start}
+            self.built.append(entry)
+            self.by_signature[signature] = (entry, module)
             return module
         for ext in self.manifest.get("extensions", []):
             if ext["key"] == key:
@@ -263,14 +281,18 @@ class _Extensions:
                         "crl: load_inline(%r) (call #%d) asks for other sources or flags than the "
                         "compile step built; builds must not depend on run-time state" % (name, index))
                 path = os.path.join(self.manifest_dir, ext["so"])
+                if path in self.loaded:
+                    return self.loaded[path]
                 if not ext.get("python_module", True):
                     import torch
                     torch.ops.load_library(path)
+                    self.loaded[path] = path
                     return path
                 loader = importlib.machinery.ExtensionFileLoader(name, path)
                 spec = importlib.util.spec_from_file_location(name, path, loader=loader)
                 module = importlib.util.module_from_spec(spec)
                 loader.exec_module(module)
+                self.loaded[path] = module
                 return module
         raise RuntimeError("crl: load_inline(%r) was not built by the compile step (call #%d); "
                            "builds must not depend on run-time state%s" % (

@@ -64,7 +64,11 @@ nlohmann::json OutcomeJson(const Outcome& o) {
                       {"compile_seconds", o.compile_seconds}, {"compile_cache_hit", o.compile_cache_hit},
                       {"flags", o.flags},                 {"message", o.message},
                       {"verify_seconds", o.verify_seconds}, {"time_seconds", o.time_seconds},
-                      {"reference_cached", o.reference_cached}};
+                      {"reference_cached", o.reference_cached},
+                      {"verify_lane_wait_seconds", o.verify_lane_wait_seconds},
+                      {"verify_start_seconds", o.verify_start_seconds},
+                      {"verify_trials_seconds", o.verify_trials_seconds},
+                      {"verify_steps_aside", o.verify_steps_aside}};
   if (o.timing) j["timing"] = nlohmann::json::parse(ProtoJson(*o.timing, false));
   if (o.max_abs_error && o.max_rel_error) {
     j["max_abs_error"] = *o.max_abs_error;
@@ -87,6 +91,10 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
     o.verify_seconds = j.value("verify_seconds", 0.0);
     o.time_seconds = j.value("time_seconds", 0.0);
     o.reference_cached = j.value("reference_cached", false);
+    o.verify_lane_wait_seconds = j.value("verify_lane_wait_seconds", 0.0);
+    o.verify_start_seconds = j.value("verify_start_seconds", 0.0);
+    o.verify_trials_seconds = j.value("verify_trials_seconds", 0.0);
+    o.verify_steps_aside = j.value("verify_steps_aside", 0);
     if (j.contains("max_abs_error")) {
       o.max_abs_error = j["max_abs_error"].get<double>();
       o.max_rel_error = j.at("max_rel_error").get<double>();

@@ -3,12 +3,13 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status.h"
 
 namespace crl {
 
 LaneLease::~LaneLease() {
-  if (pool_ && !aside_) pool_->Release(lane_);
+  if (pool_ && !aside_) pool_->Release(lane_, start_);
 }
 
 absl::Status LaneLease::Upgrade(const RequestContext& context, absl::Duration max_wait) {
@@ -21,7 +22,7 @@ bool LaneLease::TimingWaiting() const { return pool_ != nullptr && pool_->Timing
 
 void LaneLease::StepAside() {
   if (!pool_ || aside_) return;
-  pool_->Release(lane_);
+  pool_->Release(lane_, start_);
   aside_ = true;
 }
 
@@ -47,7 +48,21 @@ LanePool::LanePool(std::vector<Lane> lanes, LanePoolOptions options)
       upgrading_(lanes_.size()),
       occupied_since_(lanes_.size()),
       overlaps_(lanes_.size()),
-      rejoining_(lanes_.size()) {}
+      rejoining_(lanes_.size()),
+      starts_(lanes_.size()) {}
+
+std::string LaneWaits::Describe() const {
+  auto s = [](absl::Duration d) { return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d)); };
+  return absl::StrCat("timing waited ", s(timing_behind_verifications), " behind verifications, ",
+                      s(timing_behind_starts), " behind warm-pool starts, ", s(timing_behind_timing),
+                      " behind other timing; verifications waited ", s(verification_behind_timing),
+                      " behind timing, ", s(verification_behind_slots), " behind full slots");
+}
+
+LaneWaits LanePool::Waits() const {
+  absl::MutexLock lock(&mu_);
+  return waits_;
+}
 
 bool LanePool::Has(BackendKind backend) const {
   for (const Lane& l : lanes_) {
@@ -84,7 +99,7 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
         absl::StrCat("this worker has no ", BackendName(backend), " lane"));
   }
   CRL_ASSIGN_OR_RETURN(Taken t, Take(backend, lanes_.size(), true, false, use, context, max_wait));
-  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps);
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
 }
 
 absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestContext& context,
@@ -93,7 +108,7 @@ absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestConte
     return absl::InvalidArgumentError(absl::StrCat("no lane ", index, " (", lanes_.size(), " lanes)"));
   }
   CRL_ASSIGN_OR_RETURN(Taken t, Take(lanes_[index].backend, index, false, false, use, context, max_wait));
-  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps);
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
 }
 
 absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only, bool counted, bool rejoin,
@@ -133,6 +148,23 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   if (counted) ++waiting_;
   if (exclusive) ++exclusive_waiting_[backend];
   if (back) ++rejoining_[only];
+  // What held the lanes up while this request waited (LaneWaits): looked
+  // at before each slice of waiting, which is then counted against it.
+  auto holding = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Duration* {
+    if (use == LaneUse::kStart) return nullptr;
+    bool timing = false, shared = false;
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      if (lanes_[i].backend != backend || (only < lanes_.size() && i != only)) continue;
+      timing = timing || exclusive_[i] || upgrading_[i];
+      shared = shared || (!exclusive_[i] && holders_[i] > starts_[i]);
+    }
+    if (exclusive) {
+      return timing ? &waits_.timing_behind_timing
+                    : shared ? &waits_.timing_behind_verifications : &waits_.timing_behind_starts;
+    }
+    return timing || exclusive_waiting_[backend] > 0 ? &waits_.verification_behind_timing
+                                                     : &waits_.verification_behind_slots;
+  };
   while (!usable()) {
     absl::Status live = context.Check();
     if (live.ok() && clock->Now() >= give_up) {
@@ -144,7 +176,10 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
       stop_waiting();
       return live;
     }
+    absl::Duration* behind = holding();
+    const absl::Time looked = options_.clock->MonotonicNow();
     mu_.AwaitWithTimeout(absl::Condition(&usable), kSlice);
+    if (behind) *behind += options_.clock->MonotonicNow() - looked;
   }
   stop_waiting();
   Taken t;
@@ -156,6 +191,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     occupied_since_[found] = options_.clock->MonotonicNow();
   }
   ++holders_[found];
+  if (use == LaneUse::kStart) ++starts_[found];
   exclusive_[found] = exclusive;
   t.overlaps = overlaps_[found];
   return t;
@@ -196,19 +232,24 @@ absl::Status LanePool::Upgrade(const Lane* lane, const RequestContext& context, 
       upgrading_[i] = false;
       return live;
     }
+    absl::Duration& behind =
+        holders_[i] - 1 > starts_[i] ? waits_.timing_behind_verifications : waits_.timing_behind_starts;
+    const absl::Time looked = options_.clock->MonotonicNow();
     mu_.AwaitWithTimeout(absl::Condition(&alone), kSlice);
+    behind += options_.clock->MonotonicNow() - looked;
   }
   upgrading_[i] = false;
   exclusive_[i] = true;
   return absl::OkStatus();
 }
 
-void LanePool::Release(const Lane* lane) {
+void LanePool::Release(const Lane* lane, bool start) {
   absl::Duration occupied;
   {
     absl::MutexLock lock(&mu_);
     const size_t i = lane - lanes_.data();
     exclusive_[i] = false;
+    if (start) --starts_[i];
     if (--holders_[i] > 0) return;
     occupied = options_.clock->MonotonicNow() - occupied_since_[i];
   }

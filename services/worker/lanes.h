@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -48,13 +49,19 @@ struct LanePoolOptions {
 // Holds a lane until destroyed. Movable.
 class LaneLease {
  public:
-  LaneLease(LanePool* pool, const Lane* lane, bool overlapped_at_start, uint64_t overlaps_at_start)
-      : pool_(pool), lane_(lane), overlapped_(overlapped_at_start), overlaps_at_start_(overlaps_at_start) {}
+  LaneLease(LanePool* pool, const Lane* lane, bool overlapped_at_start, uint64_t overlaps_at_start,
+            bool start = false)
+      : pool_(pool),
+        lane_(lane),
+        overlapped_(overlapped_at_start),
+        overlaps_at_start_(overlaps_at_start),
+        start_(start) {}
   LaneLease(LaneLease&& other) noexcept
       : pool_(other.pool_),
         lane_(other.lane_),
         overlapped_(other.overlapped_),
         overlaps_at_start_(other.overlaps_at_start_),
+        start_(other.start_),
         aside_(other.aside_) {
     other.pool_ = nullptr;
   }
@@ -97,13 +104,28 @@ class LaneLease {
   const Lane* lane_;
   bool overlapped_;
   uint64_t overlaps_at_start_;
+  bool start_;  // LaneUse::kStart
   bool aside_ = false;
+};
+
+// Where requests waited for lanes, summed (LanePool::Waits): what held the
+// lane, looked at each time a waiter woke (at least every 100 ms).
+struct LaneWaits {
+  // Timing (exclusive) behind verifications, behind warm-pool starts only,
+  // behind other timing.
+  absl::Duration timing_behind_verifications, timing_behind_starts, timing_behind_timing;
+  // Verifications behind timing (held, waiting or upgrading), behind full
+  // slots; those coming back from stepping aside included.
+  absl::Duration verification_behind_timing, verification_behind_slots;
+  // One line, for a log.
+  std::string Describe() const;
 };
 
 // Thread-safe.
 class LanePool {
  public:
   explicit LanePool(std::vector<Lane> lanes, LanePoolOptions options = {});
+  LaneWaits Waits() const;
   // Waits for a lane of `backend` usable as `use` until the request's
   // deadline, at most `max_wait` (the bound for requests without a
   // deadline). A shared request takes the least-held lane. UNAVAILABLE when
@@ -123,7 +145,7 @@ class LanePool {
 
  private:
   friend class LaneLease;
-  void Release(const Lane* lane);
+  void Release(const Lane* lane, bool start);
   absl::Status Upgrade(const Lane* lane, const RequestContext& context, absl::Duration max_wait);
   bool Upgrading(const Lane* lane) const;
   bool TimingWaiting(const Lane* lane) const;
@@ -154,6 +176,9 @@ class LanePool {
   std::vector<uint64_t> overlaps_ ABSL_GUARDED_BY(mu_);
   // Per lane: shared leases waiting to come back from StepAside.
   std::vector<int> rejoining_ ABSL_GUARDED_BY(mu_);
+  // Per lane: holders that are warm-pool starts (LaneUse::kStart).
+  std::vector<int> starts_ ABSL_GUARDED_BY(mu_);
+  LaneWaits waits_ ABSL_GUARDED_BY(mu_);
   std::map<BackendKind, int> exclusive_waiting_ ABSL_GUARDED_BY(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };

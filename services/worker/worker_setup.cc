@@ -107,6 +107,10 @@ void ResolveDefaultPaths(WorkerOptions* o) {
   o->compiler.hidden_paths = o->runner.hidden_paths;
 }
 
+WorkerRuntime::~WorkerRuntime() {
+  if (lanes) CRL_LOG(INFO) << "lanes: " << lanes->Waits().Describe();
+}
+
 absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
                                                            prometheus::Registry* registry,
                                                            ClockInterface* clock) {

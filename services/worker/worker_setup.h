@@ -61,6 +61,8 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* options);
 void ResolveDefaultPaths(WorkerOptions* options);
 
 struct WorkerRuntime {
+  // Logs where requests waited for lanes (LanePool::Waits).
+  ~WorkerRuntime();
   // First: outlives everything that reports to it (the lanes' idle callback
   // fires when a warm pool's filler lets go of its lease while the pools end).
   std::unique_ptr<WorkerMetrics> metrics;

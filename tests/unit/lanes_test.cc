@@ -201,12 +201,13 @@ TEST_CASE("a shared lease upgrades in place once the others on its lane end; one
 }
 
 TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared or alone", "[lanes]") {
+  FakeClock clock;  // the pool's: waits are summed on it
   LanePoolOptions o;
   o.verify_slots_per_gpu = 2;
+  o.clock = &clock;
   std::vector<absl::Duration> idle;  // busy periods, as the pool reports them
   o.on_idle = [&](const Lane&, absl::Duration d) { idle.push_back(d); };
   LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"}}, o);
-  FakeClock clock;
   RequestContext now(&clock, clock.Now());  // no waiting
   const RequestContext& bg = RequestContext::Background();
   auto shared = [&](const RequestContext& c) {
@@ -230,7 +231,9 @@ TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared
   REQUIRE(a->TimingWaiting());
   CHECK(other->TimingWaiting());
 
-  // a steps aside: its lane is empty, and timing takes it alone.
+  // a steps aside: its lane is empty, and timing takes it alone. (What
+  // held it up is summed on the pool's clock.)
+  clock.Advance(absl::Seconds(3));
   a->StepAside();
   CHECK(a->aside());
   a->StepAside();  // once is enough
@@ -240,6 +243,7 @@ TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared
   CHECK_FALSE(a->TimingWaiting());
   CHECK(pool.Busy() == 1);  // timing's lease has ended; `other` still holds its lane
   CHECK(idle.size() == 2);  // a's period, then timing's, on a's lane
+  CHECK(pool.Waits().timing_behind_verifications == absl::Seconds(3));
 
   // Coming back waits while its lane is held alone (and counts as waiting);
   // a new verification meanwhile goes to the other lane.
@@ -254,9 +258,12 @@ TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared
     REQUIRE(fresh.ok());
     CHECK(fresh->lane().name == other->lane().name);
   }
+  clock.Advance(absl::Seconds(2));
   alone.reset();
   rejoin.join();
   REQUIRE(back.ok());
+  CHECK(pool.Waits().verification_behind_timing == absl::Seconds(2));
+  CHECK(pool.Waits().timing_behind_starts == absl::ZeroDuration());
   CHECK_FALSE(a->aside());
   CHECK(pool.Busy() == 2);
   // Back beside nothing on its lane: not shared since it came back.

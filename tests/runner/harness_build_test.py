@@ -1,0 +1,68 @@
+"""The KernelBench harness's build step without a compiler: load_inline
+calls that ask for what an earlier call of the same file asked for reuse
+its build (a model may build one kernel once per layer), and after a failed
+build no call builds again. torch's real load_inline is replaced by a fake
+that counts builds and writes a stand-in .so. Run by ctest with Debian's
+python3-torch; real builds are covered by crl_kb_tests."""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
+import crl_kb_harness as harness  # noqa: E402
+
+
+def extensions(out_dir, fail=False):
+    exts = harness._Extensions("build", out_dir=out_dir)
+    builds = []
+
+    def fake_load_inline(name, build_directory, **kwargs):
+        builds.append((name, kwargs["cpp_sources"]))
+        if fail:
+            raise RuntimeError("Error building extension '%s'" % name)
+        with open(os.path.join(build_directory, name + ".so"), "w") as f:
+            f.write("stand-in")
+        return object()
+    exts.real_load_inline = fake_load_inline
+    return exts, builds
+
+
+def main():
+    failures = []
+
+    def expect(what, ok):
+        print("%-6s %s" % ("ok" if ok else "FAILED", what))
+        if not ok:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as out:
+        exts, builds = extensions(out)
+        a = exts.load_inline("fused", cpp_sources="int f() { return 1; }", functions=["f"])
+        b = exts.load_inline("fused", cpp_sources="int f() { return 1; }", functions=["f"])
+        c = exts.load_inline("fused", cpp_sources="int f() { return 2; }", functions=["f"])
+        expect("three calls, two builds (the repeat reuses the first)", len(builds) == 2)
+        expect("the repeat returns the first call's module", a is b and c is not a)
+        expect("every call has its manifest entry", [e["key"] for e in exts.built] ==
+               [harness._ext_key(i, "fused") for i in range(3)])
+        expect("the repeat's entry names the first build's .so",
+               exts.built[1]["so"] == exts.built[0]["so"] and exts.built[2]["so"] != exts.built[0]["so"])
+        expect("... with the same signature", exts.built[1]["signature"] == exts.built[0]["signature"])
+
+    with tempfile.TemporaryDirectory() as out:
+        exts, builds = extensions(out, fail=True)
+        raised = []
+        for _ in range(3):
+            try:
+                exts.load_inline("broken", cpp_sources="int f() {", functions=["f"])
+            except RuntimeError as e:
+                raised.append(str(e))
+        expect("a failed build is tried once", len(builds) == 1)
+        expect("every call raises", len(raised) == 3)
+        expect("later calls say an earlier build failed", "earlier load_inline" in raised[1])
+        expect("the failure is kept for the compile log", exts.failure is not None and
+               "Error building extension" in exts.failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
