@@ -124,9 +124,12 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   const bool back = rejoin && use == LaneUse::kShared;
   absl::MutexLock lock(&mu_);
   size_t found = lanes_.size();
+  // Host lanes (one CPU, never shared) open a window at the first wait.
+  const bool windowed = backend == BackendKind::kCuda;
   auto usable = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    // Timing waiting on this backend: no new sharer until it has its lane.
-    if (use == LaneUse::kShared && exclusive_waiting_[backend] > 0) return false;
+    // A timing window open on this backend: no new sharer (nor start)
+    // until every measurement waiting has had its lane.
+    if (!exclusive && window_open_[backend]) return false;
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
       if (lanes_[i].backend != backend || exclusive_[i] || (only < lanes_.size() && i != only)) continue;
@@ -145,6 +148,16 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     if (exclusive) --exclusive_waiting_[backend];
     if (back) --rejoining_[only];
   };
+  const absl::Time waiting_since = options_.clock->MonotonicNow();
+  // Timing: opens its backend's window once enough measurements wait, or
+  // this one has waited long enough.
+  auto maybe_open = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!exclusive || window_open_[backend]) return;
+    if (!windowed || exclusive_waiting_[backend] >= std::max(1, options_.timing_batch) ||
+        options_.clock->MonotonicNow() - waiting_since >= options_.timing_delay) {
+      window_open_[backend] = true;
+    }
+  };
   if (counted) ++waiting_;
   if (exclusive) ++exclusive_waiting_[backend];
   if (back) ++rejoining_[only];
@@ -162,10 +175,10 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
       return timing ? &waits_.timing_behind_timing
                     : shared ? &waits_.timing_behind_verifications : &waits_.timing_behind_starts;
     }
-    return timing || exclusive_waiting_[backend] > 0 ? &waits_.verification_behind_timing
-                                                     : &waits_.verification_behind_slots;
+    return timing || window_open_[backend] ? &waits_.verification_behind_timing
+                                           : &waits_.verification_behind_slots;
   };
-  while (!usable()) {
+  while (!usable() && (maybe_open(), !usable())) {
     absl::Status live = context.Check();
     if (live.ok() && clock->Now() >= give_up) {
       live = absl::DeadlineExceededError(
@@ -174,6 +187,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     }
     if (!live.ok()) {
       stop_waiting();
+      if (exclusive) MaybeCloseWindow(backend);
       return live;
     }
     absl::Duration* behind = holding();
@@ -200,7 +214,17 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
 bool LanePool::TimingWaiting(const Lane* lane) const {
   absl::MutexLock lock(&mu_);
   const auto waiting = exclusive_waiting_.find(lane->backend);
-  return upgrading_[lane - lanes_.data()] || (waiting != exclusive_waiting_.end() && waiting->second > 0);
+  const auto open = window_open_.find(lane->backend);
+  return upgrading_[lane - lanes_.data()] || (waiting != exclusive_waiting_.end() && waiting->second > 0 &&
+                                              open != window_open_.end() && open->second);
+}
+
+void LanePool::MaybeCloseWindow(BackendKind backend) {
+  if (exclusive_waiting_[backend] > 0) return;
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    if (lanes_[i].backend == backend && exclusive_[i]) return;
+  }
+  window_open_[backend] = false;
 }
 
 bool LanePool::Upgrading(const Lane* lane) const {
@@ -249,6 +273,7 @@ void LanePool::Release(const Lane* lane, bool start) {
     absl::MutexLock lock(&mu_);
     const size_t i = lane - lanes_.data();
     exclusive_[i] = false;
+    MaybeCloseWindow(lane->backend);
     if (start) --starts_[i];
     if (--holders_[i] > 0) return;
     occupied = options_.clock->MonotonicNow() - occupied_since_[i];

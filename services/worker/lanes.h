@@ -32,8 +32,9 @@ class LanePool;
 
 // kStart: shared, for the warm pool starting and warming harness processes
 // (trusted code, no candidate's): beside verifications, never beside timing,
-// and not held back by timing waiting for the lane, which would leave the
-// pool empty whenever the GPU is busy.
+// and held back, as verifications are, only while a timing window is open
+// (LanePoolOptions::timing_batch): not by every measurement that waits,
+// which would leave the pool empty whenever the GPU is busy.
 enum class LaneUse { kExclusive, kShared, kStart };
 
 struct LanePoolOptions {
@@ -44,6 +45,18 @@ struct LanePoolOptions {
   // it was occupied by one lease or several overlapping ones (the lane's
   // busy time, for its busy fraction). May be empty.
   std::function<void(const Lane&, absl::Duration occupied)> on_idle;
+  // Timing windows on GPU lanes. Timing waiting for a GPU lane holds back
+  // new verifications, warm-pool starts, and verifications coming back from
+  // stepping aside (and makes the running ones step aside: TimingWaiting)
+  // only once a window opens: when `timing_batch` measurements wait, or
+  // one has waited `timing_delay`. Until then verifications go on; once
+  // open, every measurement waiting, and every one that comes meanwhile,
+  // takes the lane in turn, and the window closes when none waits or holds
+  // it. Emptying the lane of verifications (each runs to its next call)
+  // then happens once per window, not once per measurement. A lane with no
+  // holder is taken at once. 1 and zero: a window opens at the first wait.
+  int timing_batch = 1;
+  absl::Duration timing_delay = absl::ZeroDuration();
 };
 
 // Holds a lane until destroyed. Movable.
@@ -180,6 +193,10 @@ class LanePool {
   std::vector<int> starts_ ABSL_GUARDED_BY(mu_);
   LaneWaits waits_ ABSL_GUARDED_BY(mu_);
   std::map<BackendKind, int> exclusive_waiting_ ABSL_GUARDED_BY(mu_);
+  // Per backend: a timing window is open (LanePoolOptions::timing_batch).
+  std::map<BackendKind, bool> window_open_ ABSL_GUARDED_BY(mu_);
+  // Closes `backend`'s window once no timing waits for or holds a lane.
+  void MaybeCloseWindow(BackendKind backend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

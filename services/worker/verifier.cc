@@ -128,11 +128,9 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
 
   const std::vector<TrialRequest> plan = task.PlanTrials(config.trials, seeds);
   out.planned_trials = plan.size();
-  bool called = false;
   auto next_call = [&]() -> absl::Status {
     CRL_RETURN_IF_ERROR(context.Check());
-    if (called && between_calls) CRL_RETURN_IF_ERROR(between_calls());
-    called = true;
+    if (between_calls) CRL_RETURN_IF_ERROR(between_calls());
     return absl::OkStatus();
   };
   for (TrialRequest trial : plan) {

@@ -59,7 +59,7 @@ double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config);
 
 // Runs the protocol; both sides are started on the lane the caller holds.
 // `probe` asks the reference for degenerate-task probes on the trials that
-// allow them. `between_calls` (may be empty) runs between two calls of the
+// allow them. `between_calls` (may be empty) runs before each call of the
 // protocol, with neither side in a call (the caller may let go of its lane
 // there); an error from it ends the protocol with that status.
 // CANCELLED / DEADLINE_EXCEEDED when `context` ends first; every outcome

@@ -138,8 +138,7 @@ class WarmPool {
     if (missing <= 0) return 0;
     const Lane& lane = lanes_->lanes()[i];
     // On a GPU a start lease (kStart): beside verifications, never during
-    // timing, and not held back by timing that waits for the lane (which
-    // would leave the pool empty when busy).
+    // timing, held back only while a timing window is open (lanes.h).
     auto lease = lanes_->AcquireLane(i, context_, options_.lease_wait,
                                      lane.backend == BackendKind::kCuda ? LaneUse::kStart : LaneUse::kExclusive);
     if (!lease.ok()) return 0;  // busy (timing, or a host lane in use): later

@@ -57,6 +57,11 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("verify_slots_per_gpu", &o->verify_slots_per_gpu,
            "verifications at once on one GPU (timing always has the GPU to itself; a failure that sharing could "
            "cause is re-verified alone)");
+  set->Add("timing_batch", &o->timing_batch,
+           "measurements that wait for a GPU before they hold back verifications and have the GPU emptied for "
+           "them (a timing window: all that wait then run in turn); 1: each at once");
+  set->Add("timing_delay_seconds", &o->timing_delay_seconds,
+           "the longest a measurement waits for timing_batch others before it opens a timing window alone");
   set->Add("step_aside_for_timing", &o->engine.step_aside_for_timing,
            "a GPU verification lets go of its lane between two trials while timing waits, its sides frozen "
            "(SIGSTOP) until it has the lane back, and verified sides kept for their measurement wait frozen, "
@@ -125,6 +130,10 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   if (o.engine.reference_cache.max_uses < 1) {
     return absl::InvalidArgumentError("reference_cache_max_uses: must be at least 1");
   }
+  if (o.timing_batch < 1) return absl::InvalidArgumentError("timing_batch: must be at least 1");
+  if (o.timing_delay_seconds < 0) {
+    return absl::InvalidArgumentError("timing_delay_seconds: must be 0 or more");
+  }
   auto rt = std::make_unique<WorkerRuntime>();
   rt->cache_budget = std::make_unique<DiskBudget>(std::vector<std::string>{o.compiler.cache_dir + "/objects"},
                                                   DiskBudgetOptions{o.cache_max_bytes}, clock);
@@ -172,6 +181,8 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
   if (registry) rt->metrics = std::make_unique<WorkerMetrics>(registry);
   LanePoolOptions lane_options;
   lane_options.verify_slots_per_gpu = o.verify_slots_per_gpu;
+  lane_options.timing_batch = o.timing_batch;
+  lane_options.timing_delay = absl::Seconds(o.timing_delay_seconds);
   lane_options.clock = clock;
   if (WorkerMetrics* m = rt->metrics.get()) {
     lane_options.on_idle = [m](const Lane& lane, absl::Duration occupied) {

@@ -34,6 +34,9 @@ struct WorkerOptions {
   int host_lanes = 1;
   // Verifications at once on one GPU lane (measurement is always alone).
   int verify_slots_per_gpu = 4;
+  // Timing windows on GPU lanes (LanePoolOptions::timing_batch).
+  int timing_batch = 4;
+  double timing_delay_seconds = 5;
   // Warm KernelBench harness processes kept per lane (warm_pool.h).
   WarmPoolOptions warm;
   // Warm crl-runner processes (backend up, no library) for native tasks.

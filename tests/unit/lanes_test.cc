@@ -4,6 +4,7 @@
 // lane's busy time reported once per busy period.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <thread>
@@ -133,11 +134,10 @@ TEST_CASE("timing waiting for a shared GPU lane holds back new verifications", "
   // the queue.
   CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
         absl::StatusCode::kDeadlineExceeded);
-  // Warming the pool's processes does: short, untimed, no candidate code.
-  {
-    auto start = pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kStart);
-    CHECK(start.ok());
-  }
+  // Nor does warming the pool's processes (a window is open: with the
+  // default batch of 1, at the first wait).
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kStart).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
   verifying.reset();
   timing.join();
   CHECK(timed.ok());
@@ -287,6 +287,70 @@ TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared
   other->StepAside();
   other.reset();
   CHECK(pool.Busy() == 1);  // `joined`
+}
+
+TEST_CASE("timing holds verifications back only once a window opens: enough of it waits, or it waited long enough",
+          "[lanes]") {
+  FakeClock clock;
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 4;
+  o.timing_batch = 2;
+  o.timing_delay = absl::Seconds(5);
+  o.clock = &clock;
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}}, o);
+  RequestContext now(&clock, clock.Now());  // no waiting
+  const RequestContext& bg = RequestContext::Background();
+  auto shared = [&](const RequestContext& c, LaneUse use = LaneUse::kShared) {
+    return pool.Acquire(BackendKind::kCuda, c, absl::Seconds(1), use);
+  };
+  auto eventually = [](auto done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (!done() && absl::Now() < give_up) std::this_thread::yield();
+    return done();
+  };
+  // A lane nobody holds is taken at once, window or not.
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1)).ok());
+
+  std::optional<LaneLease> a(*shared(bg));
+  std::vector<std::thread> timings;
+  std::atomic<int> timed{0};
+  auto time_one = [&] {
+    timings.emplace_back([&] {
+      auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30));
+      if (lease.ok()) ++timed;
+    });
+  };
+  time_one();
+  REQUIRE(eventually([&] { return pool.Waiting() == 1; }));
+  // One measurement waits, less than the delay: verifications go on, and
+  // are not asked to step aside.
+  CHECK_FALSE(a->TimingWaiting());
+  std::optional<LaneLease> b(*shared(now));
+  CHECK(shared(now, LaneUse::kStart).ok());
+  // A second one makes the batch: the window opens.
+  time_one();
+  REQUIRE(eventually([&] { return a->TimingWaiting(); }));
+  CHECK(b->TimingWaiting());
+  CHECK(shared(now).status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(shared(now, LaneUse::kStart).status().code() == absl::StatusCode::kDeadlineExceeded);
+  a->StepAside();
+  b.reset();
+  for (auto& t : timings) t.join();
+  timings.clear();
+  CHECK(timed == 2);
+  // Both have had the lane: the window is closed, a comes back.
+  REQUIRE(a->Rejoin(LaneUse::kShared, now, absl::Seconds(1)).ok());
+
+  // Alone, a measurement opens the window once it has waited the delay.
+  time_one();
+  REQUIRE(eventually([&] { return pool.Waiting() == 1; }));
+  CHECK_FALSE(a->TimingWaiting());
+  clock.Advance(absl::Seconds(5));
+  REQUIRE(eventually([&] { return a->TimingWaiting(); }));
+  a.reset();
+  for (auto& t : timings) t.join();
+  CHECK(timed == 3);
+  CHECK(shared(now).ok());
 }
 
 }  // namespace
