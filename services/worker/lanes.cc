@@ -137,8 +137,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
       if (!exclusive && upgrading_[i]) continue;
       // Verifications coming back from stepping aside go first.
       if (use == LaneUse::kShared && !back && rejoining_[i] > 0) continue;
-      // Warm-pool starts (no candidate's code) take no verification slot.
-      if (exclusive ? holders_[i] == 0 : use == LaneUse::kStart || holders_[i] - starts_[i] < Capacity(i)) {
+      if (exclusive ? holders_[i] == 0 : holders_[i] < Capacity(i)) {
         if (found == lanes_.size() || holders_[i] < holders_[found]) found = i;
       }
     }

@@ -34,8 +34,7 @@ class LanePool;
 // (trusted code, no candidate's): beside verifications, never beside timing,
 // and held back, as verifications are, only while a timing window is open
 // (LanePoolOptions::timing_batch): not by every measurement that waits,
-// which would leave the pool empty whenever the GPU is busy. A start takes
-// none of the lane's verification slots, for the same reason.
+// which would leave the pool empty whenever the GPU is busy.
 enum class LaneUse { kExclusive, kShared, kStart };
 
 struct LanePoolOptions {

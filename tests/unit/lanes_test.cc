@@ -353,23 +353,5 @@ TEST_CASE("timing holds verifications back only once a window opens: enough of i
   CHECK(shared(now).ok());
 }
 
-TEST_CASE("a warm-pool start takes no verification slot", "[lanes]") {
-  FakeClock clock;
-  RequestContext now(&clock, clock.Now());  // no waiting
-  LanePoolOptions o;
-  o.verify_slots_per_gpu = 1;
-  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}}, o);
-  auto verifying = pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared);
-  REQUIRE(verifying.ok());
-  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
-        absl::StatusCode::kDeadlineExceeded);  // the one slot is taken
-  auto start = pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kStart);
-  REQUIRE(start.ok());
-  // Nor does it leave one taken when it ends first.
-  start->StepAside();
-  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
-        absl::StatusCode::kDeadlineExceeded);
-}
-
 }  // namespace
 }  // namespace crl
