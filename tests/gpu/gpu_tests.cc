@@ -76,14 +76,19 @@ absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs:
 
 const std::string kKernelBench = SourceDir() + "/tasks/kernelbench";
 
-absl::StatusOr<v1::EvaluateResponse> EvaluateKb(const std::string& task, const std::string& file) {
+// A KernelBench task of tasks/kernelbench and a candidate file at `path`.
+absl::StatusOr<v1::EvaluateResponse> EvaluateKbFile(const std::string& task, const std::string& path) {
   v1::EvaluateRequest req;
   req.mutable_task()->set_path(kKernelBench + "/" + task);
   req.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
-  req.mutable_candidate()->set_source(ReadFile(kKernelBench + "/" + file));
+  req.mutable_candidate()->set_source(ReadFile(path));
   req.mutable_candidate()->set_filename("candidate.py");
   req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
   return Engine().Evaluate(req, RequestContext::Background());
+}
+
+absl::StatusOr<v1::EvaluateResponse> EvaluateKb(const std::string& task, const std::string& file) {
+  return EvaluateKbFile(task, kKernelBench + "/" + file);
 }
 
 bool HasFlag(const v1::TimeResponse& t, v1::Flag flag) {
@@ -246,31 +251,45 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
 
 TEST_CASE("KernelBench verifications step aside, frozen, for timing that waits, and end as they would have",
           "[gpu]") {
-  // Three verifications in flight on the GPU (its four verification slots),
-  // then a measurement asks for the lane alone: each verification lets go
-  // of it between two calls, its sides frozen, and comes back afterwards.
-  const char* task = "level1/3_Relu.py";
+  // Three slow verifications in their trials on the GPU (a second a call),
+  // then four measurements at once ask for the GPU alone: a timing window
+  // opens (four wait: --timing_batch), each verification lets go of the
+  // GPU before its next call, its sides frozen, and comes back after.
   auto timed_candidate = EvaluateKb("level1/1_ScaledGelu.py", "generations_cuda/level_1_problem_1_sample_0_kernel.py");
   REQUIRE(timed_candidate.ok());
   REQUIRE(timed_candidate->verdict() == v1::VERDICT_OK);
+  const std::string slow = SourceDir() + "/tests/gpu/kernelbench/slow_relu.py";
   std::vector<absl::StatusOr<v1::EvaluateResponse>> verified(3);
-  std::vector<std::thread> verifying;
+  std::vector<std::thread> threads;
   for (size_t i = 0; i < verified.size(); ++i) {
-    verifying.emplace_back([&, i] { verified[i] = EvaluateKb(task, "generations/level_1_problem_3_sample_1_kernel.py"); });
+    threads.emplace_back([&, i] { verified[i] = EvaluateKbFile("level1/3_Relu.py", slow); });
   }
-  absl::SleepFor(absl::Seconds(1));  // the verifications are starting their sides
+  // Their build (a few seconds) and start are over by then; their trials
+  // take six seconds or more. (With a one-second head start the
+  // verifications were still building when the window opened, and waited
+  // behind it without a step aside.)
+  absl::SleepFor(absl::Seconds(8));
   timing::OracleOptions o;
-  o.budget_seconds = 5;
+  o.budget_seconds = 3;
   timing::TimingOracle oracle(o, &Engine(), RealClock::Get());
-  v1::TimeRequest t;
-  t.mutable_task()->set_path(kKernelBench + "/level1/1_ScaledGelu.py");
-  t.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
-  t.set_artifact_id(timed_candidate->artifact_id());
-  t.set_backend(v1::BACKEND_CUDA);
-  auto timed = oracle.Time(t, RequestContext::Background());
-  for (auto& th : verifying) th.join();
-  REQUIRE(timed.ok());
-  CHECK(timed->verdict() == v1::VERDICT_OK);
+  std::vector<absl::StatusOr<v1::TimeResponse>> timed(4);
+  for (size_t i = 0; i < timed.size(); ++i) {
+    threads.emplace_back([&, i] {
+      v1::TimeRequest t;
+      t.mutable_task()->set_path(kKernelBench + "/level1/1_ScaledGelu.py");
+      t.mutable_task()->set_format(v1::TASK_FORMAT_KERNELBENCH);
+      t.set_artifact_id(timed_candidate->artifact_id());
+      t.set_backend(v1::BACKEND_CUDA);
+      timed[i] = oracle.Time(t, RequestContext::Background());
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& t : timed) {
+    REQUIRE(t.ok());
+    CHECK(t->verdict() == v1::VERDICT_OK);
+    std::printf("stepping aside: timed ScaledGelu %.3fx (%s) beside slow verifications\n", t->speedup(),
+                t->timing_mode().c_str());
+  }
   int steps = 0;
   for (const auto& v : verified) {
     REQUIRE(v.ok());
@@ -278,11 +297,9 @@ TEST_CASE("KernelBench verifications step aside, frozen, for timing that waits, 
     CHECK(v->verdict() == v1::VERDICT_OK);
     CHECK(v->correctness().trials_passed() == v->correctness().trials());
     steps += v->steps_aside();
-    std::printf("stepped aside %d time(s): %s, waiting %.2f s, trials %.2f s\n", v->steps_aside(),
-                Short(v->verdict()).c_str(), v->lane_wait_seconds(), v->trials_seconds());
+    std::printf("stepping aside: slow ReLU %s after %d step(s) aside, waiting %.2f s, trials %.2f s\n",
+                Short(v->verdict()).c_str(), v->steps_aside(), v->lane_wait_seconds(), v->trials_seconds());
   }
-  std::printf("stepping aside: timed ScaledGelu %.3fx (%s) beside three verifications, %d step(s) aside\n",
-              timed->speedup(), timed->timing_mode().c_str(), steps);
   CHECK(steps > 0);
 }
 
