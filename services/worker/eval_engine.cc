@@ -478,9 +478,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     reference_side = &recording.emplace(ref.get(), reference_cache_.max_record_bytes());
     seeds = recording->RecordSeeds(seeds_);
   }
-  // Timing waiting for this lane: between two calls the sides freeze and
-  // the lease steps aside until the timing waiting has had the lane (a
-  // shared GPU lane only: elsewhere nothing runs beside a verification).
+  // Timing waiting for this lane (a window open): before a call of the
+  // protocol the sides freeze and the lease steps aside until the timing
+  // has had the lane (a shared GPU lane only: elsewhere nothing runs beside
+  // a verification).
   const bool may_step_aside = options_.step_aside_for_timing && use == LaneUse::kShared &&
                               lane.backend == BackendKind::kCuda;
   absl::Duration aside;

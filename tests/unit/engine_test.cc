@@ -5,6 +5,7 @@
 #include <atomic>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "tests/unit/engine_rig.h"
 
@@ -422,26 +423,62 @@ TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side
   CHECK(waited->reference_samples_size() == 5);
 }
 
-TEST_CASE("verified sides kept for their measurement are timed without starting again; expired, foreign "
-          "and contended ones end and fresh sides start", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
-  auto verify = [&](const std::string& behaviour, double keep) {
+// A CUDA rig of one GPU lane with two verification slots, and the calls of
+// a verification that keeps its sides and of the measurement naming them.
+struct KeptCalls {
+  explicit KeptCalls(EngineOptions options = {})
+      : rig(Spec(), {{BackendKind::kCuda, 0, "cuda:0"}}, Slots(), options) {}
+  static FakeTaskSpec Spec() {
+    FakeTaskSpec spec;
+    spec.cuda = true;
+    return spec;
+  }
+  static LanePoolOptions Slots() {
+    LanePoolOptions shared;
+    shared.verify_slots_per_gpu = 2;
+    return shared;
+  }
+  v1::EvaluateResponse Verify(const std::string& behaviour, double keep) {
     v1::EvaluateRequest request = Rig::Request(behaviour);
     request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
     request.set_keep_for_timing_seconds(keep);
     auto r = rig.engine->Evaluate(request, RequestContext::Background());
     REQUIRE(r.ok());
     return *r;
-  };
-  auto measure = [&](const v1::EvaluateResponse& verified, const std::string& kept_pair) {
+  }
+  absl::StatusOr<v1::MeasurePairResponse> Measure(const v1::EvaluateResponse& verified,
+                                                  const std::string& kept_pair) {
     v1::MeasurePairRequest m = FivePairs(verified.artifact_id());
     m.set_kept_pair(kept_pair);
     return rig.engine->MeasurePair(m, RequestContext::Background());
-  };
+  }
+  // Two candidates verified and kept on the one lane, then both measured at
+  // once by their tokens: both answers, OK.
+  std::pair<v1::MeasurePairResponse, v1::MeasurePairResponse> TwoKeptMeasuredAtOnce() {
+    v1::EvaluateResponse a = Verify("correct", 10), b = Verify("fast", 10);
+    REQUIRE_FALSE(a.kept_pair().empty());
+    REQUIRE_FALSE(b.kept_pair().empty());
+    CHECK(rig.engine->KeptPairs() == 2);
+    absl::StatusOr<v1::MeasurePairResponse> pa, pb;
+    std::thread ta([&] { pa = Measure(a, a.kept_pair()); });
+    std::thread tb([&] { pb = Measure(b, b.kept_pair()); });
+    ta.join();
+    tb.join();
+    REQUIRE(pa.ok());
+    REQUIRE(pb.ok());
+    CHECK(pa->verdict() == v1::VERDICT_OK);
+    CHECK(pb->verdict() == v1::VERDICT_OK);
+    return {*pa, *pb};
+  }
+  Rig rig;
+};
+
+TEST_CASE("verified sides kept for their measurement are timed without starting again; expired, foreign "
+          "and contended ones end and fresh sides start", "[engine]") {
+  KeptCalls calls;
+  Rig& rig = calls.rig;
+  auto verify = [&](const std::string& behaviour, double keep) { return calls.Verify(behaviour, keep); };
+  auto measure = [&](const v1::EvaluateResponse& v, const std::string& kept) { return calls.Measure(v, kept); };
 
   SECTION("kept, then timed on the same two sides") {
     int starts = rig.format.starts();
@@ -534,21 +571,9 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
   }
 
   SECTION("two kept pairs on one lane are both timed as kept, one after the other") {
-    v1::EvaluateResponse a = verify("correct", 10), b = verify("fast", 10);
-    REQUIRE_FALSE(a.kept_pair().empty());
-    REQUIRE_FALSE(b.kept_pair().empty());
-    CHECK(rig.engine->KeptPairs() == 2);
-    absl::StatusOr<v1::MeasurePairResponse> pa, pb;
-    std::thread ta([&] { pa = measure(a, a.kept_pair()); });
-    std::thread tb([&] { pb = measure(b, b.kept_pair()); });
-    ta.join();
-    tb.join();
-    REQUIRE(pa.ok());
-    REQUIRE(pb.ok());
-    CHECK(pa->verdict() == v1::VERDICT_OK);
-    CHECK(pb->verdict() == v1::VERDICT_OK);
-    CHECK(pa->kept_pair_used());
-    CHECK(pb->kept_pair_used());
+    auto [pa, pb] = calls.TwoKeptMeasuredAtOnce();
+    CHECK(pa.kept_pair_used());
+    CHECK(pb.kept_pair_used());
     CHECK(rig.format.most_live_while_timed() == 2);
     rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
@@ -575,26 +600,12 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
 }
 
 TEST_CASE("with step_aside_for_timing off, a kept pair holds its place on the lane", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
   EngineOptions options;
   options.step_aside_for_timing = false;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
-  auto verify = [&](const std::string& behaviour, double keep) {
-    v1::EvaluateRequest request = Rig::Request(behaviour);
-    request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    request.set_keep_for_timing_seconds(keep);
-    auto r = rig.engine->Evaluate(request, RequestContext::Background());
-    REQUIRE(r.ok());
-    return *r;
-  };
-  auto measure = [&](const v1::EvaluateResponse& verified, const std::string& kept_pair) {
-    v1::MeasurePairRequest m = FivePairs(verified.artifact_id());
-    m.set_kept_pair(kept_pair);
-    return rig.engine->MeasurePair(m, RequestContext::Background());
-  };
+  KeptCalls calls(options);
+  Rig& rig = calls.rig;
+  auto verify = [&](const std::string& behaviour, double keep) { return calls.Verify(behaviour, keep); };
+  auto measure = [&](const v1::EvaluateResponse& v, const std::string& kept) { return calls.Measure(v, kept); };
 
   SECTION("it holds back other timing on its lane until it expires") {
     v1::EvaluateResponse kept = verify("correct", 10);
@@ -630,21 +641,9 @@ TEST_CASE("with step_aside_for_timing off, a kept pair holds its place on the la
   }
 
   SECTION("two kept pairs on one lane: one is timed as kept, the other ends and starts afresh") {
-    v1::EvaluateResponse a = verify("correct", 10), b = verify("fast", 10);
-    REQUIRE_FALSE(a.kept_pair().empty());
-    REQUIRE_FALSE(b.kept_pair().empty());
-    CHECK(rig.engine->KeptPairs() == 2);
-    absl::StatusOr<v1::MeasurePairResponse> pa, pb;
-    std::thread ta([&] { pa = measure(a, a.kept_pair()); });
-    std::thread tb([&] { pb = measure(b, b.kept_pair()); });
-    ta.join();
-    tb.join();
-    REQUIRE(pa.ok());
-    REQUIRE(pb.ok());
-    CHECK(pa->verdict() == v1::VERDICT_OK);
-    CHECK(pb->verdict() == v1::VERDICT_OK);
-    CHECK(pa->kept_pair_used() + pb->kept_pair_used() == 1);
-    const auto& lost = pa->kept_pair_used() ? *pb : *pa;
+    auto [pa, pb] = calls.TwoKeptMeasuredAtOnce();
+    CHECK(pa.kept_pair_used() + pb.kept_pair_used() == 1);
+    const auto& lost = pa.kept_pair_used() ? pb : pa;
     CHECK_THAT(lost.messages(0), Catch::Contains("could not be timed") &&
                                      Catch::Contains("already waiting to hold lane cuda:0 alone"));
     rig.engine->WaitRetired();
