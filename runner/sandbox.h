@@ -225,6 +225,7 @@ class SandboxedProcess {
   // SIGKILL to the whole group, init of its namespace included). False when
   // the process has ended.
   bool Freeze(bool frozen);
+  bool frozen() const { return frozen_; }
 
   // The log captured so far.
   std::string LogSoFar() const;

@@ -141,7 +141,7 @@ std::string EvalEngine::Keep(const Resolved& r, const std::string& reference_art
   // Held on the lane (no stepping aside), a lease about to take the lane
   // alone would wait for this one, and this one's measurement could not
   // take it: let go at once instead.
-  const bool aside = options_.step_aside_for_timing && lease.lane().backend == BackendKind::kCuda;
+  const bool aside = StepsAside(lease.lane());
   if ((!aside && lease.UpgradePending()) || (reference && reference->dead()) || candidate->dead()) return "";
   const double budget = seconds + 5;
   if ((reference && !reference->Adopt(kept_context_, budget)) || !candidate->Adopt(kept_context_, budget)) {
@@ -480,10 +480,9 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   }
   // Timing waiting for this lane (a window open): before a call of the
   // protocol the sides freeze and the lease steps aside until the timing
-  // has had the lane (a shared GPU lane only: elsewhere nothing runs beside
-  // a verification).
-  const bool may_step_aside = options_.step_aside_for_timing && use == LaneUse::kShared &&
-                              lane.backend == BackendKind::kCuda;
+  // has had the lane (shared leases only: one held alone has no one to
+  // make way for).
+  const bool may_step_aside = use == LaneUse::kShared && StepsAside(lane);
   absl::Duration aside;
   int steps_aside = 0;
   auto between_calls = [&]() -> absl::Status {

@@ -140,6 +140,11 @@ class EvalEngine {
               std::unique_ptr<SessionInterface> reference);
   // The CPU both sides of a measurement on `lane` are pinned to; -1: none.
   int TimingCpu(const Lane& lane) const;
+  // Leases on `lane` step aside for timing (EngineOptions::step_aside_for_
+  // timing; a GPU lane only: elsewhere nothing runs beside a verification).
+  bool StepsAside(const Lane& lane) const {
+    return options_.step_aside_for_timing && lane.backend == BackendKind::kCuda;
+  }
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
                         const RequestContext& context);

@@ -232,11 +232,7 @@ int LaneCpu(const Lane& lane, int host_lanes, long cpus) {
 
 bool RunnerSession::PinToCpu(int cpu) { return !dead_ && process_->PinTo(cpu); }
 
-bool RunnerSession::Freeze(bool frozen) {
-  if (dead_ || !process_ || !process_->Freeze(frozen)) return false;
-  frozen_ = frozen;
-  return true;
-}
+bool RunnerSession::Freeze(bool frozen) { return !dead_ && process_ && process_->Freeze(frozen); }
 
 RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,
                                        double timeout_seconds, runner::Frame* frame) {
@@ -367,7 +363,7 @@ RunnerEvent RunnerSession::Fail(const std::string& what, bool timed_out) {
 
 void RunnerSession::Close() {
   if (!process_) return;
-  if (!dead_ && !frozen_) {
+  if (!dead_ && !process_->frozen()) {
     std::string error;
     runner::WriteMessage(process_->to_child(), runner::Shutdown{}, &error, 1.0);
     process_->CloseToChild();

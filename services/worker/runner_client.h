@@ -166,7 +166,6 @@ class RunnerSession {
   std::string device_name_;
   bool dead_ = false;
   bool warming_ = false;  // SpawnWarm's request sent, its answer not yet read
-  bool frozen_ = false;
 };
 
 // Verdict for a runner result status (kOk -> VERDICT_OK).
