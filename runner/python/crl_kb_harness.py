@@ -492,8 +492,12 @@ _flush_buffers = {}
 
 def warm(header):
     """Brings the device up before any load: the CUDA context, the flush
-    buffer. A warm pool's process answers this, then waits for its load."""
+    buffer. A warm pool's process answers this, then waits for its load.
+    Device "none" only answers (torch is imported by then): the pool waits
+    for the import off the lane and brings the device up on it."""
     import torch
+    if header.get("device", "cpu") == "none":
+        return {"ok": True, "device_name": "", "torch_version": torch.__version__}
     device = torch.device(header.get("device", "cpu"))
     flush_buffer(torch, device, header.get("l2_flush_bytes", 0))
     name = "host"

@@ -209,10 +209,20 @@ std::unique_ptr<KbWarmPool> MakeKbWarmPool(LanePool* lanes, const RunnerOptions&
     if (!session) *error = event.message;
     return session;
   };
-  auto warm = [runner](RunnerSession* session, const Lane& lane, std::string* error) {
-    return WarmKbHarness(session, runner, lane, error);
+  // On a GPU the interpreter's import (seconds of CPU) is waited for off the
+  // lane; only the CUDA contexts come up under the start lease, side by side.
+  KbWarmPool::Steps steps;
+  steps.spawn = spawn;
+  steps.prepare = [runner](RunnerSession* session, std::string* error) {
+    return ReadyKbHarness(session, runner, error);
   };
-  return std::make_unique<KbWarmPool>(lanes, spawn, warm, std::move(options));
+  steps.begin = [runner](RunnerSession* session, const Lane& lane, std::string* error) {
+    return BeginWarmKbHarness(session, runner, lane, error);
+  };
+  steps.warm = [runner](RunnerSession* session, const Lane&, std::string* error) {
+    return AwaitWarmKbHarness(session, runner, error);
+  };
+  return std::make_unique<KbWarmPool>(lanes, std::move(steps), std::move(options));
 }
 
 absl::StatusOr<std::shared_ptr<const EvalTask>> KbFormat::Resolve(const v1::Task& t) {

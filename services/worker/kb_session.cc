@@ -210,15 +210,15 @@ std::unique_ptr<RunnerSession> SpawnKbHarness(const RunnerOptions& runner, const
                               runner::SeccompProfile::kCompiler, budget_seconds, context, event);
 }
 
-bool WarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const Lane& lane,
-                   std::string* error) {
-  const nlohmann::json request = {{"device", lane.backend == BackendKind::kCuda ? "cuda" : "cpu"},
-                                  {"l2_flush_bytes", runner.l2_flush_bytes}};
-  std::string payload;
-  RunnerEvent e = session->Exchange(static_cast<uint32_t>(runner::MessageType::kKbWarm),
-                                    EncodeKbPayload(request, {}),
-                                    static_cast<uint32_t>(runner::MessageType::kKbWarmed),
-                                    runner.startup_timeout_seconds, &payload);
+namespace {
+
+// The harness's KB_WARM request: `device` "cuda" or "cpu" brings that device
+// up; "none" only answers, once the interpreter has imported torch.
+std::string KbWarmRequest(const RunnerOptions& runner, const std::string& device) {
+  return EncodeKbPayload({{"device", device}, {"l2_flush_bytes", runner.l2_flush_bytes}}, {});
+}
+
+bool KbWarmed(RunnerSession* session, const RunnerEvent& e, std::string payload, std::string* error) {
   KbReply reply;
   if (!e.ok) {
     *error = e.message;
@@ -231,6 +231,32 @@ bool WarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const La
     return true;
   }
   return false;
+}
+
+constexpr uint32_t kKbWarm = static_cast<uint32_t>(runner::MessageType::kKbWarm);
+constexpr uint32_t kKbWarmed = static_cast<uint32_t>(runner::MessageType::kKbWarmed);
+
+}  // namespace
+
+bool ReadyKbHarness(RunnerSession* session, const RunnerOptions& runner, std::string* error) {
+  std::string payload;
+  RunnerEvent e = session->Exchange(kKbWarm, KbWarmRequest(runner, "none"), kKbWarmed,
+                                    runner.startup_timeout_seconds, &payload);
+  return KbWarmed(session, e, std::move(payload), error);
+}
+
+bool BeginWarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const Lane& lane,
+                        std::string* error) {
+  RunnerEvent e = session->Request(kKbWarm, KbWarmRequest(runner, lane.backend == BackendKind::kCuda ? "cuda" : "cpu"),
+                                   runner.startup_timeout_seconds);
+  if (!e.ok) *error = e.message;
+  return e.ok;
+}
+
+bool AwaitWarmKbHarness(RunnerSession* session, const RunnerOptions& runner, std::string* error) {
+  std::string payload;
+  RunnerEvent e = session->Reply(kKbWarm, kKbWarmed, runner.startup_timeout_seconds, &payload);
+  return KbWarmed(session, e, std::move(payload), error);
 }
 
 std::unique_ptr<KbSession> KbSession::Start(const RunnerOptions& runner, const KbOptions& kb,

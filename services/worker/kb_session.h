@@ -96,12 +96,18 @@ std::unique_ptr<RunnerSession> SpawnKbHarness(const RunnerOptions& runner, const
                                               const Lane& lane, double budget_seconds,
                                               const RequestContext& context, RunnerEvent* event);
 
-// Brings a spawned harness's device up (CUDA context, flush buffer) before
-// it is handed a load: what a warm pool does ahead of time. Returns false
-// with *error set when the harness could not (the machine's problem: no
-// candidate code has run in it).
-bool WarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const Lane& lane,
-                   std::string* error);
+// A warm pool brings a spawned harness up in steps (warm_pool.h); none runs
+// candidate code, so a failure is the machine's problem. Each returns false
+// with *error set (and the harness closed when it answered wrongly).
+// ReadyKbHarness waits until the harness has imported torch, touching no
+// device: CPU work, done off the lane. BeginWarmKbHarness asks it to bring
+// `lane`'s device up (CUDA context, flush buffer) without waiting, and
+// AwaitWarmKbHarness reads that answer, so that several harnesses' contexts
+// come up side by side.
+bool ReadyKbHarness(RunnerSession* session, const RunnerOptions& runner, std::string* error);
+bool BeginWarmKbHarness(RunnerSession* session, const RunnerOptions& runner, const Lane& lane,
+                        std::string* error);
+bool AwaitWarmKbHarness(RunnerSession* session, const RunnerOptions& runner, std::string* error);
 
 // Not thread-safe; one thread drives a session.
 class KbSession {

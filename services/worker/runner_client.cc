@@ -321,8 +321,18 @@ RunnerEvent RunnerSession::Roundtrip(const Req& request, double timeout_seconds,
 
 RunnerEvent RunnerSession::Exchange(uint32_t type, const std::string& payload, uint32_t expect,
                                     double timeout_seconds, std::string* reply) {
+  RunnerEvent sent = Request(type, payload, timeout_seconds);
+  if (!sent.ok) return sent;
+  return Reply(type, expect, timeout_seconds, reply);
+}
+
+RunnerEvent RunnerSession::Request(uint32_t type, const std::string& payload, double timeout_seconds) {
+  return Send(type, payload, timeout_seconds);
+}
+
+RunnerEvent RunnerSession::Reply(uint32_t type, uint32_t expect, double timeout_seconds, std::string* reply) {
   runner::Frame frame;
-  RunnerEvent e = SendAndRead(type, payload, timeout_seconds, &frame);
+  RunnerEvent e = Receive(type, timeout_seconds, &frame);
   if (!e.ok) return e;
   if (frame.type != expect) {
     return Tampered(absl::StrCat("expected ", runner::MessageTypeName(expect),

@@ -111,6 +111,11 @@ class RunnerSession {
   // must be of `expect`. Failures are classified as for Call().
   RunnerEvent Exchange(uint32_t type, const std::string& payload, uint32_t expect,
                        double timeout_seconds, std::string* reply);
+  // Exchange in two halves, so that several sessions' requests are in flight
+  // at once (a warm pool bringing devices up side by side): Request writes
+  // the frame, Reply reads the answer, which must be of `expect`.
+  RunnerEvent Request(uint32_t type, const std::string& payload, double timeout_seconds);
+  RunnerEvent Reply(uint32_t type, uint32_t expect, double timeout_seconds, std::string* reply);
 
   RunnerEvent Call(const runner::CallRequest& request, double timeout_seconds,
                    runner::CallResult* result);

@@ -8,13 +8,18 @@
 // A lane is filled only after its first Take() (a worker that never serves
 // KernelBench starts no interpreter) and stays filled while it is used: idle
 // processes older than max_idle are dropped and, if the lane has not been
-// used within max_idle either, not replaced. Warming holds a lease on the
-// lane, as verification does: shared on a GPU (it creates a context, which
-// is GPU work, so it never overlaps a measurement), exclusive on a host lane
-// (a host lane is one CPU; importing an interpreter there would disturb a
-// measurement on it). Templated over the process type so the decisions are
-// unit-tested with fakes (tests/unit/warm_pool_test.cc); the worker's
-// instance holds KernelBench harness sessions (kb_session.h).
+// used within max_idle either, not replaced. Bringing a device up holds a
+// lease on the lane, as verification does: shared on a GPU (it creates a
+// context, which is GPU work, so it never overlaps a measurement), exclusive
+// on a host lane (a host lane is one CPU; importing an interpreter there
+// would disturb a measurement on it). Where the process type has a step that
+// needs no device (Steps::prepare: a KernelBench harness importing torch), a
+// GPU lane's processes take it before the lease, so the lease covers the
+// context alone; a process prepared but not yet brought up is handed out
+// when no warm one is left (its device comes up under its taker's lease).
+// Templated over the process type so the decisions are unit-tested with
+// fakes (tests/unit/warm_pool_test.cc); the worker's instances hold
+// KernelBench harness sessions (kb_session.h) and native runners.
 #ifndef CRL_SERVICES_WORKER_WARM_POOL_H_
 #define CRL_SERVICES_WORKER_WARM_POOL_H_
 
@@ -65,25 +70,41 @@ class WarmPool {
   using SpawnFn = std::function<std::unique_ptr<P>(const Lane&, const RequestContext&, std::string* error)>;
   // Brings a started process up; false with *error set on failure.
   using WarmFn = std::function<bool(P*, const Lane&, std::string* error)>;
+  // Waits, with no lease, until a started process is ready for its device
+  // (an interpreter imported); false with *error set on failure.
+  using PrepareFn = std::function<bool(P*, std::string* error)>;
+
+  struct Steps {
+    SpawnFn spawn;
+    // Optional; used on GPU lanes only (a host lane's process is its CPU's
+    // work, started under the lease as before).
+    PrepareFn prepare;
+    // Optional: asks for the device without waiting; `warm` then awaits it.
+    // Every process of a fill is begun before the first is awaited.
+    WarmFn begin;
+    WarmFn warm;
+  };
 
   struct Stats {
-    uint64_t warm = 0;     // Take() served from the pool
-    uint64_t cold = 0;     // Take() found nothing ready
-    uint64_t started = 0;  // processes warmed
-    uint64_t failed = 0;   // processes that failed to start or warm
-    uint64_t dropped = 0;  // idle processes expired or found dead
-    int idle = 0;          // ready now, all lanes
+    uint64_t warm = 0;      // Take() served from the pool
+    uint64_t prepared = 0;  // of those, a process whose device was not up yet
+    uint64_t cold = 0;      // Take() found nothing ready
+    uint64_t started = 0;   // processes warmed
+    uint64_t failed = 0;    // processes that failed to start or warm
+    uint64_t dropped = 0;   // idle processes expired or found dead
+    int idle = 0;           // ready now, all lanes (prepared ones included)
   };
 
   // `lanes` must outlive the pool.
-  WarmPool(LanePool* lanes, SpawnFn spawn, WarmFn warm, WarmPoolOptions options)
-      : lanes_(lanes), spawn_(std::move(spawn)), warm_(std::move(warm)), options_(std::move(options)),
-        state_(lanes->lanes().size()) {
+  WarmPool(LanePool* lanes, Steps steps, WarmPoolOptions options)
+      : lanes_(lanes), steps_(std::move(steps)), options_(std::move(options)), state_(lanes->lanes().size()) {
     if (!options_.start_threads) return;
     for (size_t i = 0; i < state_.size(); ++i) {
       if (Target(i) > 0) fillers_.emplace_back([this, i] { FillLoop(i); });
     }
   }
+  WarmPool(LanePool* lanes, SpawnFn spawn, WarmFn warm, WarmPoolOptions options)
+      : WarmPool(lanes, Steps{std::move(spawn), nullptr, nullptr, std::move(warm)}, std::move(options)) {}
 
   ~WarmPool() {
     // Idle processes are closed first, while the threads that started them
@@ -111,14 +132,10 @@ class WarmPool {
       if (i >= state_.size()) return nullptr;
       LaneState& s = state_[i];
       s.wanted_until = Now() + options_.max_idle;
-      while (!s.idle.empty() && !out) {
-        Ready r = std::move(s.idle.front());
-        s.idle.pop_front();
-        if (r.process->Alive()) {
-          out = std::move(r.process);
-        } else {
-          ++stats_.dropped;
-        }
+      out = TakeAliveLocked(&s.idle);
+      if (!out) {
+        out = TakeAliveLocked(&s.prepared);
+        if (out) ++stats_.prepared;
       }
       ++(out ? stats_.warm : stats_.cold);
     }
@@ -127,53 +144,61 @@ class WarmPool {
   }
 
   // One filling step for lane `i`: drops expired or dead idle processes and,
-  // if the lane is wanted and short, takes its lease and starts the missing
-  // processes (all at once, then warms each). Returns how many it added.
+  // if the lane is wanted and short, starts the missing processes (all at
+  // once) and brings them up under the lane's lease. With a prepare step on
+  // a GPU lane they start and prepare before the lease, and wait prepared
+  // (Take() may have them) while the lease is busy. Returns how many it
+  // brought up.
   int FillLane(size_t i) {
+    const Lane& lane = lanes_->lanes()[i];
+    const bool off_lane = steps_.prepare && lane.backend == BackendKind::kCuda;
     int missing;
     {
       absl::MutexLock lock(&mu_);
       missing = MissingLocked(i);
+      if (missing <= 0 && state_[i].prepared.empty()) return 0;
     }
-    if (missing <= 0) return 0;
-    const Lane& lane = lanes_->lanes()[i];
-    // On a GPU a start lease (kStart): beside verifications, never during
-    // timing, held back only while a timing window is open (lanes.h).
-    auto lease = lanes_->AcquireLane(i, context_, options_.lease_wait,
-                                     lane.backend == BackendKind::kCuda ? LaneUse::kStart : LaneUse::kExclusive);
-    if (!lease.ok()) return 0;  // busy (timing, or a host lane in use): later
-    std::vector<std::unique_ptr<P>> started;
     std::string error;
     int failed = 0;
-    for (int k = 0; k < missing; ++k) {
-      auto p = spawn_(lane, context_, &error);
-      if (!p) {
-        ++failed;
-        break;
+    std::vector<std::unique_ptr<P>> started;
+    if (off_lane) {
+      if (missing > 0) {
+        started = Spawn(lane, missing, &failed, &error);
+        for (auto& p : started) {
+          if (!steps_.prepare(p.get(), &error)) {
+            ++failed;
+            p.reset();
+          }
+        }
+        absl::MutexLock lock(&mu_);
+        if (!stopping_) {
+          for (auto& p : started) {
+            if (p) state_[i].prepared.push_back({std::move(p), Now()});
+          }
+          started.clear();
+        }
       }
-      started.push_back(std::move(p));
+      bool any;
+      {
+        absl::MutexLock lock(&mu_);
+        any = !stopping_ && !state_[i].prepared.empty();
+      }
+      if (any) started = BringUp(i, &failed, &error);
+    } else if (missing > 0) {
+      started = BringUp(i, &failed, &error, missing);
     }
-    // Each process is handed to the lane as soon as it is up (awaited in
-    // the order started), so a burst of requests need not wait for the
-    // whole batch.
     int added = 0;
-    for (auto& p : started) {
-      if (!warm_(p.get(), lane, &error)) {
-        ++failed;
-        continue;
-      }
-      absl::MutexLock lock(&mu_);
-      if (stopping_) break;
-      state_[i].idle.push_back({std::move(p), Now()});
-      ++stats_.started;
-      ++added;
-    }
     bool stopping;
     {
       absl::MutexLock lock(&mu_);
       stopping = stopping_;
       if (!stopping) {
         LaneState& s = state_[i];
+        for (auto& p : started) {
+          s.idle.push_back({std::move(p), Now()});
+          ++stats_.started;
+          ++added;
+        }
         stats_.failed += failed;
         if (failed > 0) {
           s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
@@ -197,7 +222,7 @@ class WarmPool {
     absl::MutexLock lock(&mu_);
     Stats out = stats_;
     out.idle = 0;
-    for (const auto& s : state_) out.idle += static_cast<int>(s.idle.size());
+    for (const auto& s : state_) out.idle += static_cast<int>(s.idle.size() + s.prepared.size());
     return out;
   }
 
@@ -207,13 +232,76 @@ class WarmPool {
     absl::Time since;
   };
   struct LaneState {
-    std::deque<Ready> idle;
+    std::deque<Ready> idle;      // brought up
+    std::deque<Ready> prepared;  // started and prepared, device not up yet
     absl::Time wanted_until = absl::InfinitePast();
     absl::Time retry_at = absl::InfinitePast();
     absl::Duration backoff = absl::ZeroDuration();
   };
 
   absl::Time Now() const { return options_.clock->MonotonicNow(); }
+
+  // The first live process of `from`, dropping dead ones on the way.
+  std::unique_ptr<P> TakeAliveLocked(std::deque<Ready>* from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (!from->empty()) {
+      Ready r = std::move(from->front());
+      from->pop_front();
+      if (r.process->Alive()) return std::move(r.process);
+      ++stats_.dropped;
+    }
+    return nullptr;
+  }
+
+  // Starts up to `n` processes on `lane`, stopping at the first failure.
+  std::vector<std::unique_ptr<P>> Spawn(const Lane& lane, int n, int* failed, std::string* error) {
+    std::vector<std::unique_ptr<P>> out;
+    for (int k = 0; k < n; ++k) {
+      auto p = steps_.spawn(lane, context_, error);
+      if (!p) {
+        ++*failed;
+        break;
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  // Under lane i's lease (a start lease on a GPU): brings up the prepared
+  // processes, or (spawn_n > 0) starts spawn_n and brings them up. Returns
+  // those that came up; none when the lease was busy (prepared ones stay).
+  std::vector<std::unique_ptr<P>> BringUp(size_t i, int* failed, std::string* error, int spawn_n = 0) {
+    const Lane& lane = lanes_->lanes()[i];
+    // On a GPU a start lease (kStart): beside verifications, never during
+    // timing, held back only while a timing window is open (lanes.h).
+    auto lease = lanes_->AcquireLane(i, context_, options_.lease_wait,
+                                     lane.backend == BackendKind::kCuda ? LaneUse::kStart : LaneUse::kExclusive);
+    if (!lease.ok()) return {};  // busy (timing, or a host lane in use): later
+    std::vector<std::unique_ptr<P>> procs;
+    if (spawn_n > 0) {
+      procs = Spawn(lane, spawn_n, failed, error);
+    } else {
+      absl::MutexLock lock(&mu_);
+      for (auto& r : state_[i].prepared) procs.push_back(std::move(r.process));
+      state_[i].prepared.clear();
+    }
+    for (auto& p : procs) {
+      if (p && steps_.begin && !steps_.begin(p.get(), lane, error)) {
+        ++*failed;
+        p.reset();
+      }
+    }
+    // Awaited in the order started; all of them were asked at once.
+    std::vector<std::unique_ptr<P>> up;
+    for (auto& p : procs) {
+      if (!p) continue;
+      if (!steps_.warm(p.get(), lane, error)) {
+        ++*failed;
+        continue;
+      }
+      up.push_back(std::move(p));
+    }
+    return up;
+  }
 
   int Target(size_t i) const {
     return lanes_->lanes()[i].backend == BackendKind::kCuda ? options_.per_gpu : options_.per_host_lane;
@@ -232,13 +320,15 @@ class WarmPool {
     if (stopping_) return 0;  // state_ has been emptied
     LaneState& s = state_[i];
     const absl::Time now = Now();
-    const size_t before = s.idle.size();
-    s.idle.erase(std::remove_if(s.idle.begin(), s.idle.end(),
-                                [&](Ready& r) { return now - r.since > options_.max_idle || !r.process->Alive(); }),
-                 s.idle.end());
-    stats_.dropped += before - s.idle.size();
+    for (std::deque<Ready>* q : {&s.idle, &s.prepared}) {
+      const size_t before = q->size();
+      q->erase(std::remove_if(q->begin(), q->end(),
+                              [&](Ready& r) { return now - r.since > options_.max_idle || !r.process->Alive(); }),
+               q->end());
+      stats_.dropped += before - q->size();
+    }
     if (now > s.wanted_until || now < s.retry_at) return 0;
-    return Target(i) - static_cast<int>(s.idle.size());
+    return Target(i) - static_cast<int>(s.idle.size() + s.prepared.size());
   }
 
   void FillLoop(size_t i) {
@@ -257,8 +347,7 @@ class WarmPool {
   }
 
   LanePool* const lanes_;
-  const SpawnFn spawn_;
-  const WarmFn warm_;
+  const Steps steps_;
   const WarmPoolOptions options_;
   RequestContext context_;  // the pool's processes until taken; cancelled at the end
   mutable absl::Mutex mu_;

@@ -114,6 +114,12 @@ void ResolveDefaultPaths(WorkerOptions* o) {
 
 WorkerRuntime::~WorkerRuntime() {
   if (lanes) CRL_LOG(INFO) << "lanes: " << lanes->Waits().Describe();
+  if (kb_warm) {
+    const auto s = kb_warm->stats();
+    CRL_LOG(INFO) << "kernelbench warm pool: " << s.warm << " side(s) started from the pool (" << s.prepared
+                  << " of them with their device still to bring up), " << s.cold << " cold; " << s.started
+                  << " brought up, " << s.failed << " failed, " << s.dropped << " dropped";
+  }
 }
 
 absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,

@@ -251,7 +251,7 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
 
 TEST_CASE("KernelBench verifications step aside, frozen, for timing that waits, and end as they would have",
           "[gpu]") {
-  // Three slow verifications in their trials on the GPU (a second a call),
+  // Three slow verifications in their trials on the GPU (3 s a call),
   // then four measurements at once ask for the GPU alone: a timing window
   // opens (four wait: --timing_batch), each verification lets go of the
   // GPU before its next call, its sides frozen, and comes back after.
@@ -264,10 +264,12 @@ TEST_CASE("KernelBench verifications step aside, frozen, for timing that waits, 
   for (size_t i = 0; i < verified.size(); ++i) {
     threads.emplace_back([&, i] { verified[i] = EvaluateKbFile("level1/3_Relu.py", slow); });
   }
-  // Their build (a few seconds) and start are over by then; their trials
-  // take six seconds or more. (With a one-second head start the
+  // Their build (a few seconds) and start are over by then, and their
+  // trials take 18 s or more. (With a one-second head start the
   // verifications were still building when the window opened, and waited
-  // behind it without a step aside.)
+  // behind it without a step aside; with a second a call, run after the
+  // other cases, their sides started warm and their trials were over within
+  // the eight seconds.)
   absl::SleepFor(absl::Seconds(8));
   timing::OracleOptions o;
   o.budget_seconds = 3;

@@ -1,6 +1,8 @@
-"""The KernelBench harness's graph-timing helpers that run without a GPU:
-which inputs a captured graph's buffers can be refilled from (anything else
-is timed as launched, with the reason), and that a refill writes in place.
+"""The KernelBench harness's helpers that run without a GPU: which inputs a
+captured graph's buffers can be refilled from (anything else is timed as
+launched, with the reason), that a refill writes in place, and the warm-up
+steps of a warm pool's process (device "none" only answers; a device
+brings its flush buffer up).
 Run by ctest with Debian's python3-torch; the capture itself is covered by
 the GPU test binary."""
 import os
@@ -78,6 +80,13 @@ def main():
     s._fill(fresh)
     same = all(torch.equal(a[0], b[0]) for a, b in zip(held, fresh))
     expect("refill", "in place" if same and held[0][0].data_ptr() == address else "not in place", "in place")
+
+    harness._flush_buffers.clear()
+    ready = harness.warm({"device": "none", "l2_flush_bytes": 1 << 20})
+    expect("ready", "ok, no buffer" if ready["ok"] and not harness._flush_buffers else repr(ready), "ok, no buffer")
+    up = harness.warm({"device": "cpu", "l2_flush_bytes": 1 << 20})
+    buf = harness._flush_buffers.get("buf")
+    expect("warm", "ok, %d bytes" % (buf.numel() * 4) if up["ok"] and buf is not None else repr(up), "ok, 1048576 bytes")
     return 1 if failures else 0
 
 

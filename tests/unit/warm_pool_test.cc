@@ -15,6 +15,7 @@ namespace {
 struct FakeProcess {
   int id = 0;
   bool alive = true;
+  bool prepared = false;
   bool warmed = false;
   bool Alive() { return alive; }
 };
@@ -29,7 +30,11 @@ struct Harness {
   bool warm_fails = false;
   std::unique_ptr<WarmPool<FakeProcess>> pool;
 
-  explicit Harness(int per_host = 2, int per_gpu = 3) {
+  // With `in_steps`, the pool prepares (no lease) and begins every warm-up
+  // before awaiting any, as the KernelBench pool does; `events` records
+  // each step and how many lanes were held meanwhile.
+  std::vector<std::string> events;
+  explicit Harness(int per_host = 2, int per_gpu = 3, bool in_steps = false) {
     WarmPoolOptions o;
     o.per_host_lane = per_host;
     o.per_gpu = per_gpu;
@@ -38,27 +43,39 @@ struct Harness {
     o.lease_wait = absl::Milliseconds(20);
     o.clock = &clock;
     o.start_threads = false;
-    pool = std::make_unique<WarmPool<FakeProcess>>(
-        &lanes,
-        [this](const Lane&, const RequestContext&, std::string* error) -> std::unique_ptr<FakeProcess> {
-          if (spawn_fails) {
-            *error = "no interpreter";
-            return nullptr;
-          }
-          auto p = std::make_unique<FakeProcess>();
-          p->id = ++spawned;
-          made.push_back(p.get());
-          return p;
-        },
-        [this](FakeProcess* p, const Lane&, std::string* error) {
-          if (warm_fails) {
-            *error = "no torch";
-            return false;
-          }
-          p->warmed = true;
-          return true;
-        },
-        o);
+    WarmPool<FakeProcess>::Steps steps;
+    steps.spawn = [this](const Lane&, const RequestContext&, std::string* error) -> std::unique_ptr<FakeProcess> {
+      if (spawn_fails) {
+        *error = "no interpreter";
+        return nullptr;
+      }
+      auto p = std::make_unique<FakeProcess>();
+      p->id = ++spawned;
+      made.push_back(p.get());
+      events.push_back("spawn " + std::to_string(p->id) + " busy " + std::to_string(lanes.Busy()));
+      return p;
+    };
+    steps.warm = [this](FakeProcess* p, const Lane&, std::string* error) {
+      if (warm_fails) {
+        *error = "no torch";
+        return false;
+      }
+      p->warmed = true;
+      events.push_back("warm " + std::to_string(p->id) + " busy " + std::to_string(lanes.Busy()));
+      return true;
+    };
+    if (in_steps) {
+      steps.prepare = [this](FakeProcess* p, std::string*) {
+        p->prepared = true;
+        events.push_back("prepare " + std::to_string(p->id) + " busy " + std::to_string(lanes.Busy()));
+        return true;
+      };
+      steps.begin = [this](FakeProcess* p, const Lane&, std::string*) {
+        events.push_back("begin " + std::to_string(p->id) + " busy " + std::to_string(lanes.Busy()));
+        return true;
+      };
+    }
+    pool = std::make_unique<WarmPool<FakeProcess>>(&lanes, std::move(steps), o);
   }
   const Lane& host() const { return lanes.lanes()[0]; }
   const Lane& gpu() const { return lanes.lanes()[1]; }
@@ -168,6 +185,50 @@ TEST_CASE("warming waits for the lane: never beside a measurement or on a busy h
   CHECK(h.pool->FillLane(0) == 2);
   CHECK(h.lanes.Busy() == 0);
   CHECK(h.lanes.Waiting() == 0);
+}
+
+TEST_CASE("on a GPU, processes import off the lane; only their devices come up under its lease", "[warm_pool]") {
+  Harness h(/*per_host=*/2, /*per_gpu=*/2, /*in_steps=*/true);
+  h.pool->Take(h.gpu());
+  const RequestContext& bg = RequestContext::Background();
+  {
+    // Timing holds the GPU: the processes start and import meanwhile, and
+    // wait prepared, without a lease.
+    auto timing = h.lanes.Acquire(BackendKind::kCuda, bg, absl::Seconds(1), LaneUse::kExclusive);
+    REQUIRE(timing.ok());
+    CHECK(h.pool->FillLane(1) == 0);
+    CHECK(h.events == std::vector<std::string>{"spawn 1 busy 1", "spawn 2 busy 1", "prepare 1 busy 1",
+                                               "prepare 2 busy 1"});
+    CHECK(h.pool->stats().idle == 2);
+    CHECK(h.pool->FillLane(1) == 0);  // still busy; nothing more started
+    CHECK(h.spawned == 2);
+    // A request that finds no warm process gets a prepared one rather than
+    // starting its own (its device comes up under its own lease).
+    auto p = h.pool->Take(h.gpu());
+    REQUIRE(p != nullptr);
+    CHECK(p->prepared);
+    CHECK_FALSE(p->warmed);
+    CHECK(h.pool->stats().prepared == 1);
+  }
+  // The lane is free: the missing one starts and prepares (no lease), then
+  // both come up under one start lease, every warm-up asked before any is
+  // awaited.
+  h.events.clear();
+  CHECK(h.pool->FillLane(1) == 2);
+  CHECK(h.events == std::vector<std::string>{"spawn 3 busy 0", "prepare 3 busy 0", "begin 2 busy 1",
+                                             "begin 3 busy 1", "warm 2 busy 1", "warm 3 busy 1"});
+  CHECK(h.lanes.Busy() == 0);
+  auto p = h.pool->Take(h.gpu());
+  REQUIRE(p != nullptr);
+  CHECK(p->warmed);
+  CHECK(h.pool->stats().prepared == 1);
+  // A host lane's process is its CPU's work: started and warmed under the
+  // lane's lease, never prepared off it.
+  h.pool->Take(h.host());
+  h.events.clear();
+  CHECK(h.pool->FillLane(0) == 2);
+  CHECK(h.events == std::vector<std::string>{"spawn 4 busy 1", "spawn 5 busy 1", "begin 4 busy 1",
+                                             "begin 5 busy 1", "warm 4 busy 1", "warm 5 busy 1"});
 }
 
 }  // namespace

@@ -5,14 +5,15 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """A correct ReLU whose every call takes a second: a verification of it
-    (six calls or more) is still in its trials when timing asks for the GPU."""
+    """A correct ReLU whose every call takes three seconds: a verification of
+    it (six calls or more, 18 s) is still in its trials when timing asks for
+    the GPU, however quickly its sides started."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, x):
-        time.sleep(1.0)
+        time.sleep(3.0)
         return torch.relu(x)
 
 
