@@ -205,9 +205,14 @@ std::unique_ptr<RunnerSession> SpawnKbHarness(const RunnerOptions& runner, const
   // loads arrives over the channel (CollectKbFiles). The interpreter may
   // fork helpers (e.g. torch's compile workers), so the exec-allowing
   // profile; network, ptrace, mounts and the rest stay fatal.
-  return RunnerSession::Spawn(runner, lane, {kb.python, "-B", kb.harness, "serve"},
-                              {fs::path(kb.harness).parent_path().string()},
-                              runner::SeccompProfile::kCompiler, budget_seconds, context, event);
+  auto session = RunnerSession::Spawn(runner, lane, {kb.python, "-B", kb.harness, "serve"},
+                                      {fs::path(kb.harness).parent_path().string()},
+                                      runner::SeccompProfile::kCompiler, budget_seconds, context, event);
+  // A harness serves one side and is thrown away: nothing in it needs a
+  // clean exit, and an interpreter's shutdown with torch and a CUDA context
+  // would hold the lane (ending sides holds it: EvalEngine::Retire).
+  if (session) session->KillOnClose();
+  return session;
 }
 
 namespace {

@@ -373,7 +373,7 @@ RunnerEvent RunnerSession::Fail(const std::string& what, bool timed_out) {
 
 void RunnerSession::Close() {
   if (!process_) return;
-  if (!dead_ && !process_->frozen()) {
+  if (!dead_ && !process_->frozen() && !kill_on_close_) {
     std::string error;
     runner::WriteMessage(process_->to_child(), runner::Shutdown{}, &error, 1.0);
     process_->CloseToChild();

@@ -121,8 +121,15 @@ class RunnerSession {
                    runner::CallResult* result);
   RunnerEvent TimedCall(const runner::TimedCallRequest& request, double timeout_seconds,
                         runner::TimedCallResult* result);
-  // Asks the runner to exit and reaps it. Idempotent.
+  // Asks the runner to exit and reaps it (kills it, after KillOnClose).
+  // Idempotent.
   void Close();
+  // Close() kills the process at once instead of asking it to exit: for a
+  // process nobody needs to end cleanly (a KernelBench harness, which serves
+  // one side and is thrown away), whose interpreter's shutdown would
+  // otherwise hold its lane for a second or more.
+  void KillOnClose() { kill_on_close_ = true; }
+  bool kills_on_close() const { return kill_on_close_; }
 
   // Hands a session started ahead of its use (warm_pool.h) to a request:
   // from now on `context` (which must outlive the session) cancels its
@@ -171,6 +178,7 @@ class RunnerSession {
   std::string device_name_;
   bool dead_ = false;
   bool warming_ = false;  // SpawnWarm's request sent, its answer not yet read
+  bool kill_on_close_ = false;
 };
 
 // Verdict for a runner result status (kOk -> VERDICT_OK).

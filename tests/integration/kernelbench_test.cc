@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "common/file.h"
+#include "services/worker/kb_session.h"
+#include "services/worker/runner_client.h"
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
@@ -309,6 +311,48 @@ TEST_CASE("warm pool: what a candidate leaves in its process never reaches the n
   std::sort(cand.begin(), cand.end());
   INFO("median reference " << ref[ref.size() / 2] << " s, candidate " << cand[cand.size() / 2] << " s");
   CHECK(cand[cand.size() / 2] < ref[ref.size() / 2] * 3 + 0.005);
+}
+
+TEST_CASE("a harness comes up in steps, and is ended by a kill that its own exit cannot delay",
+          "[kernelbench][warm]") {
+  const RunnerOptions runner = HostWorkerOptions("", "").runner;
+  KbOptions kb;
+  kb.harness = std::string(CRL_SOURCE_DIR) + "/runner/python/crl_kb_harness.py";
+  const Lane lane{BackendKind::kHost, 0, "host:0"};
+  const RequestContext& bg = RequestContext::Background();
+  RunnerEvent event;
+  auto harness = SpawnKbHarness(runner, kb, lane, 300, bg, &event);
+  REQUIRE(harness);
+  std::string error;
+  // The warm pool's steps: torch imported (no device touched), then the
+  // device asked for and awaited.
+  CHECK(ReadyKbHarness(harness.get(), runner, &error));
+  CHECK(BeginWarmKbHarness(harness.get(), runner, lane, &error));
+  CHECK(AwaitWarmKbHarness(harness.get(), runner, &error));
+  INFO(error);
+  CHECK(harness->kills_on_close());
+
+  // A process whose exit hangs (an exit hook a candidate registered): asked
+  // to exit, it holds whoever waits for it for the two seconds Close()
+  // allows; killed, it does not.
+  auto close_seconds = [&](bool kill) {
+    auto p = RunnerSession::Spawn(runner, lane,
+                                  {"/usr/bin/python3", "-c",
+                                   "import atexit, os, time\natexit.register(time.sleep, 30)\n"
+                                   "while os.read(3, 65536):\n    pass\n"},
+                                  {}, runner::SeccompProfile::kCompiler, 60, bg, &event);
+    REQUIRE(p);
+    if (kill) p->KillOnClose();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto t0 = std::chrono::steady_clock::now();
+    p->Close();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const double asked = close_seconds(false);
+  const double killed = close_seconds(true);
+  INFO("asked to exit: closed in " << asked << " s; killed: " << killed << " s");
+  CHECK(asked >= 1.9);
+  CHECK(killed < 1.0);
 }
 
 // Runs a command, returns its exit code and stdout.
