@@ -275,6 +275,30 @@ absl::StatusOr<std::string> EvalEngine::ReferenceArtifact(const Resolved& r,
   return ref.library_path;
 }
 
+std::unique_ptr<SessionInterface> EvalEngine::StartSession(const Resolved& r, Side side,
+                                                           const std::string& artifact,
+                                                           double budget, const Lane& lane,
+                                                           const RequestContext& context,
+                                                           RunnerEvent* event) {
+  if (metrics_) metrics_->CountRunnerStart(BackendName(r.backend));
+  return r.format->Start(*r.task, {side, artifact, budget}, lane, context, event);
+}
+
+EvalEngine::SessionPair EvalEngine::StartPair(const Resolved& r, const std::string& reference_artifact,
+                                             const std::string& candidate_artifact, double budget,
+                                             const Lane& lane, const RequestContext& context) {
+  SessionPair p;
+  absl::Notification reference_started;
+  auto start_reference = [&] {
+    p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event);
+    reference_started.Notify();
+  };
+  if (!starters_.Submit(start_reference).ok()) start_reference();  // every starter busy: here, first
+  p.candidate = StartSession(r, Side::kCandidate, candidate_artifact, budget, lane, context, &p.candidate_event);
+  reference_started.WaitForNotification();
+  return p;
+}
+
 absl::StatusOr<v1::CompileResponse> EvalEngine::Compile(const v1::CompileRequest& request,
                                                         const RequestContext& context) {
   const bool has_candidate = request.has_candidate();
@@ -419,23 +443,11 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, !known.has_value());
   if (metrics_ && reference_cache_.enabled()) metrics_->CountReferenceCache(recorded != nullptr);
   if (recorded) concurrent = false;  // one process: nothing runs beside the candidate
-  // Timing waiting for this lane (a window open): before a call of the
-  // protocol the sides freeze and the lease steps aside until the timing
-  // has had the lane (shared leases only: one held alone has no one to
-  // make way for). A lease that may do so also starts cold processes aside.
-  const bool may_step_aside = use == LaneUse::kShared && StepsAside(lane);
-  std::shared_ptr<StartedProcess> cand_process, ref_process;
-  if (may_step_aside && r.format->StartsOffLane(lane)) {
-    CRL_RETURN_IF_ERROR(StartProcessesOffLane(r, lane, budget, !recorded, &lease, context, &cand_process,
-                                              &ref_process));
-  }
   SessionPair sides;
   if (recorded) {
-    sides.candidate = StartSession(r, Side::kCandidate, library_path, budget, lane, context, &sides.candidate_event,
-                                   std::move(cand_process));
+    sides.candidate = StartSession(r, Side::kCandidate, library_path, budget, lane, context, &sides.candidate_event);
   } else {
-    sides = StartPair(r, reference, library_path, budget, lane, context, std::move(ref_process),
-                      std::move(cand_process));
+    sides = StartPair(r, reference, library_path, budget, lane, context);
   }
   const absl::Time started = clock_->MonotonicNow();
   response.set_start_seconds(absl::ToDoubleSeconds(started - leased));
@@ -466,6 +478,11 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     reference_side = &recording.emplace(ref.get(), reference_cache_.max_record_bytes());
     seeds = recording->RecordSeeds(seeds_);
   }
+  // Timing waiting for this lane (a window open): before a call of the
+  // protocol the sides freeze and the lease steps aside until the timing
+  // has had the lane (shared leases only: one held alone has no one to
+  // make way for).
+  const bool may_step_aside = use == LaneUse::kShared && StepsAside(lane);
   absl::Duration aside;
   int steps_aside = 0;
   auto between_calls = [&]() -> absl::Status {

@@ -121,19 +121,7 @@ class EvalEngine {
   std::unique_ptr<SessionInterface> StartSession(const Resolved& r, Side side,
                                                  const std::string& artifact, double budget,
                                                  const Lane& lane, const RequestContext& context,
-                                                 RunnerEvent* event,
-                                                 std::shared_ptr<StartedProcess> process = nullptr);
-  // A verification's processes (the reference's too, `with_reference`):
-  // from the format's warm pool, and those it has not, started where the
-  // format's start has a step that needs no lane (TaskFormatInterface::
-  // StartOffLane) with `lease` stepped aside meanwhile, so that a cold
-  // start's seconds of import neither hold a slot nor keep timing waiting.
-  // Null where the side's Start is to start it. An error: the lease could
-  // not come back (it stays aside).
-  absl::Status StartProcessesOffLane(const Resolved& r, const Lane& lane, double budget, bool with_reference,
-                                     LaneLease* lease, const RequestContext& context,
-                                     std::shared_ptr<StartedProcess>* candidate,
-                                     std::shared_ptr<StartedProcess>* reference);
+                                                 RunnerEvent* event);
   // Both sides of an evaluation, started at once (a side's start imports,
   // initialises the device and constructs the model: seconds for
   // KernelBench), the reference on a thread of its own. A side that failed
@@ -159,8 +147,7 @@ class EvalEngine {
   }
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
-                        const RequestContext& context, std::shared_ptr<StartedProcess> reference_process = nullptr,
-                        std::shared_ptr<StartedProcess> candidate_process = nullptr);
+                        const RequestContext& context);
   // One measurement with fresh sides into *response (MeasurePair's body),
   // the lane held alone from before the sides start.
   // `kept`, when given: verified sides to time instead of starting two

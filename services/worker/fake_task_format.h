@@ -351,30 +351,6 @@ class FakeTaskFormat final : public TaskFormatInterface {
 
   bool graph_replay() const override { return true; }
 
-  // With off-lane starts on, a GPU lane's processes start off the lane
-  // (StartOffLane), each running `hook` first; there is no warm pool.
-  void set_off_lane_starts(std::function<void()> hook) {
-    absl::MutexLock lock(&mu_);
-    off_lane_hook_ = std::move(hook);
-  }
-  int off_lane_starts() const { return off_lane_starts_.load(); }
-  // Sides started in a process started ahead (SessionSpec::process).
-  int started_in_process() const { return started_in_process_.load(); }
-  bool StartsOffLane(const Lane& lane) const override {
-    absl::MutexLock lock(&mu_);
-    return off_lane_hook_ != nullptr && lane.backend == BackendKind::kCuda;
-  }
-  std::shared_ptr<StartedProcess> StartOffLane(const Lane&, double, const RequestContext&, RunnerEvent*) override {
-    std::function<void()> hook;
-    {
-      absl::MutexLock lock(&mu_);
-      hook = off_lane_hook_;
-    }
-    ++off_lane_starts_;
-    if (hook) hook();
-    return std::make_shared<StartedProcess>();
-  }
-
   absl::StatusOr<std::shared_ptr<const EvalTask>> Resolve(const v1::Task& task) override {
     if (task.path().empty()) return absl::InvalidArgumentError("task.path: empty");
     absl::MutexLock lock(&mu_);
@@ -399,7 +375,6 @@ class FakeTaskFormat final : public TaskFormatInterface {
     }
     *event = {true, v1::VERDICT_OK, ""};
     ++starts_;
-    if (spec.process) ++started_in_process_;
     if (spec.side == Side::kReference) ++reference_starts_;
     return std::make_unique<FakeSession>(fake, spec.side, behaviour, clock_, context, &counters_);
   }
@@ -411,9 +386,6 @@ class FakeTaskFormat final : public TaskFormatInterface {
   FakeCounters counters_;
   std::atomic<int> starts_{0};
   std::atomic<int> reference_starts_{0};
-  std::function<void()> off_lane_hook_ ABSL_GUARDED_BY(mu_);
-  std::atomic<int> off_lane_starts_{0};
-  std::atomic<int> started_in_process_{0};
 };
 
 }  // namespace crl

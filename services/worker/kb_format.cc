@@ -250,36 +250,6 @@ absl::StatusOr<std::shared_ptr<const EvalTask>> KbFormat::Resolve(const v1::Task
   return std::make_shared<const KbEvalTask>(std::move(*loaded), options_.kb);
 }
 
-namespace {
-
-// A harness started ahead of its side (kb_session.h).
-struct KbStartedProcess final : StartedProcess {
-  explicit KbStartedProcess(std::unique_ptr<RunnerSession> s) : session(std::move(s)) {}
-  std::unique_ptr<RunnerSession> session;
-};
-
-}  // namespace
-
-std::shared_ptr<StartedProcess> KbFormat::TakeStarted(const Lane& lane) {
-  if (!options_.warm) return nullptr;
-  auto session = options_.warm->Take(lane);
-  if (!session) return nullptr;
-  return std::make_shared<KbStartedProcess>(std::move(session));
-}
-
-std::shared_ptr<StartedProcess> KbFormat::StartOffLane(const Lane& lane, double budget_seconds,
-                                                       const RequestContext& context, RunnerEvent* event) {
-  if (!StartsOffLane(lane)) return nullptr;
-  auto session = SpawnKbHarness(options_.runner, options_.kb, lane, budget_seconds, context, event);
-  if (!session) return nullptr;
-  std::string error;
-  if (!ReadyKbHarness(session.get(), options_.runner, &error)) {
-    *event = {false, v1::VERDICT_INFRA_ERROR, absl::StrCat("harness did not start: ", error)};
-    return nullptr;
-  }
-  return std::make_shared<KbStartedProcess>(std::move(session));
-}
-
 std::unique_ptr<SessionInterface> KbFormat::Start(const EvalTask& task, const SessionSpec& spec,
                                                   const Lane& lane, const RequestContext& context,
                                                   RunnerEvent* event) {
@@ -294,14 +264,8 @@ std::unique_ptr<SessionInterface> KbFormat::Start(const EvalTask& task, const Se
     load = {"candidate", kb->kb().path,
             (fs::path(spec.artifact).parent_path() / "candidate.py").string(), spec.artifact};
   }
-  std::unique_ptr<RunnerSession> process;
-  if (auto* started = dynamic_cast<KbStartedProcess*>(spec.process.get())) {
-    process = std::move(started->session);
-  } else if (options_.warm) {
-    process = options_.warm->Take(lane);
-  }
   auto session = KbSession::Start(options_.runner, options_.kb, lane, load, spec.budget_seconds,
-                                  context, event, std::move(process));
+                                  context, event, options_.warm ? options_.warm->Take(lane) : nullptr);
   if (!session) return nullptr;
   return std::make_unique<KbHarnessSession>(spec.side, std::move(session));
 }

@@ -47,12 +47,6 @@ class KbFormat final : public TaskFormatInterface {
   std::unique_ptr<SessionInterface> Start(const EvalTask& task, const SessionSpec& spec,
                                           const Lane& lane, const RequestContext& context,
                                           RunnerEvent* event) override;
-  // A GPU lane's harness imports torch off the lane; a host lane's import
-  // is its CPU's work.
-  std::shared_ptr<StartedProcess> TakeStarted(const Lane& lane) override;
-  bool StartsOffLane(const Lane& lane) const override { return lane.backend == BackendKind::kCuda; }
-  std::shared_ptr<StartedProcess> StartOffLane(const Lane& lane, double budget_seconds,
-                                               const RequestContext& context, RunnerEvent* event) override;
   bool graph_replay() const override { return true; }
 
  private:

@@ -191,15 +191,6 @@ class EvalTask {
   virtual double task_flops() const { return 0; }
 };
 
-// A side's process started before its session, nothing loaded yet (a
-// KernelBench harness with torch imported): from a format's warm pool or
-// started with no lane held (TaskFormatInterface::StartOffLane). Opaque to
-// the engine; only the format that made it uses it.
-class StartedProcess {
- public:
-  virtual ~StartedProcess() = default;
-};
-
 // What a session is started for.
 struct SessionSpec {
   Side side = Side::kCandidate;
@@ -207,9 +198,6 @@ struct SessionSpec {
   // (KernelBench candidate); empty for a KernelBench reference.
   std::string artifact;
   double budget_seconds = 0;
-  // The process to start the side in (Start takes what it holds); null:
-  // Start takes one from its pool or starts one.
-  std::shared_ptr<StartedProcess> process;
 };
 
 // A task format. Implementations are thread-safe.
@@ -227,19 +215,6 @@ class TaskFormatInterface {
                                                   const Lane& lane,
                                                   const RequestContext& context,
                                                   RunnerEvent* event) = 0;
-  // A side's start in two parts, for a verification that would otherwise
-  // start its processes cold under its lease (their first step, an
-  // interpreter's import, needs no lane). TakeStarted: a process of the
-  // format's warm pool for `lane`, or null. StartsOffLane: whether the
-  // format's processes on `lane` have such a step. StartOffLane: starts a
-  // process and waits for that step, with no lease held; null with *event
-  // set on a failure (Start then starts the side as it would have).
-  virtual std::shared_ptr<StartedProcess> TakeStarted(const Lane&) { return nullptr; }
-  virtual bool StartsOffLane(const Lane&) const { return false; }
-  virtual std::shared_ptr<StartedProcess> StartOffLane(const Lane&, double /*budget_seconds*/,
-                                                       const RequestContext&, RunnerEvent*) {
-    return nullptr;
-  }
   // Whether its sessions can time a sample as a CUDA-graph replay
   // (TimedRequest::graph); a format that cannot is always timed as launched.
   virtual bool graph_replay() const { return false; }

@@ -311,46 +311,6 @@ TEST_CASE("a task that is its own reference takes no reference artifact", "[engi
   CHECK_THAT(std::string(compiled.status().message()), Catch::Contains("needs no compile step"));
 }
 
-TEST_CASE("cold sides start off the lane: their lease steps aside while they start", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
-  // While a side starts off the lane, the verification holds no slot:
-  // timing may take the lane alone meanwhile.
-  std::atomic<int> busy_while_starting{-1};
-  std::atomic<bool> timed_meanwhile{false};
-  rig.format.set_off_lane_starts([&] {
-    busy_while_starting = rig.lanes.Busy();
-    auto alone = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Milliseconds(50),
-                                   LaneUse::kExclusive);
-    if (alone.ok()) timed_meanwhile = true;
-  });
-  v1::EvaluateRequest request = Rig::Request("correct");
-  request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-  auto r = rig.engine->Evaluate(request, RequestContext::Background());
-  REQUIRE(r.ok());
-  CHECK(r->verdict() == v1::VERDICT_OK);
-  CHECK(rig.format.off_lane_starts() == 2);      // reference and candidate
-  CHECK(rig.format.started_in_process() == 2);   // and both sides loaded into them
-  CHECK(busy_while_starting == 0);
-  CHECK(timed_meanwhile);
-  rig.engine->WaitRetired();
-  CHECK(rig.lanes.Busy() == 0);
-
-  // Held mode (no stepping aside) starts its sides under the lease, as before.
-  EngineOptions held;
-  held.step_aside_for_timing = false;
-  Rig held_rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, held);
-  held_rig.format.set_off_lane_starts([] {});
-  r = held_rig.engine->Evaluate(request, RequestContext::Background());
-  REQUIRE(r.ok());
-  CHECK(r->verdict() == v1::VERDICT_OK);
-  CHECK(held_rig.format.off_lane_starts() == 0);
-  CHECK(held_rig.format.started_in_process() == 0);
-}
-
 TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on the lane", "[engine]") {
   FakeTaskSpec spec;
   spec.cuda = true;

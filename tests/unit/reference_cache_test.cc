@@ -26,7 +26,7 @@ std::shared_ptr<ReferenceRecord> RecordOf(int64_t bytes, bool probes = false) {
 std::unique_ptr<SessionInterface> StartReference(FakeTaskFormat& format, const FakeEvalTask& task,
                                                  const RequestContext& context) {
   RunnerEvent started;
-  return format.Start(task, {Side::kReference, "", 10, nullptr}, {BackendKind::kHost, 0, "host:0"}, context, &started);
+  return format.Start(task, {Side::kReference, "", 10}, {BackendKind::kHost, 0, "host:0"}, context, &started);
 }
 
 TEST_CASE("the reference cache keeps records by key, least recently used first out", "[reference_cache]") {
