@@ -160,7 +160,8 @@ class WarmPool {
     }
     std::string error;
     int failed = 0;
-    std::vector<std::unique_ptr<P>> started;
+    int added = 0;
+    std::vector<std::unique_ptr<P>> started;  // prepared, not yet handed over
     if (off_lane) {
       if (missing > 0) {
         started = Spawn(lane, missing, &failed, &error);
@@ -183,22 +184,16 @@ class WarmPool {
         absl::MutexLock lock(&mu_);
         any = !stopping_ && !state_[i].prepared.empty();
       }
-      if (any) started = BringUp(i, &failed, &error);
+      if (any) added = BringUp(i, &failed, &error);
     } else if (missing > 0) {
-      started = BringUp(i, &failed, &error, missing);
+      added = BringUp(i, &failed, &error, missing);
     }
-    int added = 0;
     bool stopping;
     {
       absl::MutexLock lock(&mu_);
       stopping = stopping_;
       if (!stopping) {
         LaneState& s = state_[i];
-        for (auto& p : started) {
-          s.idle.push_back({std::move(p), Now()});
-          ++stats_.started;
-          ++added;
-        }
         stats_.failed += failed;
         if (failed > 0) {
           s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
@@ -268,14 +263,14 @@ class WarmPool {
 
   // Under lane i's lease (a start lease on a GPU): brings up the prepared
   // processes, or (spawn_n > 0) starts spawn_n and brings them up. Returns
-  // those that came up; none when the lease was busy (prepared ones stay).
-  std::vector<std::unique_ptr<P>> BringUp(size_t i, int* failed, std::string* error, int spawn_n = 0) {
+  // how many came up; none when the lease was busy (prepared ones stay).
+  int BringUp(size_t i, int* failed, std::string* error, int spawn_n = 0) {
     const Lane& lane = lanes_->lanes()[i];
     // On a GPU a start lease (kStart): beside verifications, never during
     // timing, held back only while a timing window is open (lanes.h).
     auto lease = lanes_->AcquireLane(i, context_, options_.lease_wait,
                                      lane.backend == BackendKind::kCuda ? LaneUse::kStart : LaneUse::kExclusive);
-    if (!lease.ok()) return {};  // busy (timing, or a host lane in use): later
+    if (!lease.ok()) return 0;  // busy (timing, or a host lane in use): later
     std::vector<std::unique_ptr<P>> procs;
     if (spawn_n > 0) {
       procs = Spawn(lane, spawn_n, failed, error);
@@ -290,17 +285,23 @@ class WarmPool {
         p.reset();
       }
     }
-    // Awaited in the order started; all of them were asked at once.
-    std::vector<std::unique_ptr<P>> up;
+    // Awaited in the order started (all were asked at once), and each handed
+    // to the lane as soon as it is up, so a burst of requests need not wait
+    // for the whole batch.
+    int added = 0;
     for (auto& p : procs) {
       if (!p) continue;
       if (!steps_.warm(p.get(), lane, error)) {
         ++*failed;
         continue;
       }
-      up.push_back(std::move(p));
+      absl::MutexLock lock(&mu_);
+      if (stopping_) break;  // the pool is ending: the rest close here, on the thread that started them
+      state_[i].idle.push_back({std::move(p), Now()});
+      ++stats_.started;
+      ++added;
     }
-    return up;
+    return added;
   }
 
   int Target(size_t i) const {
