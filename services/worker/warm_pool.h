@@ -179,12 +179,7 @@ class WarmPool {
           started.clear();
         }
       }
-      bool any;
-      {
-        absl::MutexLock lock(&mu_);
-        any = !stopping_ && !state_[i].prepared.empty();
-      }
-      if (any) added = BringUp(i, &failed, &error);
+      added = BringUp(i, &failed, &error);
     } else if (missing > 0) {
       added = BringUp(i, &failed, &error, missing);
     }
@@ -263,8 +258,13 @@ class WarmPool {
 
   // Under lane i's lease (a start lease on a GPU): brings up the prepared
   // processes, or (spawn_n > 0) starts spawn_n and brings them up. Returns
-  // how many came up; none when the lease was busy (prepared ones stay).
+  // how many came up; none when there was nothing to bring up or the lease
+  // was busy (prepared ones stay).
   int BringUp(size_t i, int* failed, std::string* error, int spawn_n = 0) {
+    if (spawn_n == 0) {
+      absl::MutexLock lock(&mu_);
+      if (stopping_ || state_[i].prepared.empty()) return 0;
+    }
     const Lane& lane = lanes_->lanes()[i];
     // On a GPU a start lease (kStart): beside verifications, never during
     // timing, held back only while a timing window is open (lanes.h).
