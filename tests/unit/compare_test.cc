@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -51,6 +52,39 @@ TEST_CASE("poisoned elements are reported as unwritten, NaN as non-finite", "[co
   CHECK(r.kind == CompareResult::kMatch);
   r = CompareTensor(Spec(CRL_FLOAT32, 1), Floats({nan}), Floats({nan}), tol);
   CHECK(r.kind == CompareResult::kMatch);
+}
+
+TEST_CASE("the one-pass check of matching floats reports the errors the element-wise pass does", "[compare]") {
+  // Matching throughout: the fast pass answers. One element outside: the
+  // element-wise pass answers, and its largest errors cover the same
+  // matching elements (plus the outside one).
+  Tolerance tol{1e-3, 1e-3};
+  std::vector<float> want(1000), got(1000);
+  for (int i = 0; i < 1000; ++i) {
+    want[i] = 0.5f * i - 100;
+    got[i] = want[i] + (i % 7) * 1e-4f;
+  }
+  double largest = 0;
+  for (int i = 0; i < 1000; ++i) largest = std::max(largest, std::fabs(double(got[i]) - double(want[i])));
+  auto fast = CompareTensor(Spec(CRL_FLOAT32, 1000), Floats(got), Floats(want), tol);
+  CHECK(fast.kind == CompareResult::kMatch);
+  CHECK(fast.max_abs_error == largest);
+  CHECK(largest > 5e-4);
+  got[500] = want[500] + 1;
+  auto slow = CompareTensor(Spec(CRL_FLOAT32, 1000), Floats(got), Floats(want), tol);
+  CHECK(slow.kind == CompareResult::kMismatch);
+  CHECK(slow.mismatches == 1);
+  CHECK(slow.max_abs_error == Approx(1.0));
+  got[500] = want[500];
+  got[501] = want[501] + 0.25f;  // 0.25 relative to |150.5|, the largest relative error
+  auto rel = CompareTensor(Spec(CRL_FLOAT32, 1000), Floats(got), Floats(want), Tolerance{1, 0});
+  CHECK(rel.kind == CompareResult::kMatch);
+  CHECK(rel.max_rel_error == Approx(0.25 / 150.5));
+  std::vector<double> dw{1, 2, 3}, dg{1, 2, 3.0005};
+  std::string sw(reinterpret_cast<char*>(dw.data()), 24), sg(reinterpret_cast<char*>(dg.data()), 24);
+  auto d = CompareTensor({"y", CRL_FLOAT64, {3}}, sg, sw, tol);
+  CHECK(d.kind == CompareResult::kMatch);
+  CHECK(d.max_abs_error == Approx(5e-4));
 }
 
 TEST_CASE("integers compare exactly and sizes must match", "[compare]") {
