@@ -538,6 +538,7 @@ class Side:
         # costs ~70 us per call on the H100 machine, more than many forwards).
         self._seed_cpu = torch.default_generator.manual_seed
         self._seed_cuda = torch.cuda.manual_seed_all if self.cuda else None
+        self._Generator, self._randint = torch.Generator, torch.randint
         self.flush_buf = flush_buffer(torch, self.device, header.get("l2_flush_bytes", 0))
         self.flags_before = _global_flags(torch)
         self.last_outputs = None
@@ -857,8 +858,26 @@ class Side:
         outs, problems = self.normalise(self.last_outputs[call])
         if problems:
             return {"status": "ok", "outputs": [], "findings": {"problems": problems}}, []
-        meta = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in outs]
-        return {"status": "ok", "outputs": meta}, [_tensor_bytes(self.torch, t) for t in outs]
+        meta, blobs = [], []
+        for i, t in enumerate(outs):
+            meta.append({"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)})
+            picked = self.sample(t, int(header.get("sample_seed", 0)), i, int(header.get("sample_elements", 0)))
+            if picked is not None:
+                meta[-1].update(shape=[picked.numel()], sampled_from=list(t.shape))
+                t = picked
+            blobs.append(_tensor_bytes(self.torch, t))
+        return {"status": "ok", "outputs": meta}, blobs
+
+    def sample(self, t, seed, index, elements):
+        """`elements` of output `index`'s values at positions drawn from
+        `seed` on its device (the same positions in both sides' processes),
+        or None when it has no more than that (sent whole)."""
+        if elements <= 0 or t.numel() <= elements:
+            return None
+        g = self._Generator(device=t.device)
+        g.manual_seed(derived_seed(seed, index))
+        at = self._randint(t.numel(), (elements,), generator=g, device=t.device)
+        return t.reshape(-1).index_select(0, at)
 
 
 def _error_reply(e):

@@ -221,11 +221,11 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     return true;
   };
   // Outputs are fetched after both sides of a pair returned.
-  auto check = [&](int, int call) -> std::string {
+  auto check = [&](int, int call, const OutputSample& sample) -> std::string {
     std::vector<OutputTensor> outputs[2];
     for (Side side : {Side::kReference, Side::kCandidate}) {
       SessionInterface* s = side == Side::kReference ? ref.get() : cand.get();
-      RunnerEvent e = s->LastOutputs(per_call, call, &outputs[side == Side::kReference ? 0 : 1]);
+      RunnerEvent e = s->LastOutputs(per_call, call, sample, &outputs[side == Side::kReference ? 0 : 1]);
       if (!e.ok) return absl::StrCat(SideName(side), ": ", e.message);
     }
     return CompareOutputs(*r.task, {}, outputs[1], outputs[0], nullptr);

@@ -23,6 +23,8 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "crl/kernel.h"
+#include "runner/dtype.h"
+#include "runner/inputs.h"
 #include "services/worker/compiler.h"
 #include "services/worker/task_format.h"
 
@@ -165,6 +167,8 @@ struct FakeCounters {
   std::atomic<int> most_live_while_timed{0};
   // Calls made to frozen sides (none may be).
   std::atomic<int> frozen_calls{0};
+  // LastOutputs() calls that returned a sample of an output.
+  std::atomic<int> sampled_fetches{0};
   CloseGate gate;        // sides ending pass it
   CloseGate trial_gate;  // "gated" candidates' trials pass it
 };
@@ -246,8 +250,28 @@ class FakeSession final : public SessionInterface {
     return Ok();
   }
 
-  RunnerEvent LastOutputs(double, int, std::vector<OutputTensor>* outputs) override {
+  // Sampled as the KernelBench harness samples: positions drawn from the
+  // seed (the same on both sides), the full shape in sampled_from.
+  RunnerEvent LastOutputs(double, int, const OutputSample& sample, std::vector<OutputTensor>* outputs) override {
     *outputs = last_;
+    bool sampled = false;
+    for (OutputTensor& o : *outputs) {
+      int64_t n = 0;
+      runner::SpecNumel(o.spec, &n);
+      if (sample.max_elements <= 0 || n <= sample.max_elements) continue;
+      const size_t width = runner::DtypeSize(o.spec.dtype);
+      std::string picked;
+      uint64_t state = sample.seed;
+      for (int64_t k = 0; k < sample.max_elements; ++k) {
+        const uint64_t at = runner::SplitMix64(&state) % static_cast<uint64_t>(n);
+        picked.append(o.data, at * width, width);
+      }
+      o.sampled_from = o.spec.shape;
+      o.spec.shape = {sample.max_elements};
+      o.data = std::move(picked);
+      sampled = true;
+    }
+    if (sampled) ++counters_->sampled_fetches;
     return Ok();
   }
   std::string device_name() const override { return "fake device"; }
@@ -335,6 +359,7 @@ class FakeTaskFormat final : public TaskFormatInterface {
   }
   // Sessions alive now, and reference calls that computed probes.
   int open_sessions() const { return counters_.open.load(); }
+  int sampled_fetches() const { return counters_.sampled_fetches.load(); }
   // While held, sides that end wait in Close() until it opens.
   CloseGate& close_gate() { return counters_.gate; }
   // While held, "gated" candidates' trials wait until it opens.

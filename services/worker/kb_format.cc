@@ -95,7 +95,7 @@ std::string FindingsProblem(const nlohmann::json& f) {
 
 std::vector<OutputTensor> AsOutputs(std::vector<KbTensor> tensors) {
   std::vector<OutputTensor> out;
-  for (auto& t : tensors) out.push_back({std::move(t.spec), std::move(t.data)});
+  for (auto& t : tensors) out.push_back({std::move(t.spec), std::move(t.data), std::move(t.sampled_from)});
   return out;
 }
 
@@ -166,9 +166,10 @@ class KbHarnessSession final : public SessionInterface {
 
   // Fetched only after both sides of a pair returned, so a candidate cannot
   // tell a checked call from an unchecked one.
-  RunnerEvent LastOutputs(double timeout, int call, std::vector<OutputTensor>* outputs) override {
+  RunnerEvent LastOutputs(double timeout, int call, const OutputSample& sample,
+                          std::vector<OutputTensor>* outputs) override {
     KbReply reply;
-    RunnerEvent event = session_->Fetch(call, timeout, &reply);
+    RunnerEvent event = session_->Fetch(call, sample, timeout, &reply);
     if (!event.ok) return event;
     auto decoded = DecodeKbTensors(std::move(reply));
     if (!decoded.ok()) return {false, v1::VERDICT_WRONG_ANSWER, std::string(decoded.status().message())};

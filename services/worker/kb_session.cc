@@ -38,6 +38,7 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(KbReply&& reply, bool allo
     t.spec.name = absl::StrCat("output", i);
     t.spec.shape = KbField<std::vector<int64_t>>(m, "shape", {-1});
     t.probe = KbField<std::string>(m, "probe", "");
+    t.sampled_from = KbField<std::vector<int64_t>>(m, "sampled_from", {});
     uint64_t bytes = 0;
     if (!runner::SpecBytes(t.spec, &bytes)) {
       return absl::DataLossError(absl::StrCat("output ", i, ": bad shape"));
@@ -332,9 +333,15 @@ RunnerEvent KbSession::Call(const nlohmann::json& request, double timeout_second
                   timeout_seconds, reply);
 }
 
-RunnerEvent KbSession::Fetch(int call, double timeout_seconds, KbReply* reply) {
+RunnerEvent KbSession::Fetch(int call, const OutputSample& sample, double timeout_seconds, KbReply* reply) {
+  // The seed stays below 2^63: the harness hands it to torch.Generator.
+  nlohmann::json request = {{"call", call}};
+  if (sample.max_elements > 0) {
+    request["sample_elements"] = sample.max_elements;
+    request["sample_seed"] = sample.seed & ((uint64_t{1} << 63) - 1);
+  }
   return Exchange(static_cast<uint32_t>(runner::MessageType::kKbFetch),
-                  static_cast<uint32_t>(runner::MessageType::kKbOutputs), {{"call", call}}, {},
+                  static_cast<uint32_t>(runner::MessageType::kKbOutputs), request, {},
                   timeout_seconds, reply);
 }
 

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "runner/protocol.h"
 #include "services/worker/runner_client.h"
+#include "services/worker/task_format.h"
 
 namespace crl {
 
@@ -37,6 +38,7 @@ struct KbTensor {
   runner::TensorSpec spec;  // dtype and shape as declared by the harness
   std::string data;
   std::string probe;  // non-empty for a degenerate-task probe ("zeros", ...)
+  std::vector<int64_t> sampled_from;  // OutputTensor::sampled_from
 };
 
 struct KbReply {
@@ -125,7 +127,9 @@ class KbSession {
   // A correctness or timed call ({"seed":..., "timed":..., ...}).
   RunnerEvent Call(const nlohmann::json& request, double timeout_seconds, KbReply* reply);
   // The outputs of call `call` of the last timed sample.
-  RunnerEvent Fetch(int call, double timeout_seconds, KbReply* reply);
+  // Call `call`'s outputs of the last timed sample, whole or at the
+  // positions `sample` draws (the harness draws them on the device).
+  RunnerEvent Fetch(int call, const OutputSample& sample, double timeout_seconds, KbReply* reply);
   void Close() { session_->Close(); }
   bool dead() const { return session_->dead(); }
   bool PinToCpu(int cpu) { return session_->PinToCpu(cpu); }

@@ -180,7 +180,8 @@ class NativeSession final : public SessionInterface {
     return event;
   }
 
-  RunnerEvent LastOutputs(double, int, std::vector<OutputTensor>* outputs) override {
+  // Whole: a native timed call returns its outputs with its times.
+  RunnerEvent LastOutputs(double, int, const OutputSample&, std::vector<OutputTensor>* outputs) override {
     if (last_outputs_.size() != timed_.outputs.size()) {
       return {false, v1::VERDICT_WRONG_ANSWER, "outputs missing"};
     }

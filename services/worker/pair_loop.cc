@@ -17,7 +17,7 @@ absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
   if (request.min_pairs() < 0 || request.max_pairs() < 0 || request.max_pairs() > 100000 ||
       request.block_size() < 0 || request.warmup() < 0 || request.warmup() > 10000 ||
       request.budget_seconds() < 0 || request.target_rel_ci() < 0 ||
-      request.check_outputs_every() < 0 || request.max_calls_per_sample() < 0 ||
+      request.check_outputs_every() < 0 || request.checked_elements() < 0 || request.max_calls_per_sample() < 0 ||
       request.max_calls_per_sample() > 4096) {
     return absl::InvalidArgumentError("measure pair limits: negative or too large");
   }
@@ -30,6 +30,7 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockIn
       max_pairs_(std::max(min_pairs_, request.max_pairs() > 0 ? request.max_pairs() : 400)),
       block_(request.block_size() > 0 ? request.block_size() : 5),
       check_every_(request.check_outputs_every() > 0 ? request.check_outputs_every() : 5),
+      checked_elements_(request.checked_elements() > 0 ? request.checked_elements() : int64_t{1} << 20),
       target_(request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01),
       budget_(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
       min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : (gpu ? 1e-2 : 1e-3)),
@@ -130,11 +131,12 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
       cand_t.push_back(sides[1].sample.device_sync_seconds());
       if (checked) {
         // Same seed, same inputs: the timed outputs must agree as in
-        // verification. Which call of the batch is compared is drawn now,
-        // after both returned.
+        // verification. Which call of the batch is compared, and at which
+        // positions of a large output, is drawn now, after both returned.
         const int call = static_cast<int>(runner::SplitMix64(&order_state) % static_cast<uint64_t>(calls));
+        const OutputSample sample{runner::SplitMix64(&order_state) >> 1, checked_elements_};
         response->set_output_checks(response->output_checks() + 1);
-        if (std::string mismatch = check(pairs, call); !mismatch.empty()) {
+        if (std::string mismatch = check(pairs, call, sample); !mismatch.empty()) {
           response->set_output_mismatches(response->output_mismatches() + 1);
           if (response->output_mismatch_detail().empty()) {
             response->set_output_mismatch_detail(

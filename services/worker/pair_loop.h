@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "common/clock.h"
 #include "crl/v1/eval.pb.h"
+#include "services/worker/task_format.h"
 
 namespace crl {
 
@@ -57,8 +58,9 @@ class PairLoop {
   // False when the call failed (the caller has already recorded why).
   using TimedFn = std::function<bool(const Ask& ask, Timed* out)>;
   // After both sides of a checked pair: "" when the outputs of call `call`
-  // (0-based, drawn at random after both returned) agree.
-  using CheckFn = std::function<std::string(int pair, int call)>;
+  // (0-based, drawn at random after both returned) agree, compared at the
+  // positions `sample` draws (also drawn after both returned).
+  using CheckFn = std::function<std::string(int pair, int call, const OutputSample& sample)>;
   // Appends per-call samples and checks to `response`; false when a call
   // failed. On a GPU (unless the request says eager_timing) the warm-up's
   // last pair asks both sides for graphs, and the loop replays them
@@ -74,6 +76,7 @@ class PairLoop {
 
  private:
   const int warmup_, min_pairs_, max_pairs_, block_, check_every_;
+  const int64_t checked_elements_;
   const double target_, budget_, min_sample_;
   const int max_calls_;
   const bool want_graph_;

@@ -132,8 +132,9 @@ class RecordingReferenceSession final : public SessionInterface {
   RunnerEvent Timed(const TimedRequest& request, double timeout_seconds, TimedResult* result) override {
     return inner_->Timed(request, timeout_seconds, result);
   }
-  RunnerEvent LastOutputs(double timeout_seconds, int call, std::vector<OutputTensor>* outputs) override {
-    return inner_->LastOutputs(timeout_seconds, call, outputs);
+  RunnerEvent LastOutputs(double timeout_seconds, int call, const OutputSample& sample,
+                          std::vector<OutputTensor>* outputs) override {
+    return inner_->LastOutputs(timeout_seconds, call, sample, outputs);
   }
   std::string device_name() const override { return inner_->device_name(); }
   bool custom_kernel() const override { return inner_->custom_kernel(); }
@@ -161,7 +162,9 @@ class CachedReferenceSession final : public SessionInterface {
 
   RunnerEvent Trial(const TrialRequest& request, double timeout_seconds, TrialResult* result) override;
   RunnerEvent Timed(const TimedRequest&, double, TimedResult*) override { return NotAProcess(); }
-  RunnerEvent LastOutputs(double, int, std::vector<OutputTensor>*) override { return NotAProcess(); }
+  RunnerEvent LastOutputs(double, int, const OutputSample&, std::vector<OutputTensor>*) override {
+    return NotAProcess();
+  }
   std::string device_name() const override { return ""; }
   bool custom_kernel() const override { return true; }
   std::vector<std::string> global_flags() const override { return {}; }

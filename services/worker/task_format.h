@@ -42,6 +42,18 @@ SeedSource SecureSeedSource();
 struct OutputTensor {
   runner::TensorSpec spec;
   std::string data;
+  // Non-empty when `data` holds a sample of the output's elements
+  // (OutputSample): the output's own shape. spec.shape is then {n}.
+  std::vector<int64_t> sampled_from = {};
+};
+
+// Which elements of a timed call's outputs LastOutputs() returns: all of
+// them, or, of an output with more than max_elements, max_elements
+// positions drawn from `seed` (the same positions on both sides of a pair,
+// for outputs of the same shape).
+struct OutputSample {
+  uint64_t seed = 0;
+  int64_t max_elements = 0;  // 0: every element
 };
 
 // Most correctness trials of one evaluation, whatever a request asks.
@@ -124,8 +136,10 @@ class SessionInterface {
   virtual RunnerEvent Timed(const TimedRequest& request, double timeout_seconds,
                             TimedResult* result) = 0;
   // The outputs of call `call` (0-based) of the last timed sample made with
-  // keep_outputs.
-  virtual RunnerEvent LastOutputs(double timeout_seconds, int call, std::vector<OutputTensor>* outputs) = 0;
+  // keep_outputs, whole or at the positions `sample` draws (a format may
+  // return them whole regardless: sampled_from says which).
+  virtual RunnerEvent LastOutputs(double timeout_seconds, int call, const OutputSample& sample,
+                                  std::vector<OutputTensor>* outputs) = 0;
   virtual std::string device_name() const = 0;
   // The candidate compiled a kernel of its own (native: always).
   virtual bool custom_kernel() const = 0;

@@ -18,6 +18,14 @@ std::string Describe(const runner::TensorSpec& spec) {
   return absl::StrCat(runner::DtypeName(spec.dtype), "[", absl::StrJoin(spec.shape, ","), "]");
 }
 
+// The output's own dtype and shape, also when it came as a sample.
+std::string Describe(const OutputTensor& o) {
+  if (o.sampled_from.empty()) return Describe(o.spec);
+  runner::TensorSpec whole = o.spec;
+  whole.shape = o.sampled_from;
+  return Describe(whole);
+}
+
 constexpr char kNearlyMemorised[] = "memorised within 10x the tolerance";
 
 bool AllFinite(const std::vector<OutputTensor>& outputs) {
@@ -72,9 +80,10 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
   bool numeric_only = true;  // over every failing output
   for (size_t o = 0; o < want.size(); ++o) {
     const runner::TensorSpec& w = want[o].spec;
-    if (got[o].spec.dtype != w.dtype || got[o].spec.shape != w.shape) {
-      return absl::StrCat(OutputName(want[o], o), " is ", Describe(got[o].spec),
-                          ", the reference's is ", Describe(w));
+    if (got[o].spec.dtype != w.dtype || got[o].spec.shape != w.shape ||
+        got[o].sampled_from != want[o].sampled_from) {
+      return absl::StrCat(OutputName(want[o], o), " is ", Describe(got[o]), ", the reference's is ",
+                          Describe(want[o]));
     }
     CompareResult c =
         CompareTensor(w, got[o].data, want[o].data, task.ToleranceFor(w.dtype, tolerance));
@@ -85,6 +94,10 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
     if (c.kind != CompareResult::kMatch && c.numeric_mismatches != c.mismatches) numeric_only = false;
     if (c.kind == CompareResult::kMatch || !first.empty()) continue;
     first = absl::StrCat(OutputName(want[o], o), ": ", c.detail);
+    if (!want[o].sampled_from.empty()) {
+      absl::StrAppend(&first, " (compared at ", w.shape.empty() ? 0 : w.shape[0], " random positions of ",
+                      Describe(want[o]), ")");
+    }
     if (report) {
       report->set_mismatch_count(c.mismatches);
       report->set_first_mismatch_index(c.first_index);

@@ -74,7 +74,9 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
 // Compares a candidate's outputs with the reference's: count, dtype and
 // shape, then element by element with the task's tolerance. "" when they
 // agree, else one line saying where they differ. `report` (may be null)
-// collects the largest errors and the first mismatch.
+// collects the largest errors and the first mismatch. Outputs that came as
+// samples (OutputTensor::sampled_from) compare their full shapes, then the
+// sampled elements.
 std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolerance,
                            const std::vector<OutputTensor>& got,
                            const std::vector<OutputTensor>& want, v1::CorrectnessReport* report);

@@ -211,6 +211,15 @@ TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked ou
   CHECK(p->output_checks() == 5);
   CHECK(p->output_mismatches() == 0);
   for (const auto& s : p->candidate_samples()) CHECK(s.device_sync_seconds() > 0);
+
+  // Checked at 1,000 sampled positions of the ReLU's output: the two
+  // processes draw the same positions, so a correct candidate still agrees.
+  m.set_checked_elements(1000);
+  p = Engine().MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  REQUIRE(p->verdict() == v1::VERDICT_OK);
+  CHECK(p->output_checks() == 5);
+  CHECK(p->output_mismatches() == 0);
 }
 
 // An honest ReLU that would notice any state a candidate before it left in

@@ -1,8 +1,9 @@
 """The KernelBench harness's helpers that run without a GPU: which inputs a
 captured graph's buffers can be refilled from (anything else is timed as
-launched, with the reason), that a refill writes in place, and the warm-up
+launched, with the reason), that a refill writes in place, the warm-up
 steps of a warm pool's process (device "none" only answers; a device
-brings its flush buffer up).
+brings its flush buffer up), and a timed check's fetch of a large output
+at sampled positions (the same in two processes).
 Run by ctest with Debian's python3-torch; the capture itself is covered by
 the GPU test binary."""
 import os
@@ -29,7 +30,13 @@ def side_for(get_inputs):
         raise ReachedCapture()
     s._current_stream = s._Stream = stop
     s._graph = None
+    s._Generator, s._randint = torch.Generator, torch.randint
     return s
+
+
+def fetched(side, seed, elements):
+    header, blobs = side.fetch({"call": 0, "sample_seed": seed, "sample_elements": elements})
+    return header["outputs"], [torch.frombuffer(bytearray(b), dtype=torch.float32) for b in blobs]
 
 
 def capture_outcome(get_inputs):
@@ -87,6 +94,27 @@ def main():
     up = harness.warm({"device": "cpu", "l2_flush_bytes": 1 << 20})
     buf = harness._flush_buffers.get("buf")
     expect("warm", "ok, %d bytes" % (buf.numel() * 4) if up["ok"] and buf is not None else repr(up), "ok, 1048576 bytes")
+
+    # Two sides (two processes in the worker: here two objects) with the
+    # same outputs sample the same positions; a differing element is seen
+    # when sampled; an output no larger than the sample comes whole.
+    out = torch.arange(4000, dtype=torch.float32).reshape(40, 100)
+    a, b = side_for(None), side_for(None)
+    a.last_outputs, b.last_outputs = [(out, torch.ones(8))], [(out.clone(), torch.ones(8))]
+    meta_a, got_a = fetched(a, 99, 64)
+    meta_b, got_b = fetched(b, 99, 64)
+    expect("sampled", "%s %s, whole %s" % (meta_a[0].get("shape"), meta_a[0].get("sampled_from"), meta_a[1]),
+           "[64] [40, 100], whole {'dtype': 'float32', 'shape': [8]}")
+    positions = got_a[0].long()  # the values are their own flat positions
+    expect("positions", "same" if torch.equal(got_a[0], got_b[0]) and len(set(positions.tolist())) > 32 and
+           torch.equal(out.reshape(-1)[positions], got_a[0]) else "differ", "same")
+    _, other = fetched(a, 100, 64)
+    expect("seeded", "differ" if not torch.equal(other[0], got_a[0]) else "same", "differ")
+    wrong = out.clone().reshape(-1)
+    wrong[positions[0]] = -1
+    b.last_outputs = [(wrong.reshape(40, 100), torch.ones(8))]
+    _, got_b = fetched(b, 99, 64)
+    expect("mismatch", "seen" if not torch.equal(got_a[0], got_b[0]) else "missed", "seen")
     return 1 if failures else 0
 
 

@@ -263,6 +263,23 @@ TEST_CASE("MeasurePair times both sides until the interval is tight, checking ou
   REQUIRE(p.ok());
   CHECK(p->output_mismatches() > 0);
   CHECK_THAT(p->output_mismatch_detail(), Catch::Contains("output 'y'"));
+  CHECK(rig.format.sampled_fetches() == 0);  // 4 elements: under the default, compared whole
+
+  // Outputs larger than checked_elements are compared at sampled positions:
+  // agreeing sides still agree, and the replayed ones are still caught.
+  m.set_checked_elements(2);
+  p = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  CHECK(p->output_mismatches() > 0);
+  CHECK_THAT(p->output_mismatch_detail(), Catch::Contains("(compared at 2 random positions of float32[4])"));
+  CHECK(rig.format.sampled_fetches() > 0);
+  m.set_candidate_artifact_id(fast->artifact_id());
+  p = rig.engine->MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  CHECK(p->verdict() == v1::VERDICT_OK);
+  CHECK(p->output_checks() == 10);
+  CHECK(p->output_mismatches() == 0);
+  m.clear_checked_elements();
 
   auto crash = rig.Evaluate("crash");
   m.set_candidate_artifact_id(crash->artifact_id());

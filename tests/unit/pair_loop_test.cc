@@ -46,8 +46,12 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
     return true;
   };
   std::set<int> checked_calls;
-  auto check = [&](int, int call) {
+  std::set<uint64_t> sample_seeds;
+  std::set<int64_t> sample_sizes;
+  auto check = [&](int, int call, const OutputSample& sample) {
     checked_calls.insert(call);
+    sample_seeds.insert(sample.seed);
+    sample_sizes.insert(sample.max_elements);
     return std::string();
   };
   v1::MeasurePairResponse response;
@@ -62,6 +66,35 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   CHECK(response.output_checks() == 5);
   for (int c : checked_calls) CHECK((c >= 0 && c < 100));
   CHECK(checked_calls.size() > 1);  // not always the same call of the batch
+  // Each check samples its own positions, a million elements by default.
+  CHECK(sample_seeds.size() == 5);
+  CHECK(sample_sizes == std::set<int64_t>{int64_t{1} << 20});
+}
+
+TEST_CASE("the elements a check compares follow the request; negative is refused", "[pair_loop]") {
+  FakeClock clock;
+  v1::MeasurePairRequest request;
+  request.set_candidate_artifact_id("x");
+  request.set_min_pairs(4);
+  request.set_max_pairs(4);
+  request.set_check_outputs_every(1);
+  request.set_checked_elements(1000);
+  auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+    out->sample.set_device_sync_seconds(1e-3 * ask.calls);
+    out->graph = ask.graph;
+    return true;
+  };
+  std::vector<OutputSample> samples;
+  v1::MeasurePairResponse response;
+  REQUIRE(PairLoop(request, 11, &clock).Run(timed, [&](int, int, const OutputSample& s) {
+    samples.push_back(s);
+    return std::string();
+  }, &response));
+  REQUIRE(samples.size() == 4);
+  for (const auto& s : samples) CHECK(s.max_elements == 1000);
+  CHECK(ValidatePairRequest(request).ok());
+  request.set_checked_elements(-1);
+  CHECK(ValidatePairRequest(request).code() == absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("batches are sized from the fastest later warm-up call; the host's samples are shorter", "[pair_loop]") {
@@ -86,7 +119,7 @@ TEST_CASE("batches are sized from the fastest later warm-up call; the host's sam
       return true;
     };
     v1::MeasurePairResponse response;
-    REQUIRE(loop.Run(timed, [](int, int) { return std::string(); }, &response));
+    REQUIRE(loop.Run(timed, [](int, int, const OutputSample&) { return std::string(); }, &response));
     CHECK(response.calls_per_sample() == (gpu ? 100 : 10));  // 10 ms, or 1 ms on the host
   }
 }
@@ -105,7 +138,7 @@ TEST_CASE("a mismatch in a batch names the call", "[pair_loop]") {
     return true;
   };
   v1::MeasurePairResponse response;
-  REQUIRE(loop.Run(timed, [](int, int) { return std::string("output0 differs"); }, &response));
+  REQUIRE(loop.Run(timed, [](int, int, const OutputSample&) { return std::string("output0 differs"); }, &response));
   CHECK(response.output_mismatches() == 5);
   CHECK_THAT(response.output_mismatch_detail(), Catch::StartsWith("pair 0, call "));
   CHECK_THAT(response.output_mismatch_detail(), Catch::Contains(" of 256: output0 differs"));
@@ -155,7 +188,7 @@ TEST_CASE("graphs are captured at the last warm-up pair and replayed only when b
       return true;
     };
     v1::MeasurePairResponse response;
-    REQUIRE(loop.Run(timed, [](int, int) { return std::string(); }, &response));
+    REQUIRE(loop.Run(timed, [](int, int, const OutputSample&) { return std::string(); }, &response));
     CHECK(response.timing_mode() == c.mode);
     CHECK(response.reference_samples_size() == (std::string(c.mode).empty() ? 0 : 5));
     CHECK(response.graph_fallback() == c.fallback);
@@ -195,7 +228,7 @@ TEST_CASE("a side that stops replaying its graph ends the measurement", "[pair_l
     return true;
   };
   v1::MeasurePairResponse response;
-  CHECK_FALSE(loop.Run(timed, [](int, int) { return std::string(); }, &response));
+  CHECK_FALSE(loop.Run(timed, [](int, int, const OutputSample&) { return std::string(); }, &response));
   CHECK(response.verdict() == v1::VERDICT_SANDBOX_VIOLATION);
   REQUIRE(response.messages_size() == 1);
   CHECK_THAT(response.messages(0), Catch::Contains("candidate: stopped replaying its CUDA graph"));
