@@ -126,7 +126,6 @@ class KbSession {
 
   // A correctness or timed call ({"seed":..., "timed":..., ...}).
   RunnerEvent Call(const nlohmann::json& request, double timeout_seconds, KbReply* reply);
-  // The outputs of call `call` of the last timed sample.
   // Call `call`'s outputs of the last timed sample, whole or at the
   // positions `sample` draws (the harness draws them on the device).
   RunnerEvent Fetch(int call, const OutputSample& sample, double timeout_seconds, KbReply* reply);

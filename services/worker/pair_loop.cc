@@ -17,8 +17,8 @@ absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
   if (request.min_pairs() < 0 || request.max_pairs() < 0 || request.max_pairs() > 100000 ||
       request.block_size() < 0 || request.warmup() < 0 || request.warmup() > 10000 ||
       request.budget_seconds() < 0 || request.target_rel_ci() < 0 ||
-      request.check_outputs_every() < 0 || request.checked_elements() < 0 || request.max_calls_per_sample() < 0 ||
-      request.max_calls_per_sample() > 4096) {
+      request.check_outputs_every() < 0 || request.checked_elements() < 0 ||
+      request.max_calls_per_sample() < 0 || request.max_calls_per_sample() > 4096) {
     return absl::InvalidArgumentError("measure pair limits: negative or too large");
   }
   return absl::OkStatus();
