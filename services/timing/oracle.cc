@@ -121,6 +121,7 @@ v1::MeasurePairRequest TimingOracle::PairRequest(const v1::TimeRequest& request,
   m.set_budget_seconds(request.budget_seconds() > 0 ? request.budget_seconds()
                                                     : options_.budget_seconds);
   m.set_check_outputs_every(options_.check_outputs_every);
+  m.set_checked_elements(options_.checked_elements);
   m.set_min_sample_seconds(request.min_sample_seconds() != 0 ? request.min_sample_seconds()
                                                              : options_.min_sample_seconds);
   m.set_max_calls_per_sample(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample()

@@ -36,6 +36,10 @@ struct OracleOptions {
   int max_pairs = 400;
   int block_size = 5;
   int check_outputs_every = 5;
+  // Elements of each output a check compares; larger outputs are compared
+  // at this many random positions (0: the worker's default, 1,048,576;
+  // eval.proto's MeasurePairRequest.checked_elements).
+  int64_t checked_elements = 0;
   // Short calls are timed in batches of back-to-back calls lasting at least
   // this long on the reference (negative: one call per sample), at most
   // max_calls_per_sample calls. 0: the worker's defaults (eval.proto's

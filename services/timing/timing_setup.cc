@@ -18,6 +18,9 @@ void BindTimingOptions(OptionSet* set, TimingOptions* o) {
            "default, 0.01 on a GPU, 0.001 on the host; negative: one call per sample)");
   set->Add("max_calls_per_sample", &o->oracle.max_calls_per_sample,
            "most calls in one batched sample (0: the worker's default, 256)");
+  set->Add("checked_elements", &o->oracle.checked_elements,
+           "elements of each output an output check compares; larger outputs are compared at this many random "
+           "positions, the same on both sides (0: the worker's default, 1048576)");
   set->Add("eager_timing", &o->oracle.eager_timing,
            "time GPU calls as launched instead of replaying CUDA graphs of them (KernelBench's convention)");
   set->Add("noise_threshold", &o->oracle.noise_threshold,

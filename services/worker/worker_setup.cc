@@ -120,6 +120,15 @@ WorkerRuntime::~WorkerRuntime() {
                   << " of them with their device still to bring up), " << s.cold << " cold; " << s.started
                   << " brought up, " << s.failed << " failed, " << s.dropped << " dropped";
   }
+  if (engine) {
+    const auto c = engine->ReferenceCacheStats();
+    if (c.hits + c.misses > 0) {
+      CRL_LOG(INFO) << "reference cache: " << c.hits << " hit(s), " << c.misses << " miss(es); " << c.inserted
+                    << " record(s) kept, " << c.too_large << " too large to keep, " << c.evicted
+                    << " evicted for room, " << c.retired << " retired; " << c.entries << " held now ("
+                    << c.bytes / (1 << 20) << " MiB)";
+    }
+  }
 }
 
 absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,

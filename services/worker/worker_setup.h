@@ -64,7 +64,8 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* options);
 void ResolveDefaultPaths(WorkerOptions* options);
 
 struct WorkerRuntime {
-  // Logs where requests waited for lanes (LanePool::Waits).
+  // Logs where requests waited for lanes (LanePool::Waits), how the warm
+  // pool and the reference cache served.
   ~WorkerRuntime();
   // First: outlives everything that reports to it (the lanes' idle callback
   // fires when a warm pool's filler lets go of its lease while the pools end).

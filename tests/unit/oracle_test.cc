@@ -75,6 +75,19 @@ TEST_CASE("a clean 2x measurement: speedup, CI, no flags", "[oracle]") {
   CHECK(r.flags_size() == 0);
   CHECK(r.stop_reason() == v1::STOP_REASON_CONVERGED);
   CHECK(w.pair_requests().size() == 1);
+  CHECK(w.pair_requests()[0].checked_elements() == 0);  // the worker's default
+
+  FakeWorkerClient sized;
+  sized.Push(Pairs({2e-3, 2e-3}, {1e-3, 1e-3}, 100, 1));
+  FakeClock clock;
+  OracleOptions options;
+  options.checked_elements = 4096;
+  v1::TimeRequest req;
+  req.mutable_task()->set_path("t");
+  req.set_artifact_id(std::string(64, 'a'));
+  REQUIRE(TimingOracle(options, &sized, &clock).Time(req, RequestContext::Background()).ok());
+  REQUIRE(sized.pair_requests().size() == 1);
+  CHECK(sized.pair_requests()[0].checked_elements() == 4096);
 }
 
 TEST_CASE("side-stream work shows as a stream/device gap and is flagged", "[oracle]") {
