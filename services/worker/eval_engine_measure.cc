@@ -121,8 +121,10 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
                                      const std::string& cand_artifact, const v1::MeasurePairRequest& request,
                                      std::unique_ptr<KeptPair> kept, const RequestContext& context,
                                      v1::MeasurePairResponse* out) {
-  const PairLoop loop(request, request.seed() ? request.seed() : seeds_(), clock_,
-                      r.backend == BackendKind::kCuda);
+  // The checks' secret is drawn afresh even when the request fixes the
+  // inputs' seed: it is never sent to a side.
+  const uint64_t seed = request.seed() ? request.seed() : seeds_();
+  const PairLoop loop(request, seed, seeds_(), clock_, r.backend == BackendKind::kCuda);
   const double per_call = options_.measure_call_timeout_seconds;
   v1::MeasurePairResponse& response = *out;
   response.set_backend(ToProto(r.backend));

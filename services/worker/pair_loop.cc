@@ -24,7 +24,8 @@ absl::Status ValidatePairRequest(const v1::MeasurePairRequest& request) {
   return absl::OkStatus();
 }
 
-PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock, bool gpu)
+PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, uint64_t check_secret,
+                   ClockInterface* clock, bool gpu)
     : warmup_(request.warmup() > 0 ? request.warmup() : 5),
       min_pairs_(request.min_pairs() > 0 ? request.min_pairs() : 20),
       max_pairs_(std::max(min_pairs_, request.max_pairs() > 0 ? request.max_pairs() : 400)),
@@ -37,6 +38,7 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockIn
       max_calls_(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample() : 256),
       want_graph_(gpu && !request.eager_timing()),
       seed_(seed),
+      check_secret_(check_secret),
       clock_(clock) {}
 
 int CallsPerSample(double ref_call_seconds, int64_t call_bytes, double min_sample_seconds, int max_calls) {
@@ -103,12 +105,17 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
   const stats::StoppingRule rule{target_, min_pairs_, 200};
   std::vector<double> ref_t, cand_t;
   const absl::Time loop_start = clock_->MonotonicNow();
+  uint64_t check_state = check_secret_ ^ 0x2545F4914F6CDD1Dull;
+  int checked_pair = -1;  // the pair of the current group of check_every_ that is checked
   int pairs = 0;
   while (pairs < max_pairs_) {
     const bool ref_first = runner::SplitMix64(&order_state) & 1;
     for (int b = 0; b < block_ && pairs < max_pairs_; ++b, ++pairs) {
       const uint64_t s = runner::DeriveSeed(seed_, pairs);
-      const bool checked = pairs % check_every_ == 0;
+      if (pairs % check_every_ == 0) {
+        checked_pair = pairs + static_cast<int>(runner::SplitMix64(&check_state) % check_every_);
+      }
+      const bool checked = pairs == checked_pair;
       Timed sides[2];
       for (int side = 0; side < 2; ++side) {
         const bool is_ref = (side == 0) == ref_first;
@@ -133,8 +140,8 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
         // Same seed, same inputs: the timed outputs must agree as in
         // verification. Which call of the batch is compared, and at which
         // positions of a large output, is drawn now, after both returned.
-        const int call = static_cast<int>(runner::SplitMix64(&order_state) % static_cast<uint64_t>(calls));
-        const OutputSample sample{runner::SplitMix64(&order_state) >> 1, checked_elements_};
+        const int call = static_cast<int>(runner::SplitMix64(&check_state) % static_cast<uint64_t>(calls));
+        const OutputSample sample{runner::SplitMix64(&check_state) >> 1, checked_elements_};
         response->set_output_checks(response->output_checks() + 1);
         if (std::string mismatch = check(pairs, call, sample); !mismatch.empty()) {
           response->set_output_mismatches(response->output_mismatches() + 1);

@@ -1,6 +1,6 @@
 // The adaptive, interleaved timing loop of MeasurePair: warm-up, blocks of
-// pairs in a random side order on identical inputs, output checks every
-// Nth pair, stop at the CI target (lib/stats StoppingRule) or the budget;
+// pairs in a random side order on identical inputs, output checks of one
+// pair in every N (drawn from a secret the sides never see), stop at the CI target (lib/stats StoppingRule) or the budget;
 // short calls timed in batches of back-to-back calls on distinct inputs.
 // Format-free: the sides are callbacks.
 #ifndef CRL_SERVICES_WORKER_PAIR_LOOP_H_
@@ -31,8 +31,14 @@ class PairLoop {
   // Zero request fields take the defaults of eval.proto; the default sample
   // length depends on `gpu` (10 ms on a GPU; 1 ms on the host, where a
   // batch's fresh allocations page-fault in alternate samples). `clock`
-  // measures the budget and must outlive the loop.
-  PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, ClockInterface* clock, bool gpu = true);
+  // measures the budget and must outlive the loop. The inputs' seeds and
+  // the sides' order derive from `seed`; which pair of each check_every
+  // is checked, which call of its batch and at which positions derive from
+  // `check_secret` alone. A side sees its inputs' seeds and can invert them
+  // (runner::DeriveSeed is a bijection), so nothing it sees may tell it
+  // which of its outputs will be compared.
+  PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, uint64_t check_secret, ClockInterface* clock,
+           bool gpu = true);
 
   // One timed sample asked of one side: `calls` back-to-back calls on
   // inputs derived from `seed`; `check` asks the side to keep their outputs
@@ -80,7 +86,7 @@ class PairLoop {
   const double target_, budget_, min_sample_;
   const int max_calls_;
   const bool want_graph_;
-  const uint64_t seed_;
+  const uint64_t seed_, check_secret_;
   ClockInterface* clock_;
 };
 

@@ -27,7 +27,7 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   request.set_min_pairs(10);
   request.set_max_pairs(10);
   request.set_check_outputs_every(2);
-  const PairLoop loop(request, 7, &clock);
+  const PairLoop loop(request, 7, 70, &clock);
   std::set<int> batch_sizes;
   int reported_bytes = 0;
   auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
@@ -71,6 +71,43 @@ TEST_CASE("a batched sample is timed as calls back to back and reported per call
   CHECK(sample_sizes == std::set<int64_t>{int64_t{1} << 20});
 }
 
+TEST_CASE("one pair in every N is checked, chosen by the secret, not by the inputs' seed", "[pair_loop]") {
+  // A side sees its inputs' seeds (and can invert them to the loop's seed),
+  // so which pairs are checked must not follow from the seed: with one seed
+  // and two secrets, each group of 5 pairs has one check, and the two
+  // secrets check different pairs.
+  FakeClock clock;
+  v1::MeasurePairRequest request;
+  request.set_min_pairs(40);
+  request.set_max_pairs(40);
+  request.set_check_outputs_every(5);
+  auto checked_pairs = [&](uint64_t secret) {
+    std::vector<int> checked;
+    auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+      out->sample.set_device_sync_seconds(1e-3 * ask.calls);
+      out->graph = ask.graph;
+      return true;
+    };
+    v1::MeasurePairResponse response;
+    REQUIRE(PairLoop(request, 21, secret, &clock).Run(timed, [&](int p, int, const OutputSample&) {
+      checked.push_back(p);
+      return std::string();
+    }, &response));
+    return checked;
+  };
+  const std::vector<int> a = checked_pairs(1), b = checked_pairs(2);
+  REQUIRE(a.size() == 8);
+  REQUIRE(b.size() == 8);
+  for (size_t g = 0; g < a.size(); ++g) {
+    CHECK(a[g] / 5 == static_cast<int>(g));
+    CHECK(b[g] / 5 == static_cast<int>(g));
+  }
+  CHECK(a != b);
+  std::set<int> offsets;
+  for (int p : a) offsets.insert(p % 5);
+  CHECK(offsets.size() > 1);  // not always the same place in the group
+}
+
 TEST_CASE("the elements a check compares follow the request; negative is refused", "[pair_loop]") {
   FakeClock clock;
   v1::MeasurePairRequest request;
@@ -86,7 +123,7 @@ TEST_CASE("the elements a check compares follow the request; negative is refused
   };
   std::vector<OutputSample> samples;
   v1::MeasurePairResponse response;
-  REQUIRE(PairLoop(request, 11, &clock).Run(timed, [&](int, int, const OutputSample& s) {
+  REQUIRE(PairLoop(request, 11, 110, &clock).Run(timed, [&](int, int, const OutputSample& s) {
     samples.push_back(s);
     return std::string();
   }, &response));
@@ -106,7 +143,7 @@ TEST_CASE("batches are sized from the fastest later warm-up call; the host's sam
   // half's fastest (100 us) sizes the batch, not its median (200 us).
   const std::vector<double> warm = {5e-3, 1e-3, 300e-6, 200e-6, 100e-6};
   for (bool gpu : {true, false}) {
-    const PairLoop loop(request, 5, &clock, gpu);
+    const PairLoop loop(request, 5, 50, &clock, gpu);
     int ref_calls = 0;
     auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
       const bool is_ref = ask.is_ref;
@@ -130,7 +167,7 @@ TEST_CASE("a mismatch in a batch names the call", "[pair_loop]") {
   request.set_min_pairs(5);
   request.set_max_pairs(5);
   request.set_check_outputs_every(1);
-  const PairLoop loop(request, 3, &clock);
+  const PairLoop loop(request, 3, 30, &clock);
   auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
     out->sample.set_device_sync_seconds(10e-6 * ask.calls);
     out->call_bytes = 64;
@@ -174,7 +211,7 @@ TEST_CASE("graphs are captured at the last warm-up pair and replayed only when b
     CAPTURE(c.gpu, c.eager, c.ref_captures, c.cand_captures);
     FakeClock clock;
     request.set_eager_timing(c.eager);
-    const PairLoop loop(request, 9, &clock, c.gpu);
+    const PairLoop loop(request, 9, 90, &clock, c.gpu);
     GraphSide sides[2];
     sides[0].can_capture = c.ref_captures;
     sides[1].can_capture = c.cand_captures;
@@ -217,7 +254,7 @@ TEST_CASE("a side that stops replaying its graph ends the measurement", "[pair_l
   v1::MeasurePairRequest request;
   request.set_min_pairs(5);
   request.set_max_pairs(5);
-  const PairLoop loop(request, 9, &clock, /*gpu=*/true);
+  const PairLoop loop(request, 9, 90, &clock, /*gpu=*/true);
   int candidate_replays = 0;
   auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
     out->sample.set_device_sync_seconds(1e-3 * ask.calls);
