@@ -1,6 +1,7 @@
 #include "lib/cluster/plan.h"
 
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -54,7 +55,20 @@ absl::Status ParseOverride(const std::string& text,
 }
 
 absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
-                                                     const std::function<absl::StatusOr<int>()>& free_port) {
+                                                     const std::function<absl::StatusOr<int>()>& next_port) {
+  // A port found free is handed back to the kernel at once, which may hand
+  // it out again for the next one: the quickstart once gave the prompt
+  // service's gRPC port to the orchestrator's metrics too (both bound, one
+  // on IPv4 and one IPv6-mapped, and the orchestrator reached its own
+  // metrics page). Each port of the plan is distinct.
+  std::set<int> taken;
+  auto free_port = [&]() -> absl::StatusOr<int> {
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      CRL_ASSIGN_OR_RETURN(int port, next_port());
+      if (taken.insert(port).second) return port;
+    }
+    return absl::UnavailableError("no free port distinct from the plan's others after 64 tries");
+  };
   if (o.data_dir.empty()) return absl::InvalidArgumentError("data_dir: required");
   if (o.policy_dir.empty()) return absl::InvalidArgumentError("policy: required (the in-process policy)");
   const std::string data = fs::absolute(o.data_dir).lexically_normal().string();

@@ -48,7 +48,8 @@ struct ClusterOptions {
 // orchestrator (each after the ones it calls).
 const std::vector<std::string>& ServiceNames();
 
-// The plan. `free_port` gives each listening port. Errors name the option.
+// The plan. `free_port` gives each listening port (asked again while it
+// repeats one the plan already has). Errors name the option.
 absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& options,
                                                      const std::function<absl::StatusOr<int>()>& free_port);
 

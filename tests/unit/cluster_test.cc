@@ -75,6 +75,21 @@ TEST_CASE("a cluster plan: start order, wiring, config files, overrides last", "
   CHECK(Has(orchestrator, "--timing=" + timing.address()));
   CHECK((*plans)[2].args.back() == "--lr=0.002");
 
+  // A port source that repeats itself (as bind to port 0 may, once a port
+  // is closed again) still gives every listener its own port.
+  auto repeats = std::make_shared<int>(0);
+  auto twice = PlanCluster(o, [repeats]() -> absl::StatusOr<int> { return 41000 + (*repeats)++ / 2; });
+  REQUIRE(twice.ok());
+  std::set<int> distinct;
+  for (const auto& p : *twice) {
+    distinct.insert(p.grpc_port);
+    distinct.insert(p.metrics_port);
+    if (p.openai_port) distinct.insert(p.openai_port);
+  }
+  CHECK(distinct.size() == 13);
+  auto stuck = PlanCluster(o, []() -> absl::StatusOr<int> { return 41000; });
+  CHECK_THAT(std::string(stuck.status().message()), Catch::Contains("no free port distinct"));
+
   std::map<std::string, std::map<std::string, std::string>> bad;
   CHECK_THAT(std::string(ParseOverride("gpu.x=1", &bad).message()), Catch::Contains("no service 'gpu'"));
   CHECK_THAT(std::string(ParseOverride("trainer-lr", &bad).message()), Catch::Contains("SERVICE.OPTION=VALUE"));
