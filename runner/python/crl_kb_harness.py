@@ -858,10 +858,11 @@ class Side:
         outs, problems = self.normalise(self.last_outputs[call])
         if problems:
             return {"status": "ok", "outputs": [], "findings": {"problems": problems}}, []
+        seed, elements = int(header.get("sample_seed", 0)), int(header.get("sample_elements", 0))
         meta, blobs = [], []
         for i, t in enumerate(outs):
             meta.append({"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)})
-            picked = self.sample(t, int(header.get("sample_seed", 0)), i, int(header.get("sample_elements", 0)))
+            picked = self.sample(t, seed, i, elements)
             if picked is not None:
                 meta[-1].update(shape=[picked.numel()], sampled_from=list(t.shape))
                 t = picked

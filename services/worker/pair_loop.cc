@@ -141,7 +141,7 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
         // verification. Which call of the batch is compared, and at which
         // positions of a large output, is drawn now, after both returned.
         const int call = static_cast<int>(runner::SplitMix64(&check_state) % static_cast<uint64_t>(calls));
-        const OutputSample sample{runner::SplitMix64(&check_state) >> 1, checked_elements_};
+        const OutputSample sample{runner::SplitMix64(&check_state), checked_elements_};
         response->set_output_checks(response->output_checks() + 1);
         if (std::string mismatch = check(pairs, call, sample); !mismatch.empty()) {
           response->set_output_mismatches(response->output_mismatches() + 1);
