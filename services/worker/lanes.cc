@@ -56,7 +56,9 @@ std::string LaneWaits::Describe() const {
   return absl::StrCat("timing waited ", s(timing_behind_verifications), " behind verifications, ",
                       s(timing_behind_starts), " behind warm-pool starts, ", s(timing_behind_timing),
                       " behind other timing; verifications waited ", s(verification_behind_timing),
-                      " behind timing, ", s(verification_behind_slots), " behind full slots");
+                      " behind timing, ", s(verification_behind_slots), " behind full slots; ", windows,
+                      " timing window(s) open ", s(windows_open), ", ", s(window_emptying),
+                      " of it emptying the GPU (longest ", s(longest_emptying), ")");
 }
 
 LaneWaits LanePool::Waits() const {
@@ -155,7 +157,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     if (!exclusive || window_open_[backend]) return;
     if (!windowed || exclusive_waiting_[backend] >= std::max(1, options_.timing_batch) ||
         options_.clock->MonotonicNow() - waiting_since >= options_.timing_delay) {
-      window_open_[backend] = true;
+      OpenWindow(backend);
     }
   };
   if (counted) ++waiting_;
@@ -207,8 +209,21 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   ++holders_[found];
   if (use == LaneUse::kStart) ++starts_[found];
   exclusive_[found] = exclusive;
+  if (exclusive && window_open_[backend] && !window_emptied_[backend]) {
+    window_emptied_[backend] = true;
+    const absl::Duration emptying = options_.clock->MonotonicNow() - window_since_[backend];
+    waits_.window_emptying += emptying;
+    waits_.longest_emptying = std::max(waits_.longest_emptying, emptying);
+  }
   t.overlaps = overlaps_[found];
   return t;
+}
+
+void LanePool::OpenWindow(BackendKind backend) {
+  window_open_[backend] = true;
+  window_since_[backend] = options_.clock->MonotonicNow();
+  window_emptied_[backend] = false;
+  ++waits_.windows;
 }
 
 bool LanePool::TimingWaiting(const Lane* lane) const {
@@ -224,7 +239,9 @@ void LanePool::MaybeCloseWindow(BackendKind backend) {
   for (size_t i = 0; i < lanes_.size(); ++i) {
     if (lanes_[i].backend == backend && exclusive_[i]) return;
   }
+  if (!window_open_[backend]) return;
   window_open_[backend] = false;
+  waits_.windows_open += options_.clock->MonotonicNow() - window_since_[backend];
 }
 
 bool LanePool::Upgrading(const Lane* lane) const {

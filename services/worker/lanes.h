@@ -130,6 +130,12 @@ struct LaneWaits {
   // Verifications behind timing (held, waiting or upgrading), behind full
   // slots; those coming back from stepping aside included.
   absl::Duration verification_behind_timing, verification_behind_slots;
+  // Timing windows opened; how long they stayed open, summed; how much of
+  // that went to emptying the GPU (from a window's opening to the first
+  // measurement holding a lane alone: the verifications on it running to
+  // their next call), summed, and the longest.
+  int windows = 0;
+  absl::Duration windows_open, window_emptying, longest_emptying;
   // One line, for a log.
   std::string Describe() const;
 };
@@ -195,6 +201,11 @@ class LanePool {
   std::map<BackendKind, int> exclusive_waiting_ ABSL_GUARDED_BY(mu_);
   // Per backend: a timing window is open (LanePoolOptions::timing_batch).
   std::map<BackendKind, bool> window_open_ ABSL_GUARDED_BY(mu_);
+  // Per backend: when its window opened, and whether a measurement has held
+  // a lane alone since (LaneWaits::window_emptying).
+  std::map<BackendKind, absl::Time> window_since_ ABSL_GUARDED_BY(mu_);
+  std::map<BackendKind, bool> window_emptied_ ABSL_GUARDED_BY(mu_);
+  void OpenWindow(BackendKind backend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes `backend`'s window once no timing waits for or holds a lane.
   void MaybeCloseWindow(BackendKind backend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;

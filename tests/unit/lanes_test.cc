@@ -353,5 +353,46 @@ TEST_CASE("timing holds verifications back only once a window opens: enough of i
   CHECK(shared(now).ok());
 }
 
+TEST_CASE("the pool counts timing windows, how long they stayed open, and how long emptying the GPU took",
+          "[lanes]") {
+  FakeClock clock;
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 4;
+  o.clock = &clock;  // timing_batch 1: a window opens at the first wait
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}}, o);
+  const RequestContext& bg = RequestContext::Background();
+  auto eventually = [](auto done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (!done() && absl::Now() < give_up) std::this_thread::yield();
+    return done();
+  };
+  std::optional<LaneLease> verification(*pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1), LaneUse::kShared));
+  std::atomic<bool> timed{false}, release{false};
+  std::thread timing([&] {
+    auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30));
+    if (!lease.ok()) return;
+    timed = true;
+    while (!release) std::this_thread::yield();
+  });
+  REQUIRE(eventually([&] { return verification->TimingWaiting(); }));
+  CHECK(pool.Waits().windows == 1);
+  clock.Advance(absl::Seconds(3));  // the verification runs to its next call
+  verification.reset();
+  REQUIRE(eventually([&] { return timed.load(); }));
+  clock.Advance(absl::Seconds(1));  // the measurement
+  release = true;
+  timing.join();
+  const LaneWaits w = pool.Waits();
+  CHECK(w.windows == 1);
+  CHECK(w.window_emptying == absl::Seconds(3));
+  CHECK(w.longest_emptying == absl::Seconds(3));
+  CHECK(w.windows_open == absl::Seconds(4));
+  CHECK_THAT(w.Describe(), Catch::Matchers::Contains(
+                               "1 timing window(s) open 4.0 s, 3.0 s of it emptying the GPU (longest 3.0 s)"));
+  // A lane nobody holds is taken at once: no window.
+  CHECK(pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(1)).ok());
+  CHECK(pool.Waits().windows == 1);
+}
+
 }  // namespace
 }  // namespace crl
