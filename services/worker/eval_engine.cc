@@ -478,18 +478,27 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     reference_side = &recording.emplace(ref.get(), reference_cache_.max_record_bytes());
     seeds = recording->RecordSeeds(seeds_);
   }
-  // Timing waiting for this lane (a window open): before a call of the
-  // protocol the sides freeze and the lease steps aside until the timing
-  // has had the lane (shared leases only: one held alone has no one to
-  // make way for).
+  // Timing waiting for this lane (a window open): the sides freeze and the
+  // lease steps aside until the timing has had the lane (shared leases
+  // only: one held alone has no one to make way for). Looked at as soon as
+  // a call's sides have answered, so that the worker compares their
+  // answers off the lane, and again before the next call.
   const bool may_step_aside = use == LaneUse::kShared && StepsAside(lane);
   absl::Duration aside;
   int steps_aside = 0;
-  auto between_calls = [&]() -> absl::Status {
-    if (!may_step_aside || !lease.TimingWaiting()) return absl::OkStatus();
-    const absl::Time t0 = clock_->MonotonicNow();
+  auto step_aside = [&] {
     FreezeSides(ref.get(), cand.get(), true);
     lease.StepAside();
+    ++steps_aside;
+  };
+  CallHooks hooks;
+  hooks.after_call = [&] {
+    if (may_step_aside && lease.TimingWaiting()) step_aside();
+  };
+  hooks.before_call = [&]() -> absl::Status {
+    if (!may_step_aside || (!lease.aside() && !lease.TimingWaiting())) return absl::OkStatus();
+    const absl::Time t0 = clock_->MonotonicNow();
+    if (!lease.aside()) step_aside();
     // On an error the sides end frozen, with the lease aside.
     CRL_RETURN_IF_ERROR(lease.Rejoin(LaneUse::kShared, context, options_.lane_wait));
     FreezeSides(ref.get(), cand.get(), false);
@@ -497,11 +506,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     if (ref) ref->Adopt(context, budget);
     cand->Adopt(context, budget);
     aside += clock_->MonotonicNow() - t0;
-    ++steps_aside;
     return absl::OkStatus();
   };
   CRL_ASSIGN_OR_RETURN(VerifyResult verified, VerifyCandidate(*r.task, reference_side, cand.get(), run, seeds,
-                                                              !known.has_value(), context, between_calls));
+                                                              !known.has_value(), context, hooks));
   response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started - aside));
   response.set_lane_wait_seconds(response.lane_wait_seconds() + absl::ToDoubleSeconds(aside));
   response.set_steps_aside(steps_aside);

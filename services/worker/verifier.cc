@@ -112,7 +112,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
                                              SessionInterface* candidate,
                                              const VerifyConfig& config, const SeedSource& seeds,
                                              bool probe, const RequestContext& context,
-                                             const std::function<absl::Status()>& between_calls) {
+                                             const CallHooks& hooks) {
   VerifyResult out;
   v1::CorrectnessReport& report = out.report;
   report.set_first_mismatch_index(-1);
@@ -143,8 +143,11 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   out.planned_trials = plan.size();
   auto next_call = [&]() -> absl::Status {
     CRL_RETURN_IF_ERROR(context.Check());
-    if (between_calls) CRL_RETURN_IF_ERROR(between_calls());
+    if (hooks.before_call) CRL_RETURN_IF_ERROR(hooks.before_call());
     return absl::OkStatus();
+  };
+  auto answered = [&] {
+    if (hooks.after_call) hooks.after_call();
   };
   for (TrialRequest trial : plan) {
     CRL_RETURN_IF_ERROR(next_call());
@@ -171,6 +174,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
       continue;
     }
     if (!config.concurrent_sides) candidate_event = candidate->Trial(candidate_trial, per_call, &got);
+    answered();
     if (report.trials() == 0) {
       report.add_messages(ToleranceLine(task, config.tolerance, want.outputs));
     }
@@ -266,6 +270,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     const std::string where = absl::StrCat("determinism re-run ", r + 1, " of trial 1");
     TrialResult again;
     RunnerEvent event = candidate->Trial(first_trial, per_call, &again);
+    answered();
     if (!event.ok) {
       side_failed(Side::kCandidate, where, event);
       break;

@@ -57,19 +57,26 @@ struct VerifyResult {
 // Wall time two sessions need for `config`'s calls on `task`.
 double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config);
 
+// Where the protocol lets its caller act, each time with neither side in a
+// call (the caller may let go of its lane there). Either may be empty.
+struct CallHooks {
+  // As soon as a call's sides have answered, before the worker compares
+  // what they answered (the worker's own work: the lane is not needed).
+  std::function<void()> after_call;
+  // Before each call; an error ends the protocol with that status.
+  std::function<absl::Status()> before_call;
+};
+
 // Runs the protocol; both sides are started on the lane the caller holds.
 // `probe` asks the reference for degenerate-task probes on the trials that
-// allow them. `between_calls` (may be empty) runs before each call of the
-// protocol, with neither side in a call (the caller may let go of its lane
-// there); an error from it ends the protocol with that status.
-// CANCELLED / DEADLINE_EXCEEDED when `context` ends first; every outcome
-// about the code is a verdict, a failure of the reference always
+// allow them. CANCELLED / DEADLINE_EXCEEDED when `context` ends first; every
+// outcome about the code is a verdict, a failure of the reference always
 // INFRA_ERROR.
 absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterface* reference,
                                              SessionInterface* candidate,
                                              const VerifyConfig& config, const SeedSource& seeds,
                                              bool probe, const RequestContext& context,
-                                             const std::function<absl::Status()>& between_calls = {});
+                                             const CallHooks& hooks = {});
 
 // Compares a candidate's outputs with the reference's: count, dtype and
 // shape, then element by element with the task's tolerance. "" when they

@@ -721,6 +721,55 @@ TEST_CASE("a GPU verification steps aside between two calls while timing waits, 
   CHECK(rig.lanes.Busy() == 0);
 }
 
+TEST_CASE("a GPU verification steps aside as soon as its last call has answered: its comparisons never hold timing "
+          "back",
+          "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  EngineOptions options;
+  options.verify.trials = 1;  // one call: nothing of the protocol comes after it
+  options.verify.determinism_reruns = 0;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
+  auto request = [](const std::string& behaviour) {
+    v1::EvaluateRequest r = Rig::Request(behaviour);
+    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    return r;
+  };
+  auto fast = rig.engine->Evaluate(request("fast"), RequestContext::Background());
+  REQUIRE(fast.ok());
+  REQUIRE(fast->verdict() == v1::VERDICT_OK);
+  CHECK(fast->steps_aside() == 0);  // no timing waited
+  rig.engine->WaitRetired();
+
+  rig.format.trial_gate().Hold();
+  absl::StatusOr<v1::EvaluateResponse> v;
+  std::thread verifying([&] { v = rig.engine->Evaluate(request("gated"), RequestContext::Background()); });
+  CHECK(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 1; }));
+  absl::StatusOr<v1::MeasurePairResponse> m;
+  std::thread measuring(
+      [&] { m = rig.engine->MeasurePair(FivePairs(fast->artifact_id()), RequestContext::Background()); });
+  CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+  rig.format.trial_gate().Open();
+  verifying.join();
+  measuring.join();
+
+  REQUIRE(v.ok());
+  REQUIRE(m.ok());
+  CHECK(v->verdict() == v1::VERDICT_OK);
+  CHECK(m->verdict() == v1::VERDICT_OK);
+  // Its one call answered while timing waited: it let go of the lane there,
+  // its sides frozen, and compared the answers off the lane.
+  CHECK(v->steps_aside() == 1);
+  CHECK(rig.format.most_live_while_timed() == 2);
+  CHECK(rig.format.frozen_calls() == 0);
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.format.frozen_sessions() == 0);
+  CHECK(rig.lanes.Busy() == 0);
+}
+
 TEST_CASE("bad requests are statuses that name the field", "[engine]") {
   Rig rig;
   v1::EvaluateRequest r = Rig::Request("");
