@@ -1,10 +1,18 @@
 #include "services/worker/reference_cache.h"
 
+#include <algorithm>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace crl {
+
+int64_t ReferenceCacheBytesFor(int64_t usable_memory) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  if (usable_memory <= 0) return 4 * kGiB;
+  return std::max(kGiB, usable_memory / 8);
+}
 
 ReferenceCache::ReferenceCache(ReferenceCacheOptions options, ClockInterface* clock)
     : options_(std::move(options)), clock_(clock) {}

@@ -35,13 +35,21 @@ namespace crl {
 
 struct ReferenceCacheOptions {
   // Bytes of recorded outputs (and probes) held at once; 0 turns the cache
-  // off. The least recently used record goes first.
+  // off. The least recently used record goes first. The worker's default
+  // is sized to its memory (ReferenceCacheBytesFor).
   int64_t max_bytes = int64_t{4} << 30;
   // Verifications one record serves before its seeds are drawn afresh.
   int max_uses = 256;
   // Age after which a record is drawn afresh.
   absl::Duration max_age = absl::Hours(1);
 };
+
+// The cache's budget on a worker that may use `usable_memory` bytes (0:
+// unknown): an eighth of it, at least 1 GiB; 4 GiB when unknown. One round
+// of an RL run's tasks with large outputs holds several GiB of answers (40
+// CUDA-L1 rows: about 4.5 GiB), which a fixed 4 GiB evicted just before the
+// next round asked for them.
+int64_t ReferenceCacheBytesFor(int64_t usable_memory);
 
 // What the reference returned for every trial of one plan. Immutable once
 // complete; shared by the verifications that replay it.

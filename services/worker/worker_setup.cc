@@ -9,10 +9,12 @@
 #include "absl/strings/str_split.h"
 #include "common/file.h"
 #include "common/logging.h"
+#include "common/memory.h"
 #include "common/paths.h"
 #include "common/status.h"
 #include "services/worker/kb_format.h"
 #include "services/worker/native_format.h"
+#include "services/worker/reference_cache.h"
 
 namespace crl {
 namespace fs = std::filesystem;
@@ -69,9 +71,10 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");
-  set->Add("reference_cache_bytes", &o->engine.reference_cache.max_bytes,
+  set->Add("reference_cache_bytes", &o->reference_cache_bytes,
            "bytes of reference outputs kept in memory, so that later verifications of a task run only the "
-           "candidate (0: off; the reference then runs beside every candidate)");
+           "candidate (-1: an eighth of the memory this worker may use, at least 1 GiB; 0: off, the reference "
+           "then runs beside every candidate)");
   set->Add("reference_cache_max_uses", &o->engine.reference_cache.max_uses,
            "verifications one task's recorded reference answers serve before its secret seeds are drawn afresh");
   set->Add("pin_gpu_timing", &o->engine.pin_gpu_timing,
@@ -139,8 +142,18 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
     return absl::FailedPreconditionError(
         absl::StrCat("runner_path: no crl-runner at ", o.runner.runner_path));
   }
-  if (o.engine.reference_cache.max_bytes < 0) {
-    return absl::InvalidArgumentError("reference_cache_bytes: must be 0 (off) or more");
+  if (o.reference_cache_bytes < -1) {
+    return absl::InvalidArgumentError("reference_cache_bytes: must be -1 (sized to memory), 0 (off) or more");
+  }
+  if (o.reference_cache_bytes == -1) {
+    const int64_t usable = UsableMemoryBytes();
+    o.engine.reference_cache.max_bytes = ReferenceCacheBytesFor(usable);
+    CRL_LOG(INFO) << "reference cache: up to " << (o.engine.reference_cache.max_bytes >> 20) << " MiB ("
+                  << (usable > 0 ? absl::StrCat("an eighth of the ", usable >> 20, " MiB this worker may use")
+                                 : std::string("its memory unknown"))
+                  << "; --reference_cache_bytes sets it)";
+  } else {
+    o.engine.reference_cache.max_bytes = o.reference_cache_bytes;
   }
   if (o.engine.reference_cache.max_uses < 1) {
     return absl::InvalidArgumentError("reference_cache_max_uses: must be at least 1");

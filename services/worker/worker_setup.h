@@ -34,6 +34,9 @@ struct WorkerOptions {
   int host_lanes = 1;
   // Verifications at once on one GPU lane (measurement is always alone).
   int verify_slots_per_gpu = 4;
+  // Bytes of recorded reference answers (ReferenceCacheOptions::max_bytes);
+  // -1: sized to this worker's memory (ReferenceCacheBytesFor); 0: off.
+  int64_t reference_cache_bytes = -1;
   // Timing windows on GPU lanes (LanePoolOptions::timing_batch).
   int timing_batch = 4;
   double timing_delay_seconds = 5;

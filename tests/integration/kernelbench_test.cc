@@ -253,7 +253,7 @@ TEST_CASE("warm pool: what a candidate leaves in its process never reaches the n
   options.warm.per_host_lane = 2;
   // Both sides of every evaluation from the pool (the reference cache would
   // start only the candidate after the first).
-  options.engine.reference_cache.max_bytes = 0;
+  options.reference_cache_bytes = 0;
   auto built = BuildWorker(options, nullptr);
   REQUIRE(built.ok());
   std::unique_ptr<WorkerRuntime> rt = std::move(*built);

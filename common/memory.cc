@@ -1,0 +1,44 @@
+#include "common/memory.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+
+namespace crl {
+
+std::optional<int64_t> ParseCgroupMemoryLimit(absl::string_view text) {
+  const absl::string_view value = absl::StripAsciiWhitespace(text);
+  int64_t bytes = 0;
+  if (value == "max" || !absl::SimpleAtoi(value, &bytes) || bytes <= 0 || bytes >= (int64_t{1} << 62)) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+namespace {
+
+std::optional<int64_t> ReadLimit(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseCgroupMemoryLimit(text.str());
+}
+
+}  // namespace
+
+int64_t UsableMemoryBytes(const std::string& cgroup_root) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  int64_t usable = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
+  std::optional<int64_t> limit = ReadLimit(cgroup_root + "/memory.max");
+  if (!limit) limit = ReadLimit(cgroup_root + "/memory/memory.limit_in_bytes");
+  if (limit) usable = usable > 0 ? std::min(usable, *limit) : *limit;
+  return usable;
+}
+
+}  // namespace crl

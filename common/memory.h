@@ -1,0 +1,26 @@
+// How much memory this process may use, for budgets sized to the machine
+// (or the container) instead of fixed numbers.
+#ifndef CRL_COMMON_MEMORY_H_
+#define CRL_COMMON_MEMORY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+
+namespace crl {
+
+// A cgroup memory limit file's content (v2 `memory.max`, v1
+// `memory.limit_in_bytes`) in bytes; nullopt for "max", for v1's "no
+// limit" (a value of 2^62 or more), and for text that is not a number.
+std::optional<int64_t> ParseCgroupMemoryLimit(absl::string_view text);
+
+// The smaller of the machine's physical memory and the limit of the cgroup
+// mounted at `cgroup_root` (v2 `memory.max`, else v1
+// `memory/memory.limit_in_bytes`: in a container, the container's own); 0
+// when neither is known.
+int64_t UsableMemoryBytes(const std::string& cgroup_root = "/sys/fs/cgroup");
+
+}  // namespace crl
+
+#endif  // CRL_COMMON_MEMORY_H_
