@@ -35,6 +35,13 @@ struct CompareResult {
 CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& got,
                             const std::string& want, Tolerance tolerance);
 
+// Whether CompareTensor would answer kMatch, stopping at the first element
+// that fails: for yes/no questions whose answer is mostly no (degenerate-
+// task probes). `got` may be one element standing for every element of
+// `spec` (OutputTensor::constant).
+bool TensorWithin(const runner::TensorSpec& spec, const std::string& got, const std::string& want,
+                  Tolerance tolerance);
+
 }  // namespace crl
 
 #endif  // CRL_SERVICES_WORKER_COMPARE_H_

@@ -124,7 +124,9 @@ class KbHarnessSession final : public SessionInterface {
       if (tensor.probe.empty()) {
         result->outputs.push_back({std::move(tensor.spec), std::move(tensor.data)});
       } else {
-        result->probes.push_back({tensor.probe, {std::move(tensor.spec), std::move(tensor.data)}});
+        OutputTensor probe{std::move(tensor.spec), std::move(tensor.data)};
+        probe.constant = tensor.constant;
+        result->probes.push_back({tensor.probe, std::move(probe)});
       }
     }
     result->aliases_input = KbField<bool>(findings, "aliases_input", false);

@@ -1,7 +1,6 @@
 #include "services/worker/kb_session.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -48,14 +47,10 @@ absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(KbReply&& reply, bool allo
     const size_t element = runner::DtypeSize(t.spec.dtype);
     if (allow_fill && !t.probe.empty() && KbField<bool>(m, "fill", false) && blob.size() == element &&
         element > 0 && bytes <= largest) {
-      t.data.assign(bytes, '\0');
-      size_t filled = std::min<size_t>(element, bytes);
-      std::memcpy(t.data.data(), blob.data(), filled);
-      while (filled < bytes) {  // doubling: a few large copies, never overlapping
-        const size_t n = std::min<size_t>(filled, bytes - filled);
-        std::memcpy(t.data.data() + filled, t.data.data(), n);
-        filled += n;
-      }
+      // Compared as it is (TensorWithin): a probe of a 571 MB output was
+      // expanded to 571 MB before each comparison.
+      t.constant = bytes > 0;
+      if (t.constant) t.data = std::move(blob);
       out.push_back(std::move(t));
       continue;
     }

@@ -39,6 +39,7 @@ struct KbTensor {
   std::string data;
   std::string probe;  // non-empty for a degenerate-task probe ("zeros", ...)
   std::vector<int64_t> sampled_from;  // OutputTensor::sampled_from
+  bool constant = false;              // OutputTensor::constant
 };
 
 struct KbReply {
@@ -64,9 +65,10 @@ T KbField(const nlohmann::json& j, const char* key, T fallback) {
 // cannot have come from the harness (sizes disagree with shapes, unknown
 // dtype) and is treated as tampering by callers. With `allow_fill` (the
 // reference's replies only: a candidate's are never trusted to describe
-// bytes it did not send), a probe may come as one value to repeat, at most
-// as large as the largest output the same reply carries in full. The
-// blobs move into the tensors (outputs can be hundreds of MB: no copy).
+// bytes it did not send), a probe may come as one value standing for every
+// element (KbTensor::constant; never expanded), declared at most as large
+// as the largest output the same reply carries in full. The blobs move
+// into the tensors (outputs can be hundreds of MB: no copy).
 absl::StatusOr<std::vector<KbTensor>> DecodeKbTensors(KbReply&& reply, bool allow_fill = false);
 
 struct KbLoad {

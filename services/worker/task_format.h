@@ -45,6 +45,9 @@ struct OutputTensor {
   // Non-empty when `data` holds a sample of the output's elements
   // (OutputSample): the output's own shape. spec.shape is then {n}.
   std::vector<int64_t> sampled_from = {};
+  // `data` is one element standing for every element of `spec` (a
+  // degenerate-task probe's constant, never a side's output).
+  bool constant = false;
 };
 
 // Which elements of a timed call's outputs LastOutputs() returns: all of

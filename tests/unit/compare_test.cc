@@ -97,5 +97,65 @@ TEST_CASE("integers compare exactly and sizes must match", "[compare]") {
   CHECK(r.kind == CompareResult::kSizeMismatch);
 }
 
+TEST_CASE("a large output is compared on several threads with the answer of one", "[compare]") {
+  // Past the parallel threshold (4 M elements), in parts that end at
+  // uneven places.
+  const int64_t n = (int64_t{1} << 22) + 12345;
+  std::vector<float> want(n), got(n);
+  for (int64_t i = 0; i < n; ++i) {
+    want[i] = static_cast<float>(std::sin(0.001 * i));
+    got[i] = want[i] + static_cast<float>((i % 7) * 1e-6);
+  }
+  got[n - 3] = want[n - 3] + 5e-5f;  // the largest error, in the last part
+  const Tolerance tol{1e-4, 1e-4};
+  auto r = CompareTensor(Spec(CRL_FLOAT32, n), Floats(got), Floats(want), tol);
+  REQUIRE(r.kind == CompareResult::kMatch);
+  double max_abs = 0;
+  for (int64_t i = 0; i < n; ++i) max_abs = std::max(max_abs, std::fabs(double(got[i]) - double(want[i])));
+  CHECK(r.max_abs_error == max_abs);
+  CHECK(TensorWithin(Spec(CRL_FLOAT32, n), Floats(got), Floats(want), tol));
+  // One element outside, in a middle part: a mismatch, counted once.
+  got[n / 2] = want[n / 2] + 1.0f;
+  r = CompareTensor(Spec(CRL_FLOAT32, n), Floats(got), Floats(want), tol);
+  CHECK(r.kind == CompareResult::kMismatch);
+  CHECK(r.mismatches == 1);
+  CHECK(r.first_index == n / 2);
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, n), Floats(got), Floats(want), tol));
+}
+
+TEST_CASE("TensorWithin answers as CompareTensor's match, and takes a constant for every element", "[compare]") {
+  const Tolerance tol{1e-4, 1e-4};
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  float poison;
+  uint32_t bits = runner::kPoisonFloat32;
+  std::memcpy(&poison, &bits, 4);
+  const std::vector<std::pair<std::vector<float>, std::vector<float>>> cases = {
+      {{1, 2, 3.00001f}, {1, 2, 3}},  // within
+      {{1, 2.5f, 3}, {1, 2, 3}},      // outside
+      {{1, nan, inf}, {1, nan, inf}},  // NaN where NaN, Inf where the same Inf: a match
+      {{1, 2, -inf}, {1, 2, inf}},    // the other Inf
+      {{1, nan, 3}, {1, 2, 3}},       // NaN where finite
+      {{1, poison, 3}, {1, 2, 3}},    // unwritten
+      {{1, 2, 3}, {1, 2, nan}},       // a number where NaN
+  };
+  for (const auto& [got, want] : cases) {
+    INFO(got[1] << " " << got[2] << " against " << want[1] << " " << want[2]);
+    const bool match = CompareTensor(Spec(CRL_FLOAT32, 3), Floats(got), Floats(want), tol).kind ==
+                       CompareResult::kMatch;
+    CHECK(TensorWithin(Spec(CRL_FLOAT32, 3), Floats(got), Floats(want), tol) == match);
+  }
+  // One element standing for all (a probe's constant).
+  CHECK(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0}), Floats({0, 0, 1e-5f, -1e-5f}), tol));
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0}), Floats({0, 0, 1, 0}), tol));
+  CHECK(TensorWithin(Spec(CRL_FLOAT32, 3), Floats({2}), Floats({2, 2, 2.0001f}), tol));
+  // Sizes that fit neither way, and integers, which compare exactly.
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0, 0}), Floats({0, 0, 0, 0}), tol));
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0, 0, 0, 0}), Floats({0, 0}), tol));
+  const int32_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4};
+  const std::string ia(reinterpret_cast<const char*>(a), 12), ib(reinterpret_cast<const char*>(b), 12);
+  CHECK(TensorWithin(Spec(CRL_INT32, 3), ia, ia, tol));
+  CHECK_FALSE(TensorWithin(Spec(CRL_INT32, 3), ia, ib, {10, 10}));
+}
+
 }  // namespace
 }  // namespace crl

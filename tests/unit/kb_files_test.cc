@@ -79,7 +79,7 @@ TEST_CASE("a manifest pointing outside its build directory is a sandbox violatio
   CHECK(event.verdict == v1::VERDICT_INFRA_ERROR);
 }
 
-TEST_CASE("a constant probe travels as one value and is repeated to the output's shape", "[kb]") {
+TEST_CASE("a constant probe travels as one value and stays one value standing for the output's shape", "[kb]") {
   const float value = 1.5f;
   const std::string one(reinterpret_cast<const char*>(&value), sizeof value);
   KbReply reply;
@@ -91,10 +91,12 @@ TEST_CASE("a constant probe travels as one value and is repeated to the output's
   auto decoded = DecodeKbTensors(KbReply(reply), /*allow_fill=*/true);
   REQUIRE(decoded.ok());
   REQUIRE(decoded->size() == 3);
-  const std::string& filled = (*decoded)[1].data;
-  REQUIRE(filled.size() == 6 * sizeof(float));
-  for (size_t i = 0; i < 6; ++i) CHECK(filled.substr(i * sizeof(float), sizeof(float)) == one);
-  CHECK((*decoded)[2].data.empty());
+  CHECK_FALSE((*decoded)[0].constant);
+  CHECK((*decoded)[1].constant);
+  CHECK((*decoded)[1].data == one);  // never expanded (TensorWithin compares it as it is)
+  CHECK((*decoded)[1].spec.shape == std::vector<int64_t>{2, 3});
+  CHECK((*decoded)[2].data.empty());  // a shape of no elements: nothing stands for them
+  CHECK_FALSE((*decoded)[2].constant);
   // Only from the reference (a candidate's reply is never expanded) ...
   auto candidate = DecodeKbTensors(KbReply(reply));
   CHECK(candidate.status().code() == absl::StatusCode::kDataLoss);
