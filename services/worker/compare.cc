@@ -169,13 +169,14 @@ CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& g
   return r;
 }
 
-bool TensorWithin(const runner::TensorSpec& spec, const std::string& got, const std::string& want, Tolerance tol) {
+bool TensorWithin(const runner::TensorSpec& spec, const std::string& got, const std::string& want, Tolerance tol,
+                  bool got_constant) {
   uint64_t bytes = 0;
   int64_t n = 0;
   if (!runner::SpecBytes(spec, &bytes) || !runner::SpecNumel(spec, &n) || want.size() != bytes) return false;
   const size_t element = runner::DtypeSize(spec.dtype);
-  const bool constant = n > 1 && got.size() == element;
-  if (!constant && got.size() != bytes) return false;
+  const bool constant = got_constant && n > 0;
+  if (got.size() != (constant ? element : bytes)) return false;
   CompareResult unused;
   if (!constant && ((spec.dtype == CRL_FLOAT32 && AllFiniteWithin<float>(got, want, n, tol, &unused)) ||
                     (spec.dtype == CRL_FLOAT64 && AllFiniteWithin<double>(got, want, n, tol, &unused)))) {

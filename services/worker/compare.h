@@ -37,10 +37,10 @@ CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& g
 
 // Whether CompareTensor would answer kMatch, stopping at the first element
 // that fails: for yes/no questions whose answer is mostly no (degenerate-
-// task probes). `got` may be one element standing for every element of
-// `spec` (OutputTensor::constant).
+// task probes). `got_constant`: `got` is one element standing for every
+// element of `spec` (OutputTensor::constant).
 bool TensorWithin(const runner::TensorSpec& spec, const std::string& got, const std::string& want,
-                  Tolerance tolerance);
+                  Tolerance tolerance, bool got_constant = false);
 
 }  // namespace crl
 

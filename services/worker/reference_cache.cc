@@ -1,7 +1,6 @@
 #include "services/worker/reference_cache.h"
 
 #include <algorithm>
-
 #include <utility>
 
 #include "absl/strings/str_cat.h"

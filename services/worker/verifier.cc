@@ -228,7 +228,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
       const Tolerance t = task.ToleranceFor(spec.dtype, {});
       for (const auto& [name, output] : want.probes) {
         if (output.spec.dtype == spec.dtype && output.spec.shape == spec.shape && output.sampled_from.empty() &&
-            TensorWithin(spec, output.data, reference_output.data, t)) {
+            TensorWithin(spec, output.data, reference_output.data, t, output.constant)) {
           ++probe_passes[name];
         }
       }

@@ -145,9 +145,12 @@ TEST_CASE("TensorWithin answers as CompareTensor's match, and takes a constant f
     CHECK(TensorWithin(Spec(CRL_FLOAT32, 3), Floats(got), Floats(want), tol) == match);
   }
   // One element standing for all (a probe's constant).
-  CHECK(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0}), Floats({0, 0, 1e-5f, -1e-5f}), tol));
-  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0}), Floats({0, 0, 1, 0}), tol));
-  CHECK(TensorWithin(Spec(CRL_FLOAT32, 3), Floats({2}), Floats({2, 2, 2.0001f}), tol));
+  CHECK(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0}), Floats({0, 0, 1e-5f, -1e-5f}), tol, true));
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0}), Floats({0, 0, 1, 0}), tol, true));
+  CHECK(TensorWithin(Spec(CRL_FLOAT32, 3), Floats({2}), Floats({2, 2, 2.0001f}), tol, true));
+  // Only when said: one element is otherwise a wrong size.
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 3), Floats({2}), Floats({2, 2, 2}), tol));
+  CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 3), Floats({2, 2, 2}), Floats({2, 2, 2}), tol, true));
   // Sizes that fit neither way, and integers, which compare exactly.
   CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0, 0}), Floats({0, 0, 0, 0}), tol));
   CHECK_FALSE(TensorWithin(Spec(CRL_FLOAT32, 4), Floats({0, 0, 0, 0}), Floats({0, 0}), tol));
