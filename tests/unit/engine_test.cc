@@ -670,55 +670,72 @@ TEST_CASE("with step_aside_for_timing off, a kept pair holds its place on the la
 
 }
 
-TEST_CASE("a GPU verification steps aside between two calls while timing waits, its sides frozen", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
-  EngineOptions options;
-  options.step_aside_for_timing = GENERATE(true, false);
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
-  auto request = [](const std::string& behaviour) {
-    v1::EvaluateRequest r = Rig::Request(behaviour);
-    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    return r;
-  };
-  auto fast = rig.engine->Evaluate(request("fast"), RequestContext::Background());
+v1::EvaluateRequest CudaRequest(const std::string& behaviour) {
+  v1::EvaluateRequest r = Rig::Request(behaviour);
+  r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+  return r;
+}
+
+// On one GPU lane with two verification slots: a candidate verified first
+// (the task's reference answers recorded), then a "gated" verification held
+// in its first call while the first candidate's measurement waits for the
+// lane; the call is then let through. Both answers, once both have ended.
+struct BesideTiming {
+  absl::StatusOr<v1::EvaluateResponse> verification;
+  absl::StatusOr<v1::MeasurePairResponse> measurement;
+};
+BesideTiming VerifyBesideTiming(Rig& rig) {
+  BesideTiming out;
+  auto fast = rig.engine->Evaluate(CudaRequest("fast"), RequestContext::Background());
   REQUIRE(fast.ok());
   REQUIRE(fast->verdict() == v1::VERDICT_OK);
+  CHECK(fast->steps_aside() == 0);  // no timing waited
   rig.engine->WaitRetired();
 
-  // A verification in its first trial, holding the lane shared.
   rig.format.trial_gate().Hold();
-  absl::StatusOr<v1::EvaluateResponse> v;
-  std::thread verifying([&] { v = rig.engine->Evaluate(request("gated"), RequestContext::Background()); });
-  // (The task's reference answers were recorded by the first evaluation:
-  // only the candidate's side starts.)
+  std::thread verifying(
+      [&] { out.verification = rig.engine->Evaluate(CudaRequest("gated"), RequestContext::Background()); });
+  // (Only the candidate's side starts: the reference's answers are recorded.)
   CHECK(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 1; }));
-  // Timing for another candidate waits for the lane alone.
-  absl::StatusOr<v1::MeasurePairResponse> m;
-  std::thread measuring(
-      [&] { m = rig.engine->MeasurePair(FivePairs(fast->artifact_id()), RequestContext::Background()); });
+  std::thread measuring([&] {
+    out.measurement = rig.engine->MeasurePair(FivePairs(fast->artifact_id()), RequestContext::Background());
+  });
   CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
   rig.format.trial_gate().Open();
   verifying.join();
   measuring.join();
-
-  REQUIRE(v.ok());
-  REQUIRE(m.ok());
-  CHECK(v->verdict() == v1::VERDICT_OK);
-  CHECK(v->correctness().trials_passed() == v->correctness().trials());
-  CHECK(m->verdict() == v1::VERDICT_OK);
+  REQUIRE(out.verification.ok());
+  REQUIRE(out.measurement.ok());
+  CHECK(out.verification->verdict() == v1::VERDICT_OK);
+  CHECK(out.measurement->verdict() == v1::VERDICT_OK);
   // Timing never ran beside a live verification; no frozen side was called.
   CHECK(rig.format.most_live_while_timed() == 2);
   CHECK(rig.format.frozen_calls() == 0);
-  // Stepping aside: timed after the first trial, the verification's sides
-  // frozen. Without: timed once the verification had ended.
-  CHECK(v->steps_aside() == (options.step_aside_for_timing ? 1 : 0));
   rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK(rig.format.frozen_sessions() == 0);
   CHECK(rig.lanes.Busy() == 0);
+  return out;
+}
+
+LanePoolOptions TwoSlots() {
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 2;
+  return o;
+}
+
+TEST_CASE("a GPU verification steps aside between two calls while timing waits, its sides frozen", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  EngineOptions options;
+  options.step_aside_for_timing = GENERATE(true, false);
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, TwoSlots(), options);
+  const BesideTiming run = VerifyBesideTiming(rig);
+  const auto& v = run.verification;
+  CHECK(v->correctness().trials_passed() == v->correctness().trials());
+  // Stepping aside: timed after the first trial, the verification's sides
+  // frozen. Without: timed once the verification had ended.
+  CHECK(v->steps_aside() == (options.step_aside_for_timing ? 1 : 0));
 }
 
 TEST_CASE("a GPU verification steps aside as soon as its last call has answered: its comparisons never hold timing "
@@ -726,48 +743,13 @@ TEST_CASE("a GPU verification steps aside as soon as its last call has answered:
           "[engine]") {
   FakeTaskSpec spec;
   spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
   EngineOptions options;
   options.verify.trials = 1;  // one call: nothing of the protocol comes after it
   options.verify.determinism_reruns = 0;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
-  auto request = [](const std::string& behaviour) {
-    v1::EvaluateRequest r = Rig::Request(behaviour);
-    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    return r;
-  };
-  auto fast = rig.engine->Evaluate(request("fast"), RequestContext::Background());
-  REQUIRE(fast.ok());
-  REQUIRE(fast->verdict() == v1::VERDICT_OK);
-  CHECK(fast->steps_aside() == 0);  // no timing waited
-  rig.engine->WaitRetired();
-
-  rig.format.trial_gate().Hold();
-  absl::StatusOr<v1::EvaluateResponse> v;
-  std::thread verifying([&] { v = rig.engine->Evaluate(request("gated"), RequestContext::Background()); });
-  CHECK(Eventually([&] { return rig.lanes.Busy() == 1 && rig.format.open_sessions() == 1; }));
-  absl::StatusOr<v1::MeasurePairResponse> m;
-  std::thread measuring(
-      [&] { m = rig.engine->MeasurePair(FivePairs(fast->artifact_id()), RequestContext::Background()); });
-  CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
-  rig.format.trial_gate().Open();
-  verifying.join();
-  measuring.join();
-
-  REQUIRE(v.ok());
-  REQUIRE(m.ok());
-  CHECK(v->verdict() == v1::VERDICT_OK);
-  CHECK(m->verdict() == v1::VERDICT_OK);
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, TwoSlots(), options);
   // Its one call answered while timing waited: it let go of the lane there,
   // its sides frozen, and compared the answers off the lane.
-  CHECK(v->steps_aside() == 1);
-  CHECK(rig.format.most_live_while_timed() == 2);
-  CHECK(rig.format.frozen_calls() == 0);
-  rig.engine->WaitRetired();
-  CHECK(rig.format.open_sessions() == 0);
-  CHECK(rig.format.frozen_sessions() == 0);
-  CHECK(rig.lanes.Busy() == 0);
+  CHECK(VerifyBesideTiming(rig).verification->steps_aside() == 1);
 }
 
 TEST_CASE("bad requests are statuses that name the field", "[engine]") {
