@@ -165,18 +165,19 @@ class WarmPool {
     if (off_lane) {
       if (missing > 0) {
         started = Spawn(lane, missing, &failed, &error);
+        // Awaited in the order started (all import at once), and each handed
+        // over as soon as it is ready: a request that comes meanwhile takes
+        // it (its device comes up under its taker's lease) instead of
+        // starting a process of its own while the rest of the fill imports.
         for (auto& p : started) {
           if (!steps_.prepare(p.get(), &error)) {
             ++failed;
             p.reset();
+            continue;
           }
-        }
-        absl::MutexLock lock(&mu_);
-        if (!stopping_) {
-          for (auto& p : started) {
-            if (p) state_[i].prepared.push_back({std::move(p), Now()});
-          }
-          started.clear();
+          absl::MutexLock lock(&mu_);
+          if (stopping_) break;  // the rest close below, on the thread that started them
+          state_[i].prepared.push_back({std::move(p), Now()});
         }
       }
       added = BringUp(i, &failed, &error);

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
 #include <set>
 
 namespace crl {
@@ -34,6 +35,8 @@ struct Harness {
   // before awaiting any, as the KernelBench pool does; `events` records
   // each step and how many lanes were held meanwhile.
   std::vector<std::string> events;
+  // Called in each process's prepare step, after its event (may be empty).
+  std::function<void(FakeProcess*)> on_prepare;
   explicit Harness(int per_host = 2, int per_gpu = 3, bool in_steps = false) {
     WarmPoolOptions o;
     o.per_host_lane = per_host;
@@ -68,6 +71,7 @@ struct Harness {
       steps.prepare = [this](FakeProcess* p, std::string*) {
         p->prepared = true;
         events.push_back("prepare " + std::to_string(p->id) + " busy " + std::to_string(lanes.Busy()));
+        if (on_prepare) on_prepare(p);
         return true;
       };
       steps.begin = [this](FakeProcess* p, const Lane&, std::string*) {
@@ -229,6 +233,26 @@ TEST_CASE("on a GPU, processes import off the lane; only their devices come up u
   CHECK(h.pool->FillLane(0) == 2);
   CHECK(h.events == std::vector<std::string>{"spawn 4 busy 1", "spawn 5 busy 1", "begin 4 busy 1",
                                              "begin 5 busy 1", "warm 4 busy 1", "warm 5 busy 1"});
+}
+
+TEST_CASE("a fill hands each process over as soon as it has imported, not once the whole fill has", "[warm_pool]") {
+  Harness h(/*per_host=*/2, /*per_gpu=*/3, /*in_steps=*/true);
+  h.pool->Take(h.gpu());  // the lane is wanted from now on
+  // A request that comes while the fill's second process still imports.
+  std::unique_ptr<FakeProcess> taken;
+  h.on_prepare = [&](FakeProcess* p) {
+    if (p->id == 2) taken = h.pool->Take(h.gpu());
+  };
+  CHECK(h.pool->FillLane(1) == 2);  // the other two come up under the lease
+  REQUIRE(taken != nullptr);
+  CHECK(taken->id == 1);
+  CHECK(taken->prepared);
+  CHECK_FALSE(taken->warmed);  // its device comes up under its taker's lease
+  CHECK(h.pool->stats().prepared == 1);
+  CHECK(h.pool->stats().cold == 1);  // only the first Take, before any fill
+  CHECK(h.events == std::vector<std::string>{"spawn 1 busy 0", "spawn 2 busy 0", "spawn 3 busy 0",
+                                             "prepare 1 busy 0", "prepare 2 busy 0", "prepare 3 busy 0",
+                                             "begin 2 busy 1", "begin 3 busy 1", "warm 2 busy 1", "warm 3 busy 1"});
 }
 
 }  // namespace
