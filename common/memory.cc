@@ -3,11 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "common/file.h"
 
 namespace crl {
 
@@ -23,11 +22,9 @@ std::optional<int64_t> ParseCgroupMemoryLimit(absl::string_view text) {
 namespace {
 
 std::optional<int64_t> ReadLimit(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseCgroupMemoryLimit(text.str());
+  absl::StatusOr<std::string> text = ReadFileToString(path, "cgroup memory limit");
+  if (!text.ok()) return std::nullopt;
+  return ParseCgroupMemoryLimit(*text);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The adaptive, interleaved timing loop of MeasurePair: warm-up, blocks of
 // pairs in a random side order on identical inputs, output checks of one
-// pair in every N (drawn from a secret the sides never see), stop at the CI target (lib/stats StoppingRule) or the budget;
-// short calls timed in batches of back-to-back calls on distinct inputs.
+// pair in every N (drawn from a secret the sides never see), stop at the CI
+// target (lib/stats StoppingRule) or the budget; short calls timed in
+// batches of back-to-back calls on distinct inputs.
 // Format-free: the sides are callbacks.
 #ifndef CRL_SERVICES_WORKER_PAIR_LOOP_H_
 #define CRL_SERVICES_WORKER_PAIR_LOOP_H_
