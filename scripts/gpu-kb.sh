@@ -16,7 +16,8 @@
 #                              in one batch, as an RL run evaluates a task once per round, with and
 #                              without the reference cache; BENCH_ARGS: more crl bench flags); WHO=theirs
 #                              runs CUDA-L1's own harness on the same rows, cold then warm
-#                              (THEIRS_PASSES, THEIRS_ARGS: tools/bench/cuda_l1_loop.py flags)
+#                              (THEIRS_PASSES: cold, prewarm (their builds, 8 rows at once, no
+#                              measurement), warm; THEIRS_ARGS: tools/bench/cuda_l1_loop.py flags)
 #   scripts/gpu-kb.sh all      suite (with phases) and hacks: about 10 minutes on an H100 machine
 # Results go to $OUT (default /tmp/kb-out).
 set -uo pipefail
@@ -169,11 +170,14 @@ throughput)
     # THEIRS_PASSES (default "cold warm"), THEIRS_ARGS: more flags, e.g.
     # "--skip 1/50" or "--from 11".
     read -r -a theirs <<< "${THEIRS_ARGS:-}"
+    # prewarm: their extension folders filled by building the rows 8 at a time
+    # (ModelNew constructed and called once), instead of a cold pass.
     for pass in ${THEIRS_PASSES:-cold warm}; do
-      [ "$pass" = cold ] && rm -rf /tmp/cuda-l1-ext
+      fill=()
+      case "$pass" in cold) rm -rf /tmp/cuda-l1-ext ;; prewarm) rm -rf /tmp/cuda-l1-ext; fill=(--prewarm 8) ;; esac
       t0=$(now)
       "$PY" tools/bench/cuda_l1_loop.py --jsonl "$OUT/rows.jsonl" --rows "$N" --harness "$HARNESS" \
-        --ext_root /tmp/cuda-l1-ext --results "$OUT/theirs-$pass.jsonl" "${theirs[@]}" \
+        --ext_root /tmp/cuda-l1-ext --results "$OUT/theirs-$pass.jsonl" "${theirs[@]}" "${fill[@]}" \
         > "$OUT/theirs-$pass.log" 2>&1
       echo "theirs $pass: rc=$? wall $(secs $t0)"
       tail -1 "$OUT/theirs-$pass.log"

@@ -66,6 +66,7 @@ nlohmann::json OutcomeJson(const Outcome& o) {
                       {"verify_seconds", o.verify_seconds}, {"time_seconds", o.time_seconds},
                       {"reference_cached", o.reference_cached},
                       {"verify_lane_wait_seconds", o.verify_lane_wait_seconds},
+                      {"verify_prepare_seconds", o.verify_prepare_seconds},
                       {"verify_start_seconds", o.verify_start_seconds},
                       {"verify_trials_seconds", o.verify_trials_seconds},
                       {"verify_steps_aside", o.verify_steps_aside}};
@@ -92,6 +93,7 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
     o.time_seconds = j.value("time_seconds", 0.0);
     o.reference_cached = j.value("reference_cached", false);
     o.verify_lane_wait_seconds = j.value("verify_lane_wait_seconds", 0.0);
+    o.verify_prepare_seconds = j.value("verify_prepare_seconds", 0.0);
     o.verify_start_seconds = j.value("verify_start_seconds", 0.0);
     o.verify_trials_seconds = j.value("verify_trials_seconds", 0.0);
     o.verify_steps_aside = j.value("verify_steps_aside", 0);
@@ -135,6 +137,7 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.compile_cache_hit = r->compile().cache_hit();
   o.custom_kernel = r->custom_kernel();
   o.verify_lane_wait_seconds = r->lane_wait_seconds();
+  o.verify_prepare_seconds = r->prepare_seconds();
   o.verify_start_seconds = r->start_seconds();
   o.verify_trials_seconds = r->trials_seconds();
   o.reference_cached = r->reference_cached();
@@ -208,7 +211,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   ProgressBar bar(std::cerr, n, isatty(2));
   std::atomic<int> timed{0}, kept{0}, cached{0}, aside{0};
   std::atomic<int64_t> verify_ms{0}, time_ms{0}, lane_ms{0}, start_ms{0}, wait_ms{0};
-  std::atomic<int64_t> verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
+  std::atomic<int64_t> verify_prepare_ms{0}, verify_wait_ms{0}, verify_start_ms{0}, verify_trials_ms{0};
   const absl::Time start = absl::Now();
   const bool two_phase = settings.time_after_verify && endpoints.timing;
   auto finished = [&](int i) {
@@ -248,6 +251,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       outcomes[i].verify_seconds = absl::ToDoubleSeconds(t1 - t0);
       verify_ms += absl::ToInt64Milliseconds(t1 - t0);
       verify_wait_ms += std::llround(outcomes[i].verify_lane_wait_seconds * 1e3);
+      verify_prepare_ms += std::llround(outcomes[i].verify_prepare_seconds * 1e3);
       verify_start_ms += std::llround(outcomes[i].verify_start_seconds * 1e3);
       verify_trials_ms += std::llround(outcomes[i].verify_trials_seconds * 1e3);
       cached += outcomes[i].reference_cached;
@@ -280,13 +284,14 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
   std::fprintf(stderr,
                "crl bench: %d sample(s) in %.1f s with %d job(s); summed over samples: verification %.1f s "
-               "(%d against recorded reference answers; waiting for a lane %.1f s, starting sides %.1f s, trials %.1f s; "
-               "%d step(s) aside for timing), timing %.1f s (%d timed, %d on the sides "
-               "verification kept: waiting for the lane alone %.1f s, starting sides %.1f s), lanes held for measuring %.1f s (%.0f%% "
-               "of the wall)\n",
-               n, wall, jobs, verify_ms.load() / 1e3, cached.load(), verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3,
-               verify_trials_ms.load() / 1e3, aside.load(), time_ms.load() / 1e3, timed.load(), kept.load(), wait_ms.load() / 1e3,
-               start_ms.load() / 1e3, lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
+               "(%d against recorded reference answers; readying sides off the lane %.1f s, waiting for a lane "
+               "%.1f s, starting sides %.1f s, trials %.1f s; %d step(s) aside for timing), timing %.1f s (%d timed, "
+               "%d on the sides verification kept: waiting for the lane alone %.1f s, starting sides %.1f s), lanes "
+               "held for measuring %.1f s (%.0f%% of the wall)\n",
+               n, wall, jobs, verify_ms.load() / 1e3, cached.load(), verify_prepare_ms.load() / 1e3,
+               verify_wait_ms.load() / 1e3, verify_start_ms.load() / 1e3, verify_trials_ms.load() / 1e3, aside.load(),
+               time_ms.load() / 1e3, timed.load(), kept.load(), wait_ms.load() / 1e3, start_ms.load() / 1e3,
+               lane_ms.load() / 1e3, wall > 0 ? 100 * lane_ms.load() / 1e3 / wall : 0.0);
   return outcomes;
 }
 

@@ -36,9 +36,11 @@ struct Outcome {
   // Wall seconds of this sample's build + verification and of its timing,
   // as the batch saw them (waiting for a lane included).
   double verify_seconds = 0, time_seconds = 0;
-  // The worker's account of the verification (EvaluateResponse): waiting
-  // for a lane, starting both sides, the trials.
-  double verify_lane_wait_seconds = 0, verify_start_seconds = 0, verify_trials_seconds = 0;
+  // The worker's account of the verification (EvaluateResponse): readying
+  // the sides' processes off the lane, waiting for a lane, starting both
+  // sides, the trials.
+  double verify_prepare_seconds = 0, verify_lane_wait_seconds = 0, verify_start_seconds = 0,
+         verify_trials_seconds = 0;
   // The reference's answers came from the worker's reference cache.
   bool reference_cached = false;
   // Times the verification stepped aside for timing (its waits are in

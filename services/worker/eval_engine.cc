@@ -279,22 +279,38 @@ std::unique_ptr<SessionInterface> EvalEngine::StartSession(const Resolved& r, Si
                                                            const std::string& artifact,
                                                            double budget, const Lane& lane,
                                                            const RequestContext& context,
-                                                           RunnerEvent* event) {
+                                                           RunnerEvent* event, PreparedSide* prepared) {
   if (metrics_) metrics_->CountRunnerStart(BackendName(r.backend));
-  return r.format->Start(*r.task, {side, artifact, budget}, lane, context, event);
+  return r.format->Start(*r.task, {side, artifact, budget, prepared}, lane, context, event);
+}
+
+EvalEngine::ReadySides EvalEngine::PrepareSides(const Resolved& r, const Lane& lane, bool reference, double budget,
+                                               const RequestContext& context) {
+  ReadySides ready;
+  absl::Notification reference_ready;
+  auto prepare_reference = [&] {
+    ready.reference = r.format->Prepare(lane, budget, context);
+    reference_ready.Notify();
+  };
+  if (reference && !starters_.Submit(prepare_reference).ok()) prepare_reference();  // every starter busy: here
+  ready.candidate = r.format->Prepare(lane, budget, context);
+  if (reference) reference_ready.WaitForNotification();
+  return ready;
 }
 
 EvalEngine::SessionPair EvalEngine::StartPair(const Resolved& r, const std::string& reference_artifact,
                                              const std::string& candidate_artifact, double budget,
-                                             const Lane& lane, const RequestContext& context) {
+                                             const Lane& lane, const RequestContext& context, ReadySides* ready) {
   SessionPair p;
   absl::Notification reference_started;
   auto start_reference = [&] {
-    p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event);
+    p.reference = StartSession(r, Side::kReference, reference_artifact, budget, lane, context, &p.reference_event,
+                               ready ? ready->reference.get() : nullptr);
     reference_started.Notify();
   };
   if (!starters_.Submit(start_reference).ok()) start_reference();  // every starter busy: here, first
-  p.candidate = StartSession(r, Side::kCandidate, candidate_artifact, budget, lane, context, &p.candidate_event);
+  p.candidate = StartSession(r, Side::kCandidate, candidate_artifact, budget, lane, context, &p.candidate_event,
+                             ready ? ready->candidate.get() : nullptr);
   reference_started.WaitForNotification();
   return p;
 }
@@ -412,15 +428,39 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
                                                              const VerifyConfig& config, LaneUse use,
                                                              const RequestContext& context, std::string* contended,
                                                              double keep_seconds) {
+  const double budget = VerifyBudgetSeconds(*r.task, config);
+  // The degenerate-task probe runs once per task content and lane, and the
+  // reference's answers are recorded per lane.
+  auto probe_key_for = [&](const Lane& l) { return absl::StrCat(r.task->content_id(), "/", l.name); };
+  auto cache_key_for = [&](const Lane& l) {
+    return ReferenceCache::Key(r.task->content_id(), l.name, reference, config.trials);
+  };
   const absl::Time asked = clock_->MonotonicNow();
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, lanes_->Acquire(r.backend, context, options_.lane_wait, use));
+  // The sides' processes are readied (TaskFormatInterface::Prepare) for the
+  // lane this request is likely to get before it waits for that lane, so
+  // that what a start does without the device (a KernelBench harness
+  // importing torch) holds none of the lane's slots; that lane is then the
+  // one waited for. No reference is readied where its answers are recorded.
+  ReadySides ready;
+  absl::Duration readying;
+  const size_t target = lanes_->LeastHeld(r.backend);
+  if (target < lanes_->lanes().size()) {
+    const Lane& l = lanes_->lanes()[target];
+    const bool need_probes = !KnownDegenerate(probe_key_for(l)).has_value();
+    ready = PrepareSides(r, l, !reference_cache_.Holds(cache_key_for(l), need_probes), budget, context);
+    readying = clock_->MonotonicNow() - asked;
+    CRL_RETURN_IF_ERROR(context.Check());
+  }
+  const bool readied = ready.reference || ready.candidate;
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, readied ? lanes_->AcquireOn(target, context, options_.lane_wait, use)
+                                                : lanes_->Acquire(r.backend, context, options_.lane_wait, use));
   const absl::Time leased = clock_->MonotonicNow();
-  response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked));
+  response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked - readying));
+  response.set_prepare_seconds(absl::ToDoubleSeconds(readying));
   const Lane& lane = lease.lane();
   LeaseGauge busy(metrics_);
   response.set_lane(lane.name);
-  // The degenerate-task probe runs once per task content and lane.
-  const std::string probe_key = absl::StrCat(r.task->content_id(), "/", lane.name);
+  const std::string probe_key = probe_key_for(lane);
   const std::optional<std::string> known = KnownDegenerate(probe_key);
   // Both sides of a trial at once on a shared GPU lane; a run alone on the
   // lane (the re-verification that confirms a failure) keeps them apart, so
@@ -436,18 +476,18 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     return response;
   };
 
-  const double budget = VerifyBudgetSeconds(*r.task, config);
   // The reference's answers to this task's trials on this lane, when an
   // earlier verification recorded them: then only the candidate starts.
-  const std::string cache_key = ReferenceCache::Key(r.task->content_id(), lane.name, reference, config.trials);
+  const std::string cache_key = cache_key_for(lane);
   const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, !known.has_value());
   if (metrics_ && reference_cache_.enabled()) metrics_->CountReferenceCache(recorded != nullptr);
   if (recorded) concurrent = false;  // one process: nothing runs beside the candidate
   SessionPair sides;
   if (recorded) {
-    sides.candidate = StartSession(r, Side::kCandidate, library_path, budget, lane, context, &sides.candidate_event);
+    sides.candidate = StartSession(r, Side::kCandidate, library_path, budget, lane, context, &sides.candidate_event,
+                                   ready.candidate.get());
   } else {
-    sides = StartPair(r, reference, library_path, budget, lane, context);
+    sides = StartPair(r, reference, library_path, budget, lane, context, &ready);
   }
   const absl::Time started = clock_->MonotonicNow();
   response.set_start_seconds(absl::ToDoubleSeconds(started - leased));

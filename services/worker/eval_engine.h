@@ -117,11 +117,20 @@ class EvalEngine {
   // What the reference side loads: the task's compiled reference (native),
   // or "" when the task file runs as its own reference (KernelBench).
   absl::StatusOr<std::string> ReferenceArtifact(const Resolved& r, const RequestContext& context);
-  // Starts one side; counts it.
+  // Starts one side (taking over `prepared`'s process when given); counts it.
   std::unique_ptr<SessionInterface> StartSession(const Resolved& r, Side side,
                                                  const std::string& artifact, double budget,
                                                  const Lane& lane, const RequestContext& context,
-                                                 RunnerEvent* event);
+                                                 RunnerEvent* event, PreparedSide* prepared = nullptr);
+  // Processes readied for a verification's sides on its lane before the
+  // lane is held (TaskFormatInterface::Prepare): the reference's (unless
+  // `reference` is false) on a starter thread, as StartPair starts it, and
+  // the candidate's here. Either may be null.
+  struct ReadySides {
+    std::unique_ptr<PreparedSide> reference, candidate;
+  };
+  ReadySides PrepareSides(const Resolved& r, const Lane& lane, bool reference, double budget,
+                          const RequestContext& context);
   // Both sides of an evaluation, started at once (a side's start imports,
   // initialises the device and constructs the model: seconds for
   // KernelBench), the reference on a thread of its own. A side that failed
@@ -147,7 +156,7 @@ class EvalEngine {
   }
   SessionPair StartPair(const Resolved& r, const std::string& reference_artifact,
                         const std::string& candidate_artifact, double budget, const Lane& lane,
-                        const RequestContext& context);
+                        const RequestContext& context, ReadySides* ready = nullptr);
   // One measurement with fresh sides into *response (MeasurePair's body),
   // the lane held alone from before the sides start.
   // `kept`, when given: verified sides to time instead of starting two
@@ -211,7 +220,8 @@ class EvalEngine {
   // live as long as the engine: a runner dies with the thread that spawned
   // it (PR_SET_PDEATHSIG follows the thread, not the process), so a
   // short-lived thread would take its side down with it when it ends.
-  BoundedExecutor starters_{{"side-start", 8, 256}};
+  // Sized for the references of 32 requests readying or starting at once.
+  BoundedExecutor starters_{{"side-start", 32, 256}};
   // Ends expired kept pairs (DropExpiredKept).
   std::thread reaper_;
   // Sides handed to Retire and not yet ended.

@@ -347,6 +347,11 @@ class FakeSession final : public SessionInterface {
   bool frozen_ = false;
 };
 
+// A process FakeTaskFormat::Prepare readied; Start() takes it once.
+struct FakeReadied final : PreparedSide {
+  bool taken = false;
+};
+
 // Resolves any task path to a FakeEvalTask with the current spec.
 class FakeTaskFormat final : public TaskFormatInterface {
  public:
@@ -374,7 +379,21 @@ class FakeTaskFormat final : public TaskFormatInterface {
   int starts() const { return starts_.load(); }
   int reference_starts() const { return reference_starts_.load(); }
 
+  // Prepare() readies a side on a GPU lane, as a KernelBench harness does,
+  // taking a second of `clock`; off: it readies nothing (the default).
+  void set_readies(bool on) { readies_ = on; }
+  // Sides readied, and sides started on a readied process.
+  int readied() const { return readied_.load(); }
+  int started_readied() const { return started_readied_.load(); }
+
   bool graph_replay() const override { return true; }
+
+  std::unique_ptr<PreparedSide> Prepare(const Lane& lane, double, const RequestContext&) override {
+    if (!readies_ || lane.backend != BackendKind::kCuda) return nullptr;
+    ++readied_;
+    if (clock_) clock_->Advance(absl::Seconds(1));
+    return std::make_unique<FakeReadied>();
+  }
 
   absl::StatusOr<std::shared_ptr<const EvalTask>> Resolve(const v1::Task& task) override {
     if (task.path().empty()) return absl::InvalidArgumentError("task.path: empty");
@@ -398,6 +417,14 @@ class FakeTaskFormat final : public TaskFormatInterface {
         return nullptr;
       }
     }
+    if (auto* readied = dynamic_cast<FakeReadied*>(spec.prepared)) {
+      if (readied->taken) {
+        *event = {false, v1::VERDICT_INFRA_ERROR, "fake: a readied process started twice"};
+        return nullptr;
+      }
+      readied->taken = true;
+      ++started_readied_;
+    }
     *event = {true, v1::VERDICT_OK, ""};
     ++starts_;
     if (spec.side == Side::kReference) ++reference_starts_;
@@ -411,6 +438,9 @@ class FakeTaskFormat final : public TaskFormatInterface {
   FakeCounters counters_;
   std::atomic<int> starts_{0};
   std::atomic<int> reference_starts_{0};
+  std::atomic<bool> readies_{false};
+  std::atomic<int> readied_{0};
+  std::atomic<int> started_readied_{0};
 };
 
 }  // namespace crl

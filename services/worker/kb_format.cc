@@ -197,6 +197,12 @@ class KbHarnessSession final : public SessionInterface {
   std::unique_ptr<KbSession> session_;
 };
 
+// A harness readied before its lane was held (KbFormat::Prepare).
+struct KbPreparedSide final : PreparedSide {
+  explicit KbPreparedSide(std::unique_ptr<RunnerSession> p) : process(std::move(p)) {}
+  std::unique_ptr<RunnerSession> process;
+};
+
 }  // namespace
 
 std::unique_ptr<KbWarmPool> MakeKbWarmPool(LanePool* lanes, const RunnerOptions& runner, const KbOptions& kb,
@@ -226,6 +232,20 @@ std::unique_ptr<KbWarmPool> MakeKbWarmPool(LanePool* lanes, const RunnerOptions&
     return AwaitWarmKbHarness(session, runner, error);
   };
   return std::make_unique<KbWarmPool>(lanes, std::move(steps), std::move(options));
+}
+
+std::unique_ptr<PreparedSide> KbFormat::Prepare(const Lane& lane, double budget_seconds,
+                                                const RequestContext& context) {
+  if (lane.backend != BackendKind::kCuda) return nullptr;
+  std::unique_ptr<RunnerSession> process = options_.warm ? options_.warm->Take(lane) : nullptr;
+  if (!process) {
+    // Its budget starts again when a session adopts it (KbSession::Start).
+    RunnerEvent event;
+    process = SpawnKbHarness(options_.runner, options_.kb, lane, budget_seconds, context, &event);
+    std::string error;
+    if (!process || !ReadyKbHarness(process.get(), options_.runner, &error)) return nullptr;
+  }
+  return std::make_unique<KbPreparedSide>(std::move(process));
 }
 
 absl::StatusOr<std::shared_ptr<const EvalTask>> KbFormat::Resolve(const v1::Task& t) {
@@ -267,8 +287,12 @@ std::unique_ptr<SessionInterface> KbFormat::Start(const EvalTask& task, const Se
     load = {"candidate", kb->kb().path,
             (fs::path(spec.artifact).parent_path() / "candidate.py").string(), spec.artifact};
   }
+  std::unique_ptr<RunnerSession> ready;
+  if (auto* prepared = dynamic_cast<KbPreparedSide*>(spec.prepared)) ready = std::move(prepared->process);
+  if (ready && !ready->Alive()) ready.reset();  // ended while its request waited for the lane
+  if (!ready && options_.warm) ready = options_.warm->Take(lane);
   auto session = KbSession::Start(options_.runner, options_.kb, lane, load, spec.budget_seconds,
-                                  context, event, options_.warm ? options_.warm->Take(lane) : nullptr);
+                                  context, event, std::move(ready));
   if (!session) return nullptr;
   return std::make_unique<KbHarnessSession>(spec.side, std::move(session));
 }

@@ -47,6 +47,11 @@ class KbFormat final : public TaskFormatInterface {
   std::unique_ptr<SessionInterface> Start(const EvalTask& task, const SessionSpec& spec,
                                           const Lane& lane, const RequestContext& context,
                                           RunnerEvent* event) override;
+  // On a GPU lane: a harness from the warm pool, or one started here whose
+  // torch import is waited for; nothing on a host lane (a host lane is one
+  // CPU: a process starting there is its work, done under its lease).
+  std::unique_ptr<PreparedSide> Prepare(const Lane& lane, double budget_seconds,
+                                        const RequestContext& context) override;
   bool graph_replay() const override { return true; }
 
  private:

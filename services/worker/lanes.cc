@@ -113,6 +113,28 @@ absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestConte
   return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
 }
 
+size_t LanePool::LeastHeld(BackendKind backend) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<size_t> least;
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    if (lanes_[i].backend != backend) continue;
+    if (!least.empty() && holders_[i] > holders_[least[0]]) continue;
+    if (!least.empty() && holders_[i] < holders_[least[0]]) least.clear();
+    least.push_back(i);
+  }
+  if (least.empty()) return lanes_.size();
+  return least[turn_++ % least.size()];
+}
+
+absl::StatusOr<LaneLease> LanePool::AcquireOn(size_t index, const RequestContext& context, absl::Duration max_wait,
+                                              LaneUse use) {
+  if (index >= lanes_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("no lane ", index, " (", lanes_.size(), " lanes)"));
+  }
+  CRL_ASSIGN_OR_RETURN(Taken t, Take(lanes_[index].backend, index, true, false, use, context, max_wait));
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
+}
+
 absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only, bool counted, bool rejoin,
                                                LaneUse use, const RequestContext& context,
                                                absl::Duration max_wait) {

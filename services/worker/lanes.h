@@ -156,6 +156,15 @@ class LanePool {
   // lane); not counted in Waiting().
   absl::StatusOr<LaneLease> AcquireLane(size_t index, const RequestContext& context,
                                         absl::Duration max_wait, LaneUse use);
+  // The lane of `backend` a shared request would take now: the least held,
+  // ties taken in turn (so that requests readying their processes for a
+  // lane at once spread over the lanes); lanes().size() when there is none.
+  // For a request that readies its processes on a lane before waiting for
+  // it (AcquireOn).
+  size_t LeastHeld(BackendKind backend) const;
+  // As Acquire, on lanes()[index] only; counted in Waiting().
+  absl::StatusOr<LaneLease> AcquireOn(size_t index, const RequestContext& context, absl::Duration max_wait,
+                                      LaneUse use);
   const std::vector<Lane>& lanes() const { return lanes_; }
   bool Has(BackendKind backend) const;
   // Lanes held now (by one lease or more), and requests waiting for one.
@@ -209,6 +218,8 @@ class LanePool {
   // Closes `backend`'s window once no timing waits for or holds a lane.
   void MaybeCloseWindow(BackendKind backend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  // LeastHeld's turn among tied lanes.
+  mutable uint64_t turn_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace crl

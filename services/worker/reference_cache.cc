@@ -35,7 +35,7 @@ std::shared_ptr<const ReferenceRecord> ReferenceCache::Lookup(const std::string&
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     Entry& e = it->second;
-    if (e.uses >= options_.max_uses || clock_->MonotonicNow() - e.born >= options_.max_age) {
+    if (Expired(e)) {
       ++stats_.retired;
       EraseLocked(it);
     } else if (!need_probes || e.record->probes) {
@@ -47,6 +47,18 @@ std::shared_ptr<const ReferenceRecord> ReferenceCache::Lookup(const std::string&
   }
   ++stats_.misses;
   return nullptr;
+}
+
+bool ReferenceCache::Holds(const std::string& key, bool need_probes) const {
+  absl::MutexLock lock(&mu_);
+  if (!enabled()) return false;
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return false;
+  return !Expired(it->second) && (!need_probes || it->second.record->probes);
+}
+
+bool ReferenceCache::Expired(const Entry& e) const {
+  return e.uses >= options_.max_uses || clock_->MonotonicNow() - e.born >= options_.max_age;
 }
 
 bool ReferenceCache::Insert(const std::string& key, std::shared_ptr<const ReferenceRecord> record) {

@@ -93,6 +93,9 @@ class ReferenceCache {
   // The record for `key`, counted as one use; null on a miss (none, retired,
   // or without probes when `need_probes`).
   std::shared_ptr<const ReferenceRecord> Lookup(const std::string& key, bool need_probes);
+  // Whether Lookup would find `key` now, without counting a use or a
+  // look-up (a request deciding which processes to ready before its lane).
+  bool Holds(const std::string& key, bool need_probes) const;
   // Keeps a complete record (replacing one under the same key), evicting
   // the least recently used ones for room. False when it was not kept.
   bool Insert(const std::string& key, std::shared_ptr<const ReferenceRecord> record);
@@ -112,6 +115,8 @@ class ReferenceCache {
     std::list<std::string>::iterator lru;  // position in lru_
   };
   void EraseLocked(std::map<std::string, Entry>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Used as often as it may be, or too old: retired at its next look-up.
+  bool Expired(const Entry& e) const;
 
   const ReferenceCacheOptions options_;
   ClockInterface* clock_;

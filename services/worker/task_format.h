@@ -208,6 +208,14 @@ class EvalTask {
   virtual double task_flops() const { return 0; }
 };
 
+// A side's process readied before its lane is held
+// (TaskFormatInterface::Prepare), for Start() on the same lane. Opaque to
+// the engine; its process ends with it when no Start() took it.
+class PreparedSide {
+ public:
+  virtual ~PreparedSide() = default;
+};
+
 // What a session is started for.
 struct SessionSpec {
   Side side = Side::kCandidate;
@@ -215,6 +223,9 @@ struct SessionSpec {
   // (KernelBench candidate); empty for a KernelBench reference.
   std::string artifact;
   double budget_seconds = 0;
+  // From Prepare() on the same lane, or null; Start() takes its process
+  // over instead of starting one (not owned).
+  PreparedSide* prepared = nullptr;
 };
 
 // A task format. Implementations are thread-safe.
@@ -232,6 +243,16 @@ class TaskFormatInterface {
                                                   const Lane& lane,
                                                   const RequestContext& context,
                                                   RunnerEvent* event) = 0;
+  // Readies a process for a side on `lane` as far as it goes without the
+  // lane: a KernelBench harness on a GPU is started and imports torch,
+  // seconds of CPU that would otherwise be spent holding one of the lane's
+  // verification slots. Called before the lane is waited for; null when
+  // the format has nothing to ready there (the default) or the process
+  // failed to come up (Start() then starts one itself and says why).
+  virtual std::unique_ptr<PreparedSide> Prepare(const Lane& /*lane*/, double /*budget_seconds*/,
+                                                const RequestContext& /*context*/) {
+    return nullptr;
+  }
   // Whether its sessions can time a sample as a CUDA-graph replay
   // (TimedRequest::graph); a format that cannot is always timed as launched.
   virtual bool graph_replay() const { return false; }

@@ -374,6 +374,61 @@ TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on th
   for (const auto& m : wrong->messages()) CHECK_THAT(m, !Catch::Contains("re-verified"));
 }
 
+TEST_CASE("a GPU verification readies its sides' processes before it waits for the lane, and starts on them "
+          "once it holds it", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
+  rig.format.set_readies(true);
+  auto request = [](const std::string& behaviour) {
+    v1::EvaluateRequest r = Rig::Request(behaviour);
+    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    return r;
+  };
+  // Timing holds the lane: the verification readies both sides, then waits.
+  auto timing = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1),
+                                  LaneUse::kExclusive);
+  REQUIRE(timing.ok());
+  std::optional<LaneLease> held(std::move(*timing));
+  absl::StatusOr<v1::EvaluateResponse> first;
+  std::thread run([&] { first = rig.engine->Evaluate(request("correct"), RequestContext::Background()); });
+  CHECK(Eventually([&] { return rig.lanes.Waiting() == 1; }));
+  CHECK(rig.format.readied() == 2);
+  CHECK(rig.format.starts() == 0);
+  held.reset();
+  run.join();
+  REQUIRE(first.ok());
+  CHECK(first->verdict() == v1::VERDICT_OK);
+  CHECK(rig.format.started_readied() == 2);
+  CHECK(rig.format.starts() == 2);
+  // Readying (a second of the fake clock per side) is its own account, not
+  // lane waiting or starting.
+  CHECK(first->prepare_seconds() == Approx(2.0));
+  CHECK(first->lane_wait_seconds() == Approx(0.0));
+  CHECK(first->start_seconds() == Approx(0.0));
+
+  // The reference's answers are recorded now: only the candidate is readied.
+  auto second = rig.engine->Evaluate(request("correct"), RequestContext::Background());
+  REQUIRE(second.ok());
+  CHECK(second->reference_cached());
+  CHECK(rig.format.readied() == 3);
+  CHECK(rig.format.started_readied() == 3);
+  CHECK(rig.format.reference_starts() == 1);
+  CHECK(second->prepare_seconds() == Approx(1.0));
+
+  // A format that readies nothing starts its sides under the lease, as before.
+  rig.format.set_readies(false);
+  auto third = rig.engine->Evaluate(request("wrong"), RequestContext::Background());
+  REQUIRE(third.ok());
+  CHECK(third->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK(rig.format.readied() == 3);
+  CHECK(third->prepare_seconds() == Approx(0.0));
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+}
+
 TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side cannot be captured, "
           "and starts its sides only once it holds the lane alone", "[engine]") {
   FakeTaskSpec spec;

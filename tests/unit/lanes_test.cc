@@ -113,6 +113,43 @@ TEST_CASE("verifications share a GPU lane up to its slots; timing has it alone",
         absl::StatusCode::kDeadlineExceeded);
 }
 
+TEST_CASE("a request readying its processes picks the least-held lane, in turn among ties, and waits for that "
+          "lane only", "[lanes]") {
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 2;
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"},
+                 {BackendKind::kHost, 0, "host:0"}},
+                o);
+  const RequestContext& bg = RequestContext::Background();
+  CHECK(pool.LeastHeld(BackendKind::kCuda) != pool.LeastHeld(BackendKind::kCuda));  // ties in turn
+  CHECK(pool.LeastHeld(BackendKind::kHost) == 2);
+  LanePool gpus_only({{BackendKind::kCuda, 0, "cuda:0"}});
+  CHECK(gpus_only.LeastHeld(BackendKind::kHost) == 1);  // none: lanes().size()
+  CHECK(gpus_only.AcquireOn(5, bg, absl::Seconds(1), LaneUse::kShared).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+
+  auto on1 = pool.AcquireOn(1, bg, absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(on1.ok());
+  CHECK(on1->lane().name == "cuda:1");
+  CHECK(pool.LeastHeld(BackendKind::kCuda) == 0);
+  CHECK(pool.LeastHeld(BackendKind::kCuda) == 0);
+  // cuda:1 taken alone: a request for it waits (counted) though cuda:0 is free.
+  auto alone = pool.AcquireOn(1, bg, absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(alone.ok());
+  std::optional<LaneLease> a(std::move(*on1)), b(std::move(*alone));
+  std::optional<absl::StatusOr<LaneLease>> third;
+  std::thread waiter([&] { third.emplace(pool.AcquireOn(1, bg, absl::Seconds(10), LaneUse::kShared)); });
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (pool.Waiting() == 0 && absl::Now() < give_up) std::this_thread::yield();
+  CHECK(pool.Waiting() == 1);
+  a.reset();
+  waiter.join();
+  REQUIRE(third.has_value());
+  REQUIRE(third->ok());
+  CHECK((*third)->lane().name == "cuda:1");
+  CHECK(pool.Waiting() == 0);
+}
+
 TEST_CASE("timing waiting for a shared GPU lane holds back new verifications", "[lanes]") {
   LanePoolOptions o;
   o.verify_slots_per_gpu = 4;

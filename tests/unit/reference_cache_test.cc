@@ -76,14 +76,20 @@ TEST_CASE("a record serves max_uses verifications and lives max_age, then seeds 
   options.max_age = absl::Minutes(10);
   ReferenceCache cache(options, &clock);
   REQUIRE(cache.Insert("k", RecordOf(8)));
+  // Holds() looks without using: the two uses are still there after it.
+  CHECK(cache.Holds("k", false));
+  CHECK_FALSE(cache.Holds("k", true));  // recorded without probes
+  CHECK_FALSE(cache.Holds("other", false));
   CHECK(cache.Lookup("k", false) != nullptr);
   CHECK(cache.Lookup("k", false) != nullptr);
+  CHECK_FALSE(cache.Holds("k", false));
   CHECK(cache.Lookup("k", false) == nullptr);  // used up
   CHECK(cache.stats().retired == 1);
   CHECK(cache.stats().entries == 0);
 
   REQUIRE(cache.Insert("k", RecordOf(8)));
   clock.Advance(absl::Minutes(10));
+  CHECK_FALSE(cache.Holds("k", false));
   CHECK(cache.Lookup("k", false) == nullptr);  // too old
   CHECK(cache.stats().retired == 2);
 }

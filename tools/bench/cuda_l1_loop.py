@@ -19,9 +19,9 @@ same N and seed give the same rows); --write_rows writes the chosen rows, so
 --ext_root gives each row its own TORCH_EXTENSIONS_DIR (DIR/rowI), so rows whose
 extensions share a name do not rebuild each other's and a second pass is warm;
 --prewarm N only builds them, N rows at a time, each in a fresh process that
-executes the row's code as their harness's first step does (a cache fill, not a
-measurement; it fills only what builds at import, and most rows build in their
-constructor, which only an evaluation reaches: a first pass warms those); --from/--to evaluate a slice of the chosen rows (1-based, the
+executes the row's code, constructs ModelNew on the GPU and calls it once, as
+their harness's first steps do (a cache fill, not a measurement: most rows build
+in their constructor, some at import or their first call); --from/--to evaluate a slice of the chosen rows (1-based, the
 numbers printed), so one pass can be split over several device calls;
 --results writes one JSON line per evaluated row; --skip 1/50 leaves out a row
 (their harness ran row 1/50 for over 570 s without an answer, on an H100).
@@ -59,8 +59,18 @@ def last_record(log_path):
 
 PREWARM_CHILD = """
 import sys, json
+import torch
 row = json.loads(sys.stdin.read())
-exec(compile(row["custom_code"], "<custom_code>", "exec"), {})
+ref, custom = {}, {}
+exec(compile(row["ref_code"], "<ref_code>", "exec"), ref)
+exec(compile(row["custom_code"], "<custom_code>", "exec"), custom)
+# Constructed and called once on the GPU, as their harness's first steps do,
+# so extensions built in the constructor or at the first call are built too.
+cuda = lambda xs: [x.cuda() if isinstance(x, torch.Tensor) else x for x in xs]
+model = custom["ModelNew"](*cuda(ref["get_init_inputs"]())).cuda()
+with torch.no_grad():
+    model(*cuda(ref["get_inputs"]()))
+torch.cuda.synchronize()
 """
 
 
