@@ -264,13 +264,16 @@ TEST_CASE("KernelBench verifications step aside, frozen, for timing that waits, 
   for (size_t i = 0; i < verified.size(); ++i) {
     threads.emplace_back([&, i] { verified[i] = EvaluateKbFile("level1/3_Relu.py", slow); });
   }
-  // Their build (a few seconds) and start are over by then, and their
-  // trials take 18 s or more. (With a one-second head start the
+  // Their build (a few seconds) and the readying of their six processes
+  // (torch imported before the lane is waited for: 0-8 s, as many come from
+  // the warm pool) are over by then, and their trials take 18 s or more, so
+  // they are in their trials. (With a one-second head start the
   // verifications were still building when the window opened, and waited
   // behind it without a step aside; with a second a call, run after the
   // other cases, their sides started warm and their trials were over within
-  // the eight seconds.)
-  absl::SleepFor(absl::Seconds(8));
+  // the eight seconds; with eight seconds, once sides were readied before
+  // the lane, timing had the GPU while they imported, and they never met.)
+  absl::SleepFor(absl::Seconds(14));
   timing::OracleOptions o;
   o.budget_seconds = 3;
   timing::TimingOracle oracle(o, &Engine(), RealClock::Get());
