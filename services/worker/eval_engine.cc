@@ -436,18 +436,23 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     return ReferenceCache::Key(r.task->content_id(), l.name, reference, config.trials);
   };
   const absl::Time asked = clock_->MonotonicNow();
+  // Sides that may be kept for their measurement on a GPU: the reference
+  // starts even where its answers are recorded (it makes no call then), so
+  // that the measurement, which holds the GPU alone, starts nothing.
+  const bool reference_for_timing = keep_seconds > 0 && r.backend == BackendKind::kCuda;
   // The sides' processes are readied (TaskFormatInterface::Prepare) for the
   // lane this request is likely to get before it waits for that lane, so
   // that what a start does without the device (a KernelBench harness
   // importing torch) holds none of the lane's slots; that lane is then the
-  // one waited for. No reference is readied where its answers are recorded.
+  // one waited for. No reference is readied where it will not start.
   ReadySides ready;
   absl::Duration readying;
   const size_t target = lanes_->LeastHeld(r.backend);
   if (target < lanes_->lanes().size()) {
     const Lane& l = lanes_->lanes()[target];
     const bool need_probes = !KnownDegenerate(probe_key_for(l)).has_value();
-    ready = PrepareSides(r, l, !reference_cache_.Holds(cache_key_for(l), need_probes), budget, context);
+    ready = PrepareSides(r, l, reference_for_timing || !reference_cache_.Holds(cache_key_for(l), need_probes),
+                         budget, context);
     readying = clock_->MonotonicNow() - asked;
     CRL_RETURN_IF_ERROR(context.Check());
   }
@@ -477,13 +482,14 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   };
 
   // The reference's answers to this task's trials on this lane, when an
-  // earlier verification recorded them: then only the candidate starts.
+  // earlier verification recorded them: then only the candidate is called
+  // (and only it starts, unless the reference starts for timing).
   const std::string cache_key = cache_key_for(lane);
   const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, !known.has_value());
   if (metrics_ && reference_cache_.enabled()) metrics_->CountReferenceCache(recorded != nullptr);
-  if (recorded) concurrent = false;  // one process: nothing runs beside the candidate
+  if (recorded) concurrent = false;  // one process called: nothing runs beside the candidate
   SessionPair sides;
-  if (recorded) {
+  if (recorded && !reference_for_timing) {
     sides.candidate = StartSession(r, Side::kCandidate, library_path, budget, lane, context, &sides.candidate_event,
                                    ready.candidate.get());
   } else {

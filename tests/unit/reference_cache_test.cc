@@ -248,29 +248,35 @@ TEST_CASE("an incomplete verification records nothing; with the cache off the re
   CHECK(rotating.format.reference_starts() == 2);  // recorded, used twice, recorded again
 }
 
-TEST_CASE("a candidate verified against the cache is kept alone; its measurement starts the reference",
-          "[reference_cache][engine]") {
+TEST_CASE("a candidate verified against the cache and kept for GPU timing keeps a reference started beside it, "
+          "which it never calls; its measurement starts nothing", "[reference_cache][engine]") {
   FakeTaskSpec spec;
   spec.cuda = true;
   Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}});
-  auto verify = [&](const std::string& behaviour) {
+  rig.format.set_readies(true);
+  auto verify = [&](const std::string& behaviour, double keep) {
     v1::EvaluateRequest request = Rig::Request(behaviour);
     request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    request.set_keep_for_timing_seconds(10);
+    request.set_keep_for_timing_seconds(keep);
     auto r = rig.engine->Evaluate(request, RequestContext::Background());
     REQUIRE(r.ok());
     return *r;
   };
-  v1::EvaluateResponse first = verify("correct");
+  v1::EvaluateResponse first = verify("correct", 10);
   REQUIRE(first.kept_pair().size() > 0);
   v1::MeasurePairRequest m = FivePairs(first.artifact_id());
   m.set_kept_pair(first.kept_pair());
   REQUIRE(rig.engine->MeasurePair(m, RequestContext::Background())->kept_pair_used());
 
-  v1::EvaluateResponse second = verify("fast");
+  const int probes = rig.format.probe_calls();
+  v1::EvaluateResponse second = verify("fast", 10);
   CHECK(second.reference_cached());
+  CHECK(second.correctness().trials_passed() == 5);
   REQUIRE(second.kept_pair().size() > 0);
-  CHECK(rig.format.open_sessions() == 1);  // the candidate waits alone
+  CHECK(rig.format.open_sessions() == 2);  // the pair waits, the reference never called
+  CHECK(rig.format.reference_starts() == 2);
+  CHECK(rig.format.started_readied() == 4);  // both readied before the lane, both times
+  CHECK(rig.format.probe_calls() == probes);
   const int starts = rig.format.starts();
   m = FivePairs(second.artifact_id());
   m.set_kept_pair(second.kept_pair());
@@ -281,8 +287,13 @@ TEST_CASE("a candidate verified against the cache is kept alone; its measurement
   CHECK(p->reference_samples_size() == 5);
   // Both sides timed live: "fast" takes half the reference's time.
   CHECK(p->candidate_samples(0).device_sync_seconds() < 0.6 * p->reference_samples(0).device_sync_seconds());
-  CHECK(rig.format.starts() - starts == 1);
-  CHECK(rig.format.reference_starts() == 2);  // the first verification's, this measurement's
+  CHECK(rig.format.starts() == starts);  // nothing started under the lane held alone
+  CHECK(p->start_seconds() == Approx(0.0));
+
+  // Not kept for timing: the candidate alone starts, as before.
+  v1::EvaluateResponse third = verify("fast", 0);
+  CHECK(third.reference_cached());
+  CHECK(rig.format.reference_starts() == 2);
   rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
   CHECK(rig.lanes.Busy() == 0);
