@@ -4,6 +4,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -448,7 +449,21 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   ReadySides ready;
   absl::Duration readying;
   const size_t target = lanes_->LeastHeld(r.backend);
+  bool ahead = false;  // counted in readying_ until the lease is held or refused
   if (target < lanes_->lanes().size()) {
+    absl::MutexLock lock(&mu_);
+    const int limit = options_.ready_ahead_per_lane * static_cast<int>(lanes_->lanes().size());
+    ahead = readying_ < limit;
+    readying_ += ahead;
+  }
+  auto stop_ahead = [&] {
+    if (!ahead) return;
+    absl::MutexLock lock(&mu_);
+    --readying_;
+    ahead = false;
+  };
+  absl::Cleanup stop_ahead_on_return = [&] { stop_ahead(); };
+  if (ahead) {
     const Lane& l = lanes_->lanes()[target];
     const bool need_probes = !KnownDegenerate(probe_key_for(l)).has_value();
     ready = PrepareSides(r, l, reference_for_timing || !reference_cache_.Holds(cache_key_for(l), need_probes),
@@ -457,8 +472,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     CRL_RETURN_IF_ERROR(context.Check());
   }
   const bool readied = ready.reference || ready.candidate;
+  if (!readied) stop_ahead();  // holds nothing while it waits
   CRL_ASSIGN_OR_RETURN(LaneLease lease, readied ? lanes_->AcquireOn(target, context, options_.lane_wait, use)
                                                 : lanes_->Acquire(r.backend, context, options_.lane_wait, use));
+  stop_ahead();
   const absl::Time leased = clock_->MonotonicNow();
   response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked - readying));
   response.set_prepare_seconds(absl::ToDoubleSeconds(readying));

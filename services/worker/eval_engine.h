@@ -52,6 +52,12 @@ struct EngineOptions {
   // Reference outputs kept for later verifications of the same task
   // (reference_cache.h; max_bytes 0: off).
   ReferenceCacheOptions reference_cache;
+  // Verifications, per lane of the worker, that may ready their sides'
+  // processes before they hold a lane (TaskFormatInterface::Prepare: two
+  // processes each, torch imported, with a CUDA context when taken from the
+  // warm pool). Bounds what requests waiting for a lane hold; those beyond
+  // it start their sides under the lease. 0: never readied.
+  int ready_ahead_per_lane = 8;
 };
 
 // The formats an engine serves (both required, not owned).
@@ -226,6 +232,9 @@ class EvalEngine {
   std::thread reaper_;
   // Sides handed to Retire and not yet ended.
   int retiring_ ABSL_GUARDED_BY(mu_) = 0;
+  // Verifications holding sides readied before their lease
+  // (EngineOptions::ready_ahead_per_lane).
+  int readying_ ABSL_GUARDED_BY(mu_) = 0;
   // Ends retired sides (Retire). Last: destroyed first, it ends what is
   // queued while everything those sides use is still alive.
   BoundedExecutor enders_{{"side-end", 4, 4096}};

@@ -68,6 +68,10 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "a GPU verification lets go of its lane between two trials while timing waits, its sides frozen "
            "(SIGSTOP) until it has the lane back, and verified sides kept for their measurement wait frozen, "
            "off the lane (false: timing waits for every verification on the lane to end)");
+  set->Add("ready_ahead_per_lane", &o->engine.ready_ahead_per_lane,
+           "verifications per lane that may ready their sides' processes (KernelBench on a GPU: started, torch "
+           "imported, or taken from the warm pool) before they hold a lane, so that a start's import holds no "
+           "verification slot; those beyond it start their sides under the lease (0: never)");
   set->Add("reused_output_as_flag", &o->engine.verify.reused_output_as_flag,
            "a candidate returning the buffer its previous call returned gets FLAG_WRITE_AFTER_RETURN instead "
            "of WRONG_ANSWER");
@@ -159,6 +163,9 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
     return absl::InvalidArgumentError("reference_cache_max_uses: must be at least 1");
   }
   if (o.timing_batch < 1) return absl::InvalidArgumentError("timing_batch: must be at least 1");
+  if (o.engine.ready_ahead_per_lane < 0) {
+    return absl::InvalidArgumentError("ready_ahead_per_lane: must be 0 or more");
+  }
   if (o.timing_delay_seconds < 0) {
     return absl::InvalidArgumentError("timing_delay_seconds: must be 0 or more");
   }

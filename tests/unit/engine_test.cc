@@ -429,6 +429,52 @@ TEST_CASE("a GPU verification readies its sides' processes before it waits for t
   CHECK(rig.format.open_sessions() == 0);
 }
 
+TEST_CASE("verifications beyond ready_ahead_per_lane wait for the lane holding nothing, and start their sides "
+          "under the lease", "[engine]") {
+  FakeTaskSpec spec;
+  spec.cuda = true;
+  LanePoolOptions shared;
+  shared.verify_slots_per_gpu = 2;
+  EngineOptions options;
+  options.ready_ahead_per_lane = 1;
+  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
+  rig.format.set_readies(true);
+  auto timing = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1),
+                                  LaneUse::kExclusive);
+  REQUIRE(timing.ok());
+  std::optional<LaneLease> held(std::move(*timing));
+  std::vector<absl::StatusOr<v1::EvaluateResponse>> done(2);
+  std::vector<std::thread> runs;
+  for (size_t i = 0; i < done.size(); ++i) {
+    runs.emplace_back([&, i] {
+      v1::EvaluateRequest r = Rig::Request(i == 0 ? "correct" : "fast");
+      r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+      done[i] = rig.engine->Evaluate(r, RequestContext::Background());
+    });
+  }
+  CHECK(Eventually([&] { return rig.lanes.Waiting() == 2; }));
+  CHECK(rig.format.readied() == 2);  // one verification's two sides, not four
+  held.reset();
+  for (auto& t : runs) t.join();
+  int readied_runs = 0;
+  for (const auto& d : done) {
+    REQUIRE(d.ok());
+    CHECK(d->verdict() == v1::VERDICT_OK);
+    readied_runs += d->prepare_seconds() > 0;
+  }
+  CHECK(readied_runs == 1);
+  CHECK(rig.format.started_readied() == 2);
+
+  // The count is given back: the next verification readies again.
+  v1::EvaluateRequest again = Rig::Request("correct");
+  again.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+  auto next = rig.engine->Evaluate(again, RequestContext::Background());
+  REQUIRE(next.ok());
+  CHECK(next->prepare_seconds() > 0);
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+}
+
 TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side cannot be captured, "
           "and starts its sides only once it holds the lane alone", "[engine]") {
   FakeTaskSpec spec;
