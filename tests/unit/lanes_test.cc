@@ -133,7 +133,7 @@ TEST_CASE("a request readying its processes picks the least-held lane, in turn a
   CHECK(on1->lane().name == "cuda:1");
   CHECK(pool.LeastHeld(BackendKind::kCuda) == 0);
   CHECK(pool.LeastHeld(BackendKind::kCuda) == 0);
-  // cuda:1 taken alone: a request for it waits (counted) though cuda:0 is free.
+  // cuda:1 full (both its slots): a request for it waits (counted) though cuda:0 is free.
   auto alone = pool.AcquireOn(1, bg, absl::Seconds(1), LaneUse::kShared);
   REQUIRE(alone.ok());
   std::optional<LaneLease> a(std::move(*on1)), b(std::move(*alone));
