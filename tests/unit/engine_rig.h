@@ -51,6 +51,29 @@ struct Rig {
   std::unique_ptr<EvalEngine> engine;
 };
 
+// A rig of one GPU lane ("cuda:0") with two verification slots, over a
+// task that runs on CUDA; its requests ask for that backend.
+struct CudaRig : Rig {
+  explicit CudaRig(EngineOptions options = {})
+      : Rig(CudaSpec(), {{BackendKind::kCuda, 0, "cuda:0"}}, TwoSlots(), options) {}
+  static FakeTaskSpec CudaSpec() {
+    FakeTaskSpec spec;
+    spec.cuda = true;
+    return spec;
+  }
+  static LanePoolOptions TwoSlots() {
+    LanePoolOptions o;
+    o.verify_slots_per_gpu = 2;
+    return o;
+  }
+  static v1::EvaluateRequest Request(const std::string& source, double keep_for_timing_seconds = 0) {
+    v1::EvaluateRequest r = Rig::Request(source);
+    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
+    r.set_keep_for_timing_seconds(keep_for_timing_seconds);
+    return r;
+  }
+};
+
 // Waits (without a fixed sleep) until `done` holds; false after 10 s.
 template <typename F>
 inline bool Eventually(F done) {

@@ -329,16 +329,8 @@ TEST_CASE("a task that is its own reference takes no reference artifact", "[engi
 }
 
 TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on the lane", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
-  auto request = [](const std::string& behaviour) {
-    v1::EvaluateRequest r = Rig::Request(behaviour);
-    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    return r;
-  };
+  CudaRig rig;
+  auto request = [](const std::string& behaviour) { return CudaRig::Request(behaviour); };
   // Alone on the lane, but its two sides ran at once: a timeout is confirmed
   // with the sides apart.
   auto alone = rig.engine->Evaluate(request("timeout"), RequestContext::Background());
@@ -376,17 +368,9 @@ TEST_CASE("a failure that sharing the GPU could cause is re-verified alone on th
 
 TEST_CASE("a GPU verification readies its sides' processes before it waits for the lane, and starts on them "
           "once it holds it", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
+  CudaRig rig;
   rig.format.set_readies(true);
-  auto request = [](const std::string& behaviour) {
-    v1::EvaluateRequest r = Rig::Request(behaviour);
-    r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    return r;
-  };
+  auto request = [](const std::string& behaviour) { return CudaRig::Request(behaviour); };
   // Timing holds the lane: the verification readies both sides, then waits.
   auto timing = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1),
                                   LaneUse::kExclusive);
@@ -431,13 +415,9 @@ TEST_CASE("a GPU verification readies its sides' processes before it waits for t
 
 TEST_CASE("verifications beyond ready_ahead_per_lane wait for the lane holding nothing, and start their sides "
           "under the lease", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
   EngineOptions options;
   options.ready_ahead_per_lane = 1;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared, options);
+  CudaRig rig(options);
   rig.format.set_readies(true);
   auto timing = rig.lanes.Acquire(BackendKind::kCuda, RequestContext::Background(), absl::Seconds(1),
                                   LaneUse::kExclusive);
@@ -447,9 +427,7 @@ TEST_CASE("verifications beyond ready_ahead_per_lane wait for the lane holding n
   std::vector<std::thread> runs;
   for (size_t i = 0; i < done.size(); ++i) {
     runs.emplace_back([&, i] {
-      v1::EvaluateRequest r = Rig::Request(i == 0 ? "correct" : "fast");
-      r.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-      done[i] = rig.engine->Evaluate(r, RequestContext::Background());
+      done[i] = rig.engine->Evaluate(CudaRig::Request(i == 0 ? "correct" : "fast"), RequestContext::Background());
     });
   }
   CHECK(Eventually([&] { return rig.lanes.Waiting() == 2; }));
@@ -466,9 +444,7 @@ TEST_CASE("verifications beyond ready_ahead_per_lane wait for the lane holding n
   CHECK(rig.format.started_readied() == 2);
 
   // The count is given back: the next verification readies again.
-  v1::EvaluateRequest again = Rig::Request("correct");
-  again.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-  auto next = rig.engine->Evaluate(again, RequestContext::Background());
+  auto next = rig.engine->Evaluate(CudaRig::Request("correct"), RequestContext::Background());
   REQUIRE(next.ok());
   CHECK(next->prepare_seconds() > 0);
   rig.engine->WaitRetired();
@@ -477,15 +453,9 @@ TEST_CASE("verifications beyond ready_ahead_per_lane wait for the lane holding n
 
 TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side cannot be captured, "
           "and starts its sides only once it holds the lane alone", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
-  LanePoolOptions shared;
-  shared.verify_slots_per_gpu = 2;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, shared);
+  CudaRig rig;
   auto measure = [&](const std::string& behaviour) -> absl::StatusOr<v1::MeasurePairResponse> {
-    v1::EvaluateRequest request = Rig::Request(behaviour);
-    request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    auto r = rig.engine->Evaluate(request, RequestContext::Background());
+    auto r = rig.engine->Evaluate(CudaRig::Request(behaviour), RequestContext::Background());
     REQUIRE(r.ok());
     REQUIRE(r->verdict() == v1::VERDICT_OK);
     return rig.engine->MeasurePair(FivePairs(r->artifact_id()), RequestContext::Background());
@@ -544,23 +514,9 @@ TEST_CASE("a GPU measurement replays graphs, starts over as launched when a side
 // A CUDA rig of one GPU lane with two verification slots, and the calls of
 // a verification that keeps its sides and of the measurement naming them.
 struct KeptCalls {
-  explicit KeptCalls(EngineOptions options = {})
-      : rig(Spec(), {{BackendKind::kCuda, 0, "cuda:0"}}, Slots(), options) {}
-  static FakeTaskSpec Spec() {
-    FakeTaskSpec spec;
-    spec.cuda = true;
-    return spec;
-  }
-  static LanePoolOptions Slots() {
-    LanePoolOptions shared;
-    shared.verify_slots_per_gpu = 2;
-    return shared;
-  }
+  explicit KeptCalls(EngineOptions options = {}) : rig(options) {}
   v1::EvaluateResponse Verify(const std::string& behaviour, double keep) {
-    v1::EvaluateRequest request = Rig::Request(behaviour);
-    request.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-    request.set_keep_for_timing_seconds(keep);
-    auto r = rig.engine->Evaluate(request, RequestContext::Background());
+    auto r = rig.engine->Evaluate(CudaRig::Request(behaviour, keep), RequestContext::Background());
     REQUIRE(r.ok());
     return *r;
   }
@@ -588,7 +544,7 @@ struct KeptCalls {
     CHECK(pb->verdict() == v1::VERDICT_OK);
     return {*pa, *pb};
   }
-  Rig rig;
+  CudaRig rig;
 };
 
 TEST_CASE("verified sides kept for their measurement are timed without starting again; expired, foreign "
@@ -819,18 +775,10 @@ BesideTiming VerifyBesideTiming(Rig& rig) {
   return out;
 }
 
-LanePoolOptions TwoSlots() {
-  LanePoolOptions o;
-  o.verify_slots_per_gpu = 2;
-  return o;
-}
-
 TEST_CASE("a GPU verification steps aside between two calls while timing waits, its sides frozen", "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
   EngineOptions options;
   options.step_aside_for_timing = GENERATE(true, false);
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, TwoSlots(), options);
+  CudaRig rig(options);
   const BesideTiming run = VerifyBesideTiming(rig);
   const auto& v = run.verification;
   CHECK(v->correctness().trials_passed() == v->correctness().trials());
@@ -842,12 +790,10 @@ TEST_CASE("a GPU verification steps aside between two calls while timing waits, 
 TEST_CASE("a GPU verification steps aside as soon as its last call has answered: its comparisons never hold timing "
           "back",
           "[engine]") {
-  FakeTaskSpec spec;
-  spec.cuda = true;
   EngineOptions options;
   options.verify.trials = 1;  // one call: nothing of the protocol comes after it
   options.verify.determinism_reruns = 0;
-  Rig rig(spec, {{BackendKind::kCuda, 0, "cuda:0"}}, TwoSlots(), options);
+  CudaRig rig(options);
   // Its one call answered while timing waited: it let go of the lane there,
   // its sides frozen, and compared the answers off the lane.
   CHECK(VerifyBesideTiming(rig).verification->steps_aside() == 1);
