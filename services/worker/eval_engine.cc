@@ -4,7 +4,6 @@
 #include <optional>
 #include <thread>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -423,6 +422,49 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::Evaluate(const v1::EvaluateRequ
   return verified;
 }
 
+std::string EvalEngine::ProbeKey(const Resolved& r, const Lane& lane) {
+  return absl::StrCat(r.task->content_id(), "/", lane.name);
+}
+
+absl::StatusOr<LaneLease> EvalEngine::AcquireReadied(const Resolved& r, const std::string& reference,
+                                                     const VerifyConfig& config, LaneUse use,
+                                                     bool reference_for_timing, double budget,
+                                                     const RequestContext& context, ReadySides* ready,
+                                                     absl::Duration* readying) {
+  const absl::Time asked = clock_->MonotonicNow();
+  const size_t target = lanes_->LeastHeld(r.backend);
+  bool ahead = false;  // counted in readying_ until the lease is held or refused
+  absl::Status live;   // the request, after readying
+  if (target < lanes_->lanes().size()) {
+    absl::MutexLock lock(&mu_);
+    ahead = readying_ < options_.ready_ahead_per_lane * static_cast<int>(lanes_->lanes().size());
+    readying_ += ahead;
+  }
+  if (ahead) {
+    const Lane& l = lanes_->lanes()[target];
+    const bool need_probes = !KnownDegenerate(ProbeKey(r, l)).has_value();
+    const std::string cache_key = ReferenceCache::Key(r.task->content_id(), l.name, reference, config.trials);
+    *ready = PrepareSides(r, l, reference_for_timing || !reference_cache_.Holds(cache_key, need_probes), budget,
+                          context);
+    *readying = clock_->MonotonicNow() - asked;
+    live = context.Check();
+  }
+  const bool readied = ready->reference || ready->candidate;
+  auto stop_ahead = [&] {
+    if (!ahead) return;
+    absl::MutexLock lock(&mu_);
+    --readying_;
+    ahead = false;
+  };
+  if (!readied) stop_ahead();  // holds nothing while it waits
+  absl::StatusOr<LaneLease> lease =
+      !live.ok() ? absl::StatusOr<LaneLease>(live)
+      : readied  ? lanes_->AcquireOn(target, context, options_.lane_wait, use)
+                 : lanes_->Acquire(r.backend, context, options_.lane_wait, use);
+  stop_ahead();
+  return lease;
+}
+
 absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r, v1::EvaluateResponse response,
                                                              const std::string& reference,
                                                              const std::string& library_path,
@@ -430,59 +472,22 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
                                                              const RequestContext& context, std::string* contended,
                                                              double keep_seconds) {
   const double budget = VerifyBudgetSeconds(*r.task, config);
-  // The degenerate-task probe runs once per task content and lane, and the
-  // reference's answers are recorded per lane.
-  auto probe_key_for = [&](const Lane& l) { return absl::StrCat(r.task->content_id(), "/", l.name); };
-  auto cache_key_for = [&](const Lane& l) {
-    return ReferenceCache::Key(r.task->content_id(), l.name, reference, config.trials);
-  };
-  const absl::Time asked = clock_->MonotonicNow();
   // Sides that may be kept for their measurement on a GPU: the reference
   // starts even where its answers are recorded (it makes no call then), so
   // that the measurement, which holds the GPU alone, starts nothing.
   const bool reference_for_timing = keep_seconds > 0 && r.backend == BackendKind::kCuda;
-  // The sides' processes are readied (TaskFormatInterface::Prepare) for the
-  // lane this request is likely to get before it waits for that lane, so
-  // that what a start does without the device (a KernelBench harness
-  // importing torch) holds none of the lane's slots; that lane is then the
-  // one waited for. No reference is readied where it will not start.
+  const absl::Time asked = clock_->MonotonicNow();
   ReadySides ready;
   absl::Duration readying;
-  const size_t target = lanes_->LeastHeld(r.backend);
-  bool ahead = false;  // counted in readying_ until the lease is held or refused
-  if (target < lanes_->lanes().size()) {
-    absl::MutexLock lock(&mu_);
-    const int limit = options_.ready_ahead_per_lane * static_cast<int>(lanes_->lanes().size());
-    ahead = readying_ < limit;
-    readying_ += ahead;
-  }
-  auto stop_ahead = [&] {
-    if (!ahead) return;
-    absl::MutexLock lock(&mu_);
-    --readying_;
-    ahead = false;
-  };
-  absl::Cleanup stop_ahead_on_return = [&] { stop_ahead(); };
-  if (ahead) {
-    const Lane& l = lanes_->lanes()[target];
-    const bool need_probes = !KnownDegenerate(probe_key_for(l)).has_value();
-    ready = PrepareSides(r, l, reference_for_timing || !reference_cache_.Holds(cache_key_for(l), need_probes),
-                         budget, context);
-    readying = clock_->MonotonicNow() - asked;
-    CRL_RETURN_IF_ERROR(context.Check());
-  }
-  const bool readied = ready.reference || ready.candidate;
-  if (!readied) stop_ahead();  // holds nothing while it waits
-  CRL_ASSIGN_OR_RETURN(LaneLease lease, readied ? lanes_->AcquireOn(target, context, options_.lane_wait, use)
-                                                : lanes_->Acquire(r.backend, context, options_.lane_wait, use));
-  stop_ahead();
+  CRL_ASSIGN_OR_RETURN(LaneLease lease, AcquireReadied(r, reference, config, use, reference_for_timing, budget,
+                                                       context, &ready, &readying));
   const absl::Time leased = clock_->MonotonicNow();
   response.set_lane_wait_seconds(absl::ToDoubleSeconds(leased - asked - readying));
   response.set_prepare_seconds(absl::ToDoubleSeconds(readying));
   const Lane& lane = lease.lane();
   LeaseGauge busy(metrics_);
   response.set_lane(lane.name);
-  const std::string probe_key = probe_key_for(lane);
+  const std::string probe_key = ProbeKey(r, lane);
   const std::optional<std::string> known = KnownDegenerate(probe_key);
   // Both sides of a trial at once on a shared GPU lane; a run alone on the
   // lane (the re-verification that confirms a failure) keeps them apart, so
@@ -501,7 +506,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   // The reference's answers to this task's trials on this lane, when an
   // earlier verification recorded them: then only the candidate is called
   // (and only it starts, unless the reference starts for timing).
-  const std::string cache_key = cache_key_for(lane);
+  const std::string cache_key = ReferenceCache::Key(r.task->content_id(), lane.name, reference, config.trials);
   const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, !known.has_value());
   if (metrics_ && reference_cache_.enabled()) metrics_->CountReferenceCache(recorded != nullptr);
   if (recorded) concurrent = false;  // one process called: nothing runs beside the candidate

@@ -137,6 +137,17 @@ class EvalEngine {
   };
   ReadySides PrepareSides(const Resolved& r, const Lane& lane, bool reference, double budget,
                           const RequestContext& context);
+  // A verification's lease, its sides readied first (PrepareSides, the
+  // reference unless its answers are recorded and `reference_for_timing` is
+  // false) for the lane it then waits for: the least held, while fewer than
+  // ready_ahead_per_lane per lane hold readied sides. When the format
+  // readies nothing, any lane of the backend. *readying: time spent readying.
+  absl::StatusOr<LaneLease> AcquireReadied(const Resolved& r, const std::string& reference,
+                                           const VerifyConfig& config, LaneUse use, bool reference_for_timing,
+                                           double budget, const RequestContext& context, ReadySides* ready,
+                                           absl::Duration* readying);
+  // The degenerate-task probe runs once per task content and lane: its key.
+  static std::string ProbeKey(const Resolved& r, const Lane& lane);
   // Both sides of an evaluation, started at once (a side's start imports,
   // initialises the device and constructs the model: seconds for
   // KernelBench), the reference on a thread of its own. A side that failed
