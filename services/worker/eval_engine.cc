@@ -7,7 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
@@ -110,83 +109,6 @@ void EvalEngine::WaitRetired() {
   absl::MutexLock lock(&mu_);
   auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return retiring_ == 0; };
   mu_.Await(absl::Condition(&none));
-}
-
-void EvalEngine::DropExpiredKept() {
-  std::vector<std::unique_ptr<KeptPair>> expired;
-  {
-    absl::MutexLock lock(&mu_);
-    const absl::Time now = clock_->MonotonicNow();
-    for (auto it = kept_.begin(); it != kept_.end();) {
-      if (it->second->expires <= now) {
-        expired.push_back(std::move(it->second));
-        it = kept_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  // Ended here, outside the lock (a process takes a moment to stop).
-}
-
-int EvalEngine::KeptPairs() const {
-  absl::MutexLock lock(&mu_);
-  return static_cast<int>(kept_.size());
-}
-
-std::string EvalEngine::Keep(const Resolved& r, const std::string& reference_artifact,
-                             const std::string& library_path, LaneLease& lease,
-                             std::unique_ptr<SessionInterface>& reference,
-                             std::unique_ptr<SessionInterface>& candidate, double seconds) {
-  // Held on the lane (no stepping aside), a lease about to take the lane
-  // alone would wait for this one, and this one's measurement could not
-  // take it: let go at once instead.
-  const bool aside = StepsAside(lease.lane());
-  if ((!aside && lease.UpgradePending()) || (reference && reference->dead()) || candidate->dead()) return "";
-  const double budget = seconds + 5;
-  if ((reference && !reference->Adopt(kept_context_, budget)) || !candidate->Adopt(kept_context_, budget)) {
-    return "";
-  }
-  if (aside) {
-    // Off the lane until the measurement takes it alone (MeasureOnce).
-    FreezeSides(reference.get(), candidate.get(), true);
-    lease.StepAside();
-  }
-  auto pair = std::make_unique<KeptPair>(std::move(lease), metrics_);
-  pair->task = r.task;
-  pair->reference_artifact = reference_artifact;
-  pair->library_path = library_path;
-  pair->reference = std::move(reference);
-  pair->candidate = std::move(candidate);
-  pair->expires = clock_->MonotonicNow() + absl::Seconds(seconds);
-  absl::MutexLock lock(&mu_);
-  std::string token = absl::StrFormat("kept-%d-%016x", ++kept_count_, seeds_());
-  kept_[token] = std::move(pair);
-  return token;
-}
-
-std::unique_ptr<EvalEngine::KeptPair> EvalEngine::TakeKept(const std::string& token, const Resolved& r,
-                                                           const std::string& reference_artifact,
-                                                           const std::string& library_path, std::string* why) {
-  std::unique_ptr<KeptPair> pair;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = kept_.find(token);
-    if (it != kept_.end()) {
-      pair = std::move(it->second);
-      kept_.erase(it);
-    }
-  }
-  if (!pair) {
-    *why = absl::StrCat("kept_pair '", token, "' is not kept here (expired, taken, or another worker's)");
-    return nullptr;
-  }
-  if (pair->task->content_id() != r.task->content_id() || pair->library_path != library_path ||
-      pair->reference_artifact != reference_artifact) {
-    *why = absl::StrCat("kept_pair '", token, "' was kept for another candidate or task; it is ended");
-    return nullptr;  // `pair` ends here
-  }
-  return pair;
 }
 
 absl::Status EvalEngine::AcquireCompileSlot(const RequestContext& context) {

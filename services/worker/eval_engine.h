@@ -105,8 +105,9 @@ class EvalEngine {
 
  private:
   // A verified candidate's two sides (or its candidate alone, when the
-  // reference's answers came from the cache), still on their lane, waiting
-  // for the measurement that names `token` (defined in eval_engine.cc).
+  // reference's answers came from the cache on a host lane), still on their
+  // lane, waiting for the measurement that names `token` (defined in
+  // engine_parts.h; kept and taken in eval_engine_measure.cc).
   struct KeptPair;
   // A request's task, its format and the backend it runs on.
   struct Resolved {
