@@ -96,7 +96,8 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
   return store;
 }
 
-absl::Status PostgresStore::Transact(const char* what, const std::function<absl::Status(Txn&)>& body) {
+absl::Status PostgresStore::Transact(const char* what, const std::function<absl::Status(Txn&)>& body,
+                                     bool read_only) {
   absl::MutexLock lock(&mu_);
   const absl::Time give_up = options_.clock->MonotonicNow() + options_.reconnect_for;
   absl::Duration backoff = options_.initial_backoff;
@@ -114,9 +115,12 @@ absl::Status PostgresStore::Transact(const char* what, const std::function<absl:
       return absl::OkStatus();
     } catch (const pqxx::in_doubt_error& e) {
       conn_.reset();
-      return absl::UnavailableError(
-          absl::StrCat("store: ", what, ": the connection to PostgreSQL at ", RedactPostgresUrl(url_),
-                       " was lost during the commit (the write may or may not have happened): ", e.what()));
+      if (!read_only) {
+        return absl::UnavailableError(
+            absl::StrCat("store: ", what, ": the connection to PostgreSQL at ", RedactPostgresUrl(url_),
+                         " was lost during the commit (the write may or may not have happened): ", e.what()));
+      }
+      lost = e.what();  // a read changed nothing, so its outcome is not in doubt: retried
     } catch (const pqxx::broken_connection& e) {
       lost = e.what();
     } catch (const pqxx::serialization_failure& e) {
@@ -191,7 +195,7 @@ absl::StatusOr<v1::Run> PostgresStore::GetRun(const std::string& run_id) {
     if (r.empty()) return NoRun(run_id);
     CRL_ASSIGN_OR_RETURN(out, Decode<v1::Run>(r[0][0], "run"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 
@@ -213,7 +217,7 @@ absl::StatusOr<std::vector<v1::Run>> PostgresStore::ListRuns(v1::RunState state,
         static_cast<int>(state), after_id, limit);
     CRL_ASSIGN_OR_RETURN(out, DecodeAll<v1::Run>(r, "run"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 
@@ -234,7 +238,7 @@ absl::StatusOr<std::vector<v1::RunEvent>> PostgresStore::EventsAfter(const std::
         after_sequence, limit);
     CRL_ASSIGN_OR_RETURN(out, DecodeAll<v1::RunEvent>(r, "event"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 
@@ -264,7 +268,7 @@ absl::StatusOr<std::optional<v1::Variant>> PostgresStore::GetVariant(const std::
     if (r.empty()) return absl::OkStatus();
     CRL_ASSIGN_OR_RETURN(out, Decode<v1::Variant>(r[0][0], "variant"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 
@@ -277,7 +281,7 @@ absl::StatusOr<std::vector<v1::Variant>> PostgresStore::Variants(const std::stri
         run_id, task_name);
     CRL_ASSIGN_OR_RETURN(out, DecodeAll<v1::Variant>(r, "variant"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 
@@ -291,7 +295,7 @@ absl::StatusOr<std::vector<v1::Variant>> PostgresStore::GroupVariants(const std:
         run_id, group_id + "/", group_id + "0");
     CRL_ASSIGN_OR_RETURN(out, DecodeAll<v1::Variant>(r, "variant"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 
@@ -314,7 +318,7 @@ absl::StatusOr<std::optional<v1::StoredGroup>> PostgresStore::GetGroup(const std
     if (r.empty()) return absl::OkStatus();
     CRL_ASSIGN_OR_RETURN(out, Decode<v1::StoredGroup>(r[0][0], "group"));
     return absl::OkStatus();
-  }));
+  }, /*read_only=*/true));
   return out;
 }
 

@@ -5,9 +5,10 @@
 //
 // A lost connection is reconnected: an operation that fails before its
 // commit is retried with backoff for `reconnect_for`, then is UNAVAILABLE
-// (the message names the server, never the password). One whose commit's
-// outcome is unknown is UNAVAILABLE at once: the run resumes from what the
-// store holds.
+// (the message names the server, never the password). A write whose
+// commit's outcome is unknown is UNAVAILABLE at once: the run resumes from
+// what the store holds. A read whose commit was lost is retried as one that
+// failed before it.
 #ifndef CRL_SERVICES_ORCHESTRATOR_POSTGRES_STORE_H_
 #define CRL_SERVICES_ORCHESTRATOR_POSTGRES_STORE_H_
 
@@ -67,8 +68,8 @@ class PostgresStore final : public StoreInterface {
   struct Connection;
   PostgresStore(std::string url, PostgresStoreOptions options);
   // Runs `body` in one transaction on a (re)connected connection; see the
-  // file comment for what is retried.
-  absl::Status Transact(const char* what, const std::function<absl::Status(Txn&)>& body);
+  // file comment for what is retried. `read_only`: the body writes nothing.
+  absl::Status Transact(const char* what, const std::function<absl::Status(Txn&)>& body, bool read_only = false);
   absl::Status Migrate();
 
   const std::string url_;
