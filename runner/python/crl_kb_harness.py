@@ -10,7 +10,9 @@ crl-runner, one process per side:
                               then loads one side from the files the worker
                               sends (KB_LOAD) and serves it until it is closed
   crl_kb_harness.py build     imports a candidate with load_inline compiling into
-                              a build directory (the CPU compile tier)
+                              a build directory (the CPU compile tier); CUDA
+                              sources are built split in two where they can be
+                              (crl_cu_split.py, crl_split_build.py)
   crl_kb_harness.py pch       builds the precompiled torch/extension.h header
                               (trusted: no candidate code)
 
@@ -196,7 +198,8 @@ class _Extensions:
     serve mode: imports what the build made; never compiles.
     """
 
-    def __init__(self, mode, out_dir=None, manifest=None, pch_dir=None, arch_list=None):
+    def __init__(self, mode, out_dir=None, manifest=None, pch_dir=None, arch_list=None,
+                 split_cuda=False):
         import torch.utils.cpp_extension as cpp_ext
         self.cpp_ext = cpp_ext
         self.real_load_inline = cpp_ext.load_inline
@@ -214,6 +217,29 @@ class _Extensions:
         # same kernel once per layer (CUDA-L1's 3/45: 18 times).
         self.by_signature = {}
         self.loaded = {}  # serve: .so path -> module
+        # build: split CUDA sources in two (crl_cu_split.py) unless told not to
+        self.split_cuda = split_cuda
+        self.module_names = {}  # build: ext dir -> module name of a split build
+
+    def _build_split(self, kwargs, ext_dir, cflags):
+        """(module, report) of a split build (crl_split_build.py), or (None,
+        report) when the source is built whole; the report says which and
+        why, with the phase times."""
+        import crl_cu_split
+        import crl_split_build
+        try:
+            so, module_name, times = crl_split_build.build(
+                self.real_load_inline, kwargs, ext_dir, cflags,
+                lambda flags: pch_for(self.pch_dir, flags),
+                crl_split_build.fake_ninja_dir(self.out_dir))
+            module = _load_extension(module_name, so, kwargs["is_python_module"])
+            self.module_names[ext_dir] = module_name
+            return module, {"split": True, "phases": times}
+        except crl_cu_split.Refused as e:
+            return None, {"split": False, "refused": str(e)[:300]}
+        except Exception as e:  # noqa: BLE001 — the whole build decides
+            print("crl: split build failed, building whole: %s" % str(e)[-3000:], file=sys.stderr)
+            return None, {"split": False, "failed": str(e)[-600:]}
 
     def install(self):
         import torch.utils.cpp_extension as cpp_ext
@@ -253,14 +279,18 @@ class _Extensions:
             if pch:
                 cflags = ["-include", pch, "-Winvalid-pch"] + cflags
             start = _perf()
+            kwargs = dict(name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
+                          functions=functions, extra_cflags=cflags,
+                          extra_cuda_cflags=extra_cuda_cflags, extra_ldflags=extra_ldflags,
+                          extra_include_paths=extra_include_paths, verbose=verbose,
+                          with_cuda=with_cuda, is_python_module=is_python_module,
+                          with_pytorch_error_handling=with_pytorch_error_handling)
+            module, split = None, None
+            if cuda_sources and self.split_cuda:
+                module, split = self._build_split(kwargs, ext_dir, cflags)
             try:
-                module = self.real_load_inline(
-                    name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
-                    functions=functions, extra_cflags=cflags,
-                    extra_cuda_cflags=extra_cuda_cflags, extra_ldflags=extra_ldflags,
-                    extra_include_paths=extra_include_paths, build_directory=ext_dir,
-                    verbose=verbose, with_cuda=with_cuda, is_python_module=is_python_module,
-                    with_pytorch_error_handling=with_pytorch_error_handling)
+                if module is None:
+                    module = self.real_load_inline(build_directory=ext_dir, **kwargs)
             except BaseException:
                 # A failed build (or a built module that will not import) is
                 # the candidate's compile error, whatever the module does next.
@@ -271,6 +301,12 @@ class _Extensions:
                      "signature": signature,
                      "python_module": bool(is_python_module), "pch": bool(pch),
                      "cuda": bool(cuda_sources), "seconds": _perf() - start}
+            if split is not None:
+                entry["split"] = split
+                if split["split"]:
+                    entry["module"] = self.module_names[ext_dir]
+                print("crl-build: load_inline(%r) %s" % (name, _describe_split(split, entry["seconds"])),
+                      file=sys.stderr, flush=True)
             self.built.append(entry)
             self.by_signature[signature] = (entry, module)
             return module
@@ -283,22 +319,36 @@ class _Extensions:
                 path = os.path.join(self.manifest_dir, ext["so"])
                 if path in self.loaded:
                     return self.loaded[path]
-                if not ext.get("python_module", True):
-                    import torch
-                    torch.ops.load_library(path)
-                    self.loaded[path] = path
-                    return path
-                loader = importlib.machinery.ExtensionFileLoader(name, path)
-                spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-                module = importlib.util.module_from_spec(spec)
-                loader.exec_module(module)
-                self.loaded[path] = module
-                return module
+                self.loaded[path] = _load_extension(ext.get("module", name), path,
+                                                    ext.get("python_module", True))
+                return self.loaded[path]
         raise RuntimeError("crl: load_inline(%r) was not built by the compile step (call #%d); "
                            "builds must not depend on run-time state%s" % (
                                name, index, "; the build step's import failed: " +
                                self.manifest["import_error"] if self.manifest.get("import_error")
                                else ""))
+
+
+def _describe_split(split, seconds):
+    if split["split"]:
+        p = split["phases"]
+        return "built split in %.1f s (host %.1f s, device %.1f s, main.cpp %.1f s, link %.1f s)" % (
+            seconds, p.get("host", 0), p.get("device", 0), p.get("main", 0), p.get("link", 0))
+    why = split.get("refused") or "the split failed to build: " + split.get("failed", "?")[-200:]
+    return "built whole in %.1f s (%s)" % (seconds, why)
+
+
+def _load_extension(module_name, path, python_module):
+    """Imports a built extension as load_inline would return it."""
+    if not python_module:
+        import torch
+        torch.ops.load_library(path)
+        return path
+    loader = importlib.machinery.ExtensionFileLoader(module_name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 # ----------------------------------------------------------------------------
@@ -396,11 +446,12 @@ def construct_for_build(module, exts):
             raise
 
 
-def build_main(candidate, out_dir, pch_dir, arch_list):
+def build_main(candidate, out_dir, pch_dir, arch_list, split_cuda=True):
     os.environ.setdefault("MAX_JOBS", "4")  # host and device translation units at once
     if arch_list:
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
-    exts = _Extensions("build", out_dir=out_dir, pch_dir=pch_dir, arch_list=arch_list)
+    exts = _Extensions("build", out_dir=out_dir, pch_dir=pch_dir, arch_list=arch_list,
+                       split_cuda=split_cuda)
     exts.install()  # imports torch: a failure here is the machine's, not the candidate's
     # The worker counts a failed build without this line (logs keep their head,
     # and no candidate code has run yet) as an infrastructure error.
@@ -948,10 +999,12 @@ def main(argv):
     if len(argv) >= 4 and argv[1] == "build":
         pch_dir = argv[4] if len(argv) > 4 else ""
         arch = argv[5] if len(argv) > 5 else ""
-        return build_main(argv[2], argv[3], pch_dir, arch)
+        split_cuda = (argv[6] if len(argv) > 6 else "split") == "split"
+        return build_main(argv[2], argv[3], pch_dir, arch, split_cuda)
     if len(argv) >= 3 and argv[1] == "pch":
         return build_pch(argv[2])
-    print("usage: crl_kb_harness.py serve | build CANDIDATE OUT [PCH_DIR [ARCH_LIST]] | pch OUT",
+    print("usage: crl_kb_harness.py serve | build CANDIDATE OUT [PCH_DIR [ARCH_LIST [split|whole]]]"
+          " | pch OUT",
           file=sys.stderr)
     return 2
 

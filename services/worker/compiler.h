@@ -85,6 +85,11 @@ struct CompilerOptions {
   std::string python = "/usr/bin/python3";
   std::string kb_harness;
   bool kb_pch = true;
+  // Build a load_inline CUDA source split in two where it can be (its host
+  // part with g++ and the precompiled header, its device part with nvcc
+  // without torch's headers: runner/python/crl_cu_split.py); false builds
+  // every source whole, as load_inline does.
+  bool kb_split_cuda = true;
   double kb_timeout_seconds = 300;
   // Per-compile limits.
   double timeout_seconds = 120;

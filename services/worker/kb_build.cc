@@ -4,6 +4,7 @@
 // once per cache and toolchain, from trusted inputs only.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/base/thread_annotations.h"
@@ -49,7 +50,8 @@ class KernelBenchRecipe final : public BuildRecipe {
         "crl-kb-artifact-v1\n", BackendName(job.backend), "\n", TorchToolchain(), "\n",
         toolchains_.gxx, "\n",
         cuda ? toolchains_.nvcc + "\n" + options_.cuda_arch : toolchains_.host_arch, "\n",
-        HarnessHash(), "\n", absl::StrJoin(options_.hidden_paths, ","), "\n", job.source));
+        HarnessHash(), "\n", absl::StrJoin(options_.hidden_paths, ","), "\n",
+        cuda && options_.kb_split_cuda ? "split\n" : "", job.source));
   }
 
   std::string SourceName(BackendKind) const override { return "candidate.py"; }
@@ -66,7 +68,8 @@ class KernelBenchRecipe final : public BuildRecipe {
     }
     Command command;
     command.argv = {options_.python, "-B", options_.kb_harness, "build", source, build_dir, pch,
-                    job.backend == BackendKind::kCuda ? arch : ""};
+                    job.backend == BackendKind::kCuda ? arch : "",
+                    options_.kb_split_cuda ? "split" : "whole"};
     command.readonly = {fs::path(options_.kb_harness).parent_path().string()};
     if (!pch.empty()) command.readonly.push_back(pch);
     command.default_timeout_seconds = options_.kb_timeout_seconds;
@@ -85,8 +88,20 @@ class KernelBenchRecipe final : public BuildRecipe {
   bool KeepSource() const override { return true; }
 
  private:
+  // The harness and the modules beside it (the CUDA source split).
   std::string HarnessHash() const {
-    return Sha256Hex(ReadFileToString(options_.kb_harness, "harness").value_or(""));
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fs::path(options_.kb_harness).parent_path(), ec)) {
+      if (entry.path().extension() == ".py") names.push_back(entry.path().string());
+    }
+    std::sort(names.begin(), names.end());
+    std::string all;
+    for (const std::string& name : names) {
+      absl::StrAppend(&all, fs::path(name).filename().string(), "\n",
+                      Sha256Hex(ReadFileToString(name, "harness").value_or("")), "\n");
+    }
+    return Sha256Hex(all);
   }
 
   // "python 3.11.2 torch 1.13.0 <hash>" once probed; empty without torch.

@@ -42,6 +42,9 @@ void BindWorkerOptions(OptionSet* set, WorkerOptions* o) {
            "the KernelBench harness script (default: this installation's)");
   set->Add("kb_pch", &o->compiler.kb_pch,
            "precompile torch/extension.h once per build cache (faster load_inline builds)");
+  set->Add("kb_split_cuda", &o->compiler.kb_split_cuda,
+           "build load_inline CUDA sources split into a host part (g++, precompiled header) "
+           "and a device part (nvcc without torch's headers) where they can be");
   set->Add("kb_atol", &o->kb.atol, "KernelBench float32 absolute tolerance");
   set->Add("kb_rtol", &o->kb.rtol, "KernelBench float32 relative tolerance");
   set->Add("kb_probe_degenerate", &o->kb.probe_degenerate,

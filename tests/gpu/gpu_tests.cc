@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "common/clock.h"
 #include "common/file.h"
 #include "lib/reward/names.h"
@@ -222,6 +223,11 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
     REQUIRE(r.ok());
     INFO(c.file << ": " << (r->messages_size() ? r->messages(r->messages_size() - 1) : ""));
     REQUIRE(r->verdict() == v1::VERDICT_OK);
+    if (absl::StrContains(c.file, "generations_cuda")) {
+      // Its load_inline source is built in two parts (crl_cu_split.py).
+      INFO(r->compile().log());
+      CHECK(absl::StrContains(r->compile().log(), "built split in"));
+    }
     for (bool eager : {false, true}) {
       v1::TimeRequest t;
       t.mutable_task()->set_path(kKernelBench + "/" + c.task);

@@ -1,0 +1,211 @@
+"""Builds a load_inline extension with its CUDA source split in two
+(crl_cu_split.py): the host part with g++ and the precompiled
+torch/extension.h, the device part with nvcc without torch's headers, beside
+load_inline's own main.cpp.
+
+The commands are torch's own: load_inline is run once with a `ninja` that
+only answers --version, which leaves the build.ninja it would have run; its
+variables and rules compile the three files and link them into the .so that
+load_inline would have made. Anything unexpected raises Refused or Failed, and
+the caller builds with load_inline as it stands.
+"""
+import os
+import re
+import shlex
+import subprocess
+import threading
+import time
+
+import crl_cu_split
+
+_perf = time.perf_counter
+
+
+class Failed(Exception):
+    """The split build did not compile or link; the message holds the log."""
+
+
+def fake_ninja_dir(root):
+    """A directory whose `ninja` answers --version and fails otherwise: torch
+    writes build.ninja and stops."""
+    d = os.path.join(root, "crl-fake-ninja")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "ninja")
+    if not os.path.exists(path):
+        with open(path + ".tmp", "w") as f:
+            f.write('#!/bin/sh\n[ "$1" = --version ] && echo 1.11.1 && exit 0\nexit 1\n')
+        os.chmod(path + ".tmp", 0o755)
+        os.rename(path + ".tmp", path)
+    return d
+
+
+def probe_ninja(load_inline, kwargs, build_directory, fake_dir):
+    """The build.ninja torch's load_inline writes for these arguments."""
+    real_path = os.environ.get("PATH", "/usr/bin:/bin")
+    os.environ["PATH"] = fake_dir + ":" + real_path
+    try:
+        load_inline(build_directory=build_directory, **kwargs)
+    except Exception:  # noqa: BLE001 — expected: the fake ninja fails
+        pass
+    finally:
+        os.environ["PATH"] = real_path
+    path = os.path.join(build_directory, "build.ninja")
+    if not os.path.exists(path):
+        raise crl_cu_split.Refused("torch wrote no build.ninja")
+    with open(path) as f:
+        return f.read()
+
+
+class Ninja:
+    """The variables, rules and build lines of torch's build.ninja."""
+
+    def __init__(self, text):
+        self.vars, self.rules, self.builds = {}, {}, []
+        rule = None
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            if line.startswith("rule "):
+                rule = line[5:].strip()
+                self.rules[rule] = {}
+            elif line.startswith("  ") and rule is not None:
+                k, _, v = line.strip().partition(" = ")
+                self.rules[rule][k] = v
+            elif line.startswith("build "):
+                rule = None
+                outs, _, rest = line[6:].partition(": ")
+                parts = rest.split()
+                self.builds.append((outs.strip(), parts[0], parts[1:]))
+            elif " = " in line and not line.startswith(" "):
+                rule = None
+                k, _, v = line.partition(" = ")
+                self.vars[k.strip()] = v.strip()
+
+    def command(self, rule, ins, out, **overrides):
+        if rule not in self.rules or "command" not in self.rules[rule]:
+            raise crl_cu_split.Refused("build.ninja has no rule %s" % rule)
+        values = dict(self.vars, **overrides)
+        values["in"] = " ".join(shlex.quote(i) for i in ins)
+        values["out"] = shlex.quote(out)
+
+        def expand(m):
+            if m.group(0) == "$$":
+                return "$"
+            name = m.group(1) or m.group(2)
+            return values.get(name, "")
+        return re.sub(r"\$\$|\$\{(\w+)\}|\$(\w+)", expand, self.rules[rule]["command"])
+
+    def target(self, rule):
+        for outs, r, ins in self.builds:
+            if r == rule:
+                return outs, ins
+        raise crl_cu_split.Refused("build.ninja has no %s build" % rule)
+
+
+def _run(cmd, cwd, times, key):
+    start = _perf()
+    p = subprocess.run(cmd, shell=True, cwd=cwd, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, errors="replace")
+    times[key] = round(_perf() - start, 3)
+    if p.returncode != 0:
+        raise Failed("%s failed (exit %d): %s\n%s" % (key, p.returncode, cmd[:500], p.stdout[-4000:]))
+    return p.stdout
+
+
+def _cuda_defines(cuda_cflags):
+    """torch's -D flags for .cu files (the __CUDA_NO_HALF... family), which
+    nvcc's host pass saw too."""
+    return [f for f in shlex.split(cuda_cflags) if f.startswith("-D__CUDA_NO_")]
+
+
+def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir):
+    """Builds kwargs' load_inline call split; returns (path of the .so, the
+    extension's module name, phase times). kwargs are load_inline's
+    arguments without build_directory; extra_cflags is the caller's
+    kwargs["extra_cflags"] (the main.cpp flags, precompiled header included);
+    pch_for(flags) is the precompiled-header include for a flag list or None.
+    Raises crl_cu_split.Refused before compiling anything, Failed after."""
+    times = {}
+    start = _perf()
+    cuda = kwargs.get("cuda_sources")
+    text = "\n".join(cuda) if isinstance(cuda, (list, tuple)) else cuda
+    if not text:
+        raise crl_cu_split.Refused("no CUDA sources")
+    parts = crl_cu_split.split(text)
+    host_extra = crl_cu_split.host_flags(kwargs.get("extra_cuda_cflags"))
+    times["split"] = round(_perf() - start, 3)
+    ninja = Ninja(probe_ninja(load_inline, kwargs, build_directory, fake_dir))
+    times["probe"] = round(_perf() - start - times["split"], 3)
+    so, link_ins = ninja.target("link")
+    main_out, main_in = None, None
+    for outs, rule, ins in ninja.builds:
+        if rule == "compile":
+            main_out, main_in = outs, ins
+    if main_out is None or [os.path.basename(i) for i in main_in] != ["main.cpp"] or \
+            sorted(link_ins) != sorted([main_out, "cuda.cuda.o"]):
+        raise crl_cu_split.Refused("build.ninja is not the expected main.cpp + cuda.cu build")
+    cflags = shlex.split(ninja.vars.get("cflags", ""))
+    n = len(extra_cflags or [])
+    if n and cflags[-n:] != list(extra_cflags):
+        raise crl_cu_split.Refused("cflags do not end with extra_cflags")
+    common = cflags[:len(cflags) - n]
+    pch = pch_for(host_extra)
+    host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + \
+        _cuda_defines(ninja.vars.get("cuda_cflags", ""))
+    name = next((f.split("=", 1)[1] for f in common if f.startswith("-DTORCH_EXTENSION_NAME=")), None)
+    if not name:
+        raise crl_cu_split.Refused("no TORCH_EXTENSION_NAME in cflags")
+
+    host_src = os.path.join(build_directory, "crl_host.cpp")
+    dev_src = os.path.join(build_directory, "crl_dev.cu")
+    with open(host_src, "w") as f:
+        f.write(parts.host)
+    with open(dev_src, "w") as f:
+        f.write(parts.device)
+    main_cmd = ninja.command("compile", main_in, main_out)
+    host_cmd = ninja.command("compile", [host_src], "crl_host.o",
+                             cflags=" ".join(shlex.quote(f) for f in host_cflags))
+    dev_cmd = ninja.command("cuda_compile", [dev_src], "crl_dev.cuda.o")
+    errors = []
+
+    def run_main():
+        try:
+            _run(main_cmd, build_directory, times, "main")
+        except Failed as e:
+            errors.append(e)
+
+    def run_host_then_device():
+        try:
+            _run(host_cmd, build_directory, times, "host")
+            if parts.templated:
+                t = _perf()
+                out = subprocess.run(["nm", "-C", "-u", "crl_host.o"], cwd=build_directory,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if out.returncode != 0:
+                    raise Failed("nm crl_host.o: " + out.stdout[-2000:])
+                with open(dev_src, "a") as f:
+                    f.write(crl_cu_split.instantiations(out.stdout.splitlines()))
+                times["instantiations"] = round(_perf() - t, 3)
+                _run(dev_cmd, build_directory, times, "device")
+        except (Failed, crl_cu_split.Refused) as e:
+            errors.append(e)
+
+    def run_device():
+        try:
+            _run(dev_cmd, build_directory, times, "device")
+        except Failed as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=run_main), threading.Thread(target=run_host_then_device)]
+    if not parts.templated:
+        threads.append(threading.Thread(target=run_device))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0] if isinstance(errors[0], Failed) else Failed(str(errors[0]))
+    _run(ninja.command("link", [main_out, "crl_host.o", "crl_dev.cuda.o"], so), build_directory,
+         times, "link")
+    times["total"] = round(_perf() - start, 3)
+    return os.path.join(build_directory, so), name, times

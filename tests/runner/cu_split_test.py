@@ -1,0 +1,209 @@
+"""The split of a load_inline CUDA source into a host part (g++) and a device
+part (nvcc without torch's headers), and the reading of torch's build.ninja,
+without a compiler: what goes where, how launches are rewritten, what is
+refused. Compiled and run on the GPU machine by crl_gpu_tests and
+scripts/gpu-kb.sh (docs/kernelbench.md)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
+import crl_cu_split as S  # noqa: E402
+import crl_split_build as B  # noqa: E402
+
+PLAIN = r'''
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <cooperative_groups.h>
+#define BLOCK 256
+#define CHECK_INPUT(x) TORCH_CHECK(x.is_cuda(), #x " must be CUDA")
+struct Params { int n; float scale; };
+constexpr int kUnroll = 4;
+__device__ __forceinline__ float twice(float v) { return 2.0f * v; }
+__global__ void __launch_bounds__(BLOCK) scale_kernel(const float* __restrict__ x, float* y, Params p) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) y[i] = twice(x[i]) * p.scale;   // "<<<" in a comment and a string: "<<<"
+}
+static int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
+torch::Tensor scale(torch::Tensor x, double s) {
+    CHECK_INPUT(x);
+    auto y = torch::empty_like(x);
+    Params p{(int)x.numel(), (float)s};
+    scale_kernel<<<blocks_for(p.n), BLOCK, 0, at::cuda::getCurrentCUDAStream()>>>(
+        x.data_ptr<float>(), y.data_ptr<float>(), p);
+    return y;
+}
+'''
+
+TEMPLATED = r'''
+#include <torch/extension.h>
+template <typename scalar_t, int TILE = 32>
+__global__ void add_kernel(const scalar_t* a, const scalar_t* b, scalar_t* out, int n) {
+    int i = blockIdx.x * TILE + threadIdx.x;
+    if (i < n) out[i] = a[i] + b[i];
+}
+torch::Tensor add(torch::Tensor a, torch::Tensor b) {
+    auto out = torch::empty_like(a);
+    int n = a.numel();
+    AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "add", ([&] {
+        add_kernel<scalar_t><<<(n + 31) / 32, 32>>>(a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(),
+                                                   out.data_ptr<scalar_t>(), n);
+    }));
+    return out;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("add", &add, "add"); }
+'''
+
+NINJA = r'''ninja_required_version = 1.3
+cxx = c++
+nvcc = /usr/local/cuda/bin/nvcc
+
+cflags = -DTORCH_EXTENSION_NAME=ext -isystem /torch/include -fPIC -std=c++17 -include /pch/h.h -Winvalid-pch
+post_cflags = 
+cuda_cflags = -DTORCH_EXTENSION_NAME=ext -D__CUDA_NO_HALF_OPERATORS__ --expt-relaxed-constexpr --compiler-options '-fPIC' -O3
+cuda_post_cflags = 
+ldflags = -shared -L/torch/lib -lc10 -lcudart
+
+rule compile
+  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out $post_cflags
+  depfile = $out.d
+  deps = gcc
+
+rule cuda_compile
+  command = $nvcc  $cuda_cflags -c $in -o $out $cuda_post_cflags
+
+rule link
+  command = $cxx $in $ldflags -o $out
+
+build main.o: compile /b/main.cpp
+build cuda.cuda.o: cuda_compile /b/cuda.cu
+
+build ext.so: link main.o cuda.cuda.o
+
+default ext.so
+'''
+
+
+def refused(src):
+    try:
+        S.split(src)
+    except S.Refused as e:
+        return str(e)
+    return None
+
+
+def main():
+    failures = []
+
+    def expect(what, ok):
+        print("%-6s %s" % ("ok" if ok else "FAILED", what))
+        if not ok:
+            failures.append(what)
+
+    s = S.split(PLAIN)
+    expect("plain: no template launches", not s.templated)
+    expect("device part: no torch header, the kernel, its device helper and launcher",
+           "torch/extension.h" not in s.device and "twice(x[i])" in s.device and
+           "void __crl_launch_scale_kernel(dim3 __crl_g, dim3 __crl_b, size_t __crl_s, "
+           "cudaStream_t __crl_st, const float* __restrict__ x, float* y, Params p) {" in s.device and
+           "scale_kernel<<<__crl_g, __crl_b, __crl_s, __crl_st>>>(x, y, p);" in s.device)
+    expect("device part keeps cooperative_groups, types, constants and macros",
+           "#include <cooperative_groups.h>" in s.device and "struct Params" in s.device and
+           "constexpr int kUnroll" in s.device and "#define BLOCK 256" in s.device)
+    expect("device part leaves out the host functions", "blocks_for" not in s.device and
+           "torch::Tensor scale" not in s.device)
+    expect("host part: torch, the host functions, no kernel body",
+           "#include <torch/extension.h>" in s.host and "static int blocks_for" in s.host and
+           "twice(x[i])" not in s.host and "cooperative_groups" not in s.host)
+    expect("host part declares the kernel and its launcher",
+           "scale_kernel(const float* __restrict__ x, float* y, Params p);" in s.host and
+           "void __crl_launch_scale_kernel(dim3 __crl_g" in s.host)
+    expect("the launch becomes a launcher call, configuration first, in order",
+           "__crl_launch_scale_kernel((blocks_for(p.n)), (BLOCK), (0), "
+           "(at::cuda::getCurrentCUDAStream()), \n        x.data_ptr<float>(), y.data_ptr<float>(), p)"
+           in s.host and "<<<" not in s.host.split("twice")[0].replace('"<<<"', ""))
+    expect("comments and strings are not launches", '"<<<"' in s.device)
+
+    t = S.split(TEMPLATED)
+    expect("templated: the host part launches a kernel template", t.templated)
+    expect("the template launcher forwards its parameters",
+           "template <typename scalar_t, int TILE = 32>\nvoid __crl_launch_add_kernel(" in t.device and
+           "add_kernel<scalar_t, TILE><<<__crl_g, __crl_b, __crl_s, __crl_st>>>(a, b, out, n);"
+           in t.device)
+    expect("two launch values get a zero shared size and the default stream",
+           "__crl_launch_add_kernel<scalar_t>(((n + 31) / 32), (32), 0, 0, a.data_ptr" in t.host)
+    expect("PYBIND11_MODULE stays on the host", "PYBIND11_MODULE" in t.host and
+           "PYBIND11_MODULE" not in t.device)
+    nm = ["                 U at::empty_like(at::Tensor const&)",
+          "                 U void __crl_launch_add_kernel<float, 32>(dim3, dim3, unsigned long, "
+          "CUstream_st*, float const*, float const*, float*, int)",
+          "                 U void __crl_launch_add_kernel<double, 32>(dim3, dim3, unsigned long, "
+          "CUstream_st*, double const*, double const*, double*, int)"]
+    inst = S.instantiations(nm)
+    expect("instantiations: one per launcher the host object leaves undefined",
+           inst.splitlines() == [
+               "template void __crl_launch_add_kernel<float, 32>(dim3, dim3, unsigned long, "
+               "CUstream_st*, float const*, float const*, float*, int);",
+               "template void __crl_launch_add_kernel<double, 32>(dim3, dim3, unsigned long, "
+               "CUstream_st*, double const*, double const*, double*, int);"])
+    try:
+        S.instantiations(["U void __crl_launch_k<c10::Half>(dim3, dim3, unsigned long, "
+                          "CUstream_st*, c10::Half*)"])
+        expect("an instantiation with a torch type is refused", False)
+    except S.Refused:
+        expect("an instantiation with a torch type is refused", True)
+
+    proto = S.split("__global__ void k(float*, int);\n"
+                    "torch::Tensor f(torch::Tensor x) { k<<<1, 1>>>(x.data_ptr<float>(), 1); return x; }\n"
+                    "__global__ void k(float* p, int n) { p[0] = n; }\n")
+    expect("a kernel declared before its use is declared there in the host part",
+           proto.host.index("__crl_launch_k(dim3") < proto.host.index("torch::Tensor f"))
+
+    cases = {
+        "a namespace": "namespace n { __global__ void k(int a) {} }",
+        "device code naming torch": "__global__ void k(at::Half* p) {}",
+        "host code using a __constant__": "__constant__ float w[4];\n__global__ void k(float* p) {}\n"
+                                          "void f(torch::Tensor t) { cudaMemcpyToSymbol(w, t.data_ptr(), 16); }",
+        "a launch of an unknown kernel": "__global__ void k(int a) {}\n"
+                                         "void f(torch::Tensor t) { other<<<1, 1>>>(1); }",
+        "a compiler macro": "#ifdef __CUDACC__\n#endif\n__global__ void k(int a) {}",
+        "an unnamed kernel parameter": "__global__ void k(int) {}",
+        "a condition on torch": "#ifdef TORCH_CHECK\n#endif\n__global__ void k(int a) {}",
+        "a top-level macro use": "#define DEF(T) __global__ void k_##T(T* p) {}\nDEF(float)\n"
+                                 "__global__ void k(int a) {}",
+        "an internal-linkage kernel": "static __global__ void k(int a) {}",
+        "no kernels": "int f() { return 1; }",
+        "an unterminated declaration": "__global__ void k(int a) {",
+    }
+    for what, src in cases.items():
+        why = refused(src)
+        expect("refused: %s (%s)" % (what, why), why is not None)
+
+    expect("host flags: -O3 reaches g++, --use_fast_math does not",
+           S.host_flags(["-O3", "--use_fast_math", "-Xptxas", "-v", "--ptxas-options=-v"]) == ["-O3"])
+    expect("host flags: -Xcompiler values and defines",
+           S.host_flags(["-Xcompiler", "-fopenmp,-O2", "-DFOO=1"]) == ["-fopenmp", "-O2", "-DFOO=1"])
+    for bad in (["--frobnicate"], ["-U__CUDA_NO_HALF_OPERATORS__"]):
+        try:
+            S.host_flags(bad)
+            expect("host flags: %s refused" % bad, False)
+        except S.Refused:
+            expect("host flags: %s refused" % bad, True)
+
+    n = B.Ninja(NINJA)
+    expect("ninja: variables and builds", n.vars["cxx"] == "c++" and n.target("link") ==
+           ("ext.so", ["main.o", "cuda.cuda.o"]))
+    expect("ninja: a command with its variables and an override",
+           n.command("compile", ["/b/crl_host.cpp"], "crl_host.o", cflags="-O3") ==
+           "c++ -MMD -MF crl_host.o.d -O3 -c /b/crl_host.cpp -o crl_host.o ")
+    expect("ninja: torch's CUDA defines reach the host part",
+           B._cuda_defines(n.vars["cuda_cflags"]) == ["-D__CUDA_NO_HALF_OPERATORS__"])
+
+    if failures:
+        print("%d failed" % len(failures))
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
