@@ -34,6 +34,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shlex
 import struct
 import subprocess
@@ -272,7 +273,9 @@ class _Extensions:
                 entry, module = earlier
                 self.built.append(dict(entry, key=key, name=name, seconds=0.0))
                 return module
-            ext_dir = os.path.join(self.out_dir, "ext", key)
+            # Absolute: torch's extension versioning hashes the folder's name,
+            # and the split build's probe and a whole build must agree.
+            ext_dir = os.path.abspath(os.path.join(self.out_dir, "ext", key))
             os.makedirs(ext_dir, exist_ok=True)
             cflags = list(extra_cflags or [])
             pch = pch_for(self.pch_dir, cflags)
@@ -301,10 +304,11 @@ class _Extensions:
                      "signature": signature,
                      "python_module": bool(is_python_module), "pch": bool(pch),
                      "cuda": bool(cuda_sources), "seconds": _perf() - start}
+            module_name = self.module_names.get(ext_dir) or _built_module_name(ext_dir)
+            if module_name:
+                entry["module"] = module_name  # torch may have versioned the name
             if split is not None:
                 entry["split"] = split
-                if split["split"]:
-                    entry["module"] = self.module_names[ext_dir]
                 print("crl-build: load_inline(%r) %s" % (name, _describe_split(split, entry["seconds"])),
                       file=sys.stderr, flush=True)
             self.built.append(entry)
@@ -327,6 +331,17 @@ class _Extensions:
                                name, index, "; the build step's import failed: " +
                                self.manifest["import_error"] if self.manifest.get("import_error")
                                else ""))
+
+
+def _built_module_name(ext_dir):
+    """TORCH_EXTENSION_NAME of the build in ext_dir (name, or name_vN when
+    torch versioned it), from its build.ninja; None without one."""
+    try:
+        with open(os.path.join(ext_dir, "build.ninja")) as f:
+            m = re.search(r"-DTORCH_EXTENSION_NAME=(\w+)", f.read())
+        return m.group(1) if m else None
+    except OSError:
+        return None
 
 
 def _describe_split(split, seconds):

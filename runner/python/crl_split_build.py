@@ -127,6 +127,7 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     Raises crl_cu_split.Refused before compiling anything, Failed after."""
     times = {}
     start = _perf()
+    build_directory = os.path.abspath(build_directory)
     cuda = kwargs.get("cuda_sources")
     text = "\n".join(cuda) if isinstance(cuda, (list, tuple)) else cuda
     if not text:
