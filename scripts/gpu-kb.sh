@@ -2,7 +2,7 @@
 # KernelBench-format checks and benchmarks on the GPU machine, with the
 # binaries of .gpu-bundle (scripts/gpu-bundle.sh) and the machine's PyTorch.
 #   scripts/gpu-kb.sh smoke    one CUDA candidate: precompiled header, cold and cached build, timing
-#   scripts/gpu-kb.sh suite    build latency (cold, header warm) and generations_cuda through
+#   scripts/gpu-kb.sh suite    build latency (cold, header warm; SUITE_ARGS: worker flags) and generations_cuda through
 #                              crl bench (fast_p table, results JSON); KB_PHASES=1 adds phases
 #   scripts/gpu-kb.sh hacks    every hack of expect.yaml on the GPU, timed where it passes
 #   scripts/gpu-kb.sh phases   where a cold CUDA load_inline build spends its time
@@ -28,6 +28,9 @@ PY=${PYTHON:-$(command -v python3)}
 RUN=.gpu-bundle/run.sh
 CACHE=${KB_CACHE:-/tmp/kb-cache}
 COMMON=(--python "$PY" --cache_dir "$CACHE" --work_dir /tmp/kb-work --host_lanes 0)
+# SUITE_ARGS: more worker flags for suite and smoke (e.g. --kb_split_cuda=false)
+read -r -a suite_more <<< "${SUITE_ARGS:-}"
+COMMON+=("${suite_more[@]}")
 KB=tasks/kernelbench
 now() { date +%s%N; }
 secs() { echo "$(( ($(now) - $1) / 1000000 )) ms"; }
