@@ -239,8 +239,14 @@ class _Extensions:
         except crl_cu_split.Refused as e:
             return None, {"split": False, "refused": str(e)[:300]}
         except Exception as e:  # noqa: BLE001 — the whole build decides
-            print("crl: split build failed, building whole: %s" % str(e)[-3000:], file=sys.stderr)
-            return None, {"split": False, "failed": str(e)[-600:]}
+            # One line: the compile log keeps its head, which should be the
+            # whole build's errors when that fails too.
+            text = str(e)
+            first = next((line for line in text.splitlines() if "error" in line), text.split("\n", 1)[0])
+            step = text.split(" failed", 1)[0] if " failed" in text[:40] else "split"
+            print("crl: the split build failed (%s: %s), building whole" % (step, first.strip()[:240]),
+                  file=sys.stderr)
+            return None, {"split": False, "failed": text[-600:]}
 
     def install(self):
         import torch.utils.cpp_extension as cpp_ext
