@@ -9,6 +9,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
 import crl_cu_split as S  # noqa: E402
 import crl_split_build as B  # noqa: E402
+from checks import Checks  # noqa: E402
 
 PLAIN = r'''
 #include <torch/extension.h>
@@ -92,12 +93,8 @@ def refused(src):
 
 
 def main():
-    failures = []
-
-    def expect(what, ok):
-        print("%-6s %s" % ("ok" if ok else "FAILED", what))
-        if not ok:
-            failures.append(what)
+    checks = Checks()
+    expect = checks.expect
 
     s = S.split(PLAIN)
     expect("plain: no template launches", not s.templated)
@@ -198,11 +195,7 @@ def main():
     expect("ninja: torch's CUDA defines reach the host part",
            B._cuda_defines(n.vars["cuda_cflags"]) == ["-D__CUDA_NO_HALF_OPERATORS__"])
 
-    if failures:
-        print("%d failed" % len(failures))
-        return 1
-    print("all passed")
-    return 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
 import crl_kb_harness as harness  # noqa: E402
+from checks import Checks  # noqa: E402
 
 
 def extensions(out_dir, fail=False):
@@ -28,12 +29,8 @@ def extensions(out_dir, fail=False):
 
 
 def main():
-    failures = []
-
-    def expect(what, ok):
-        print("%-6s %s" % ("ok" if ok else "FAILED", what))
-        if not ok:
-            failures.append(what)
+    checks = Checks()
+    expect = checks.expect
 
     with tempfile.TemporaryDirectory() as out:
         exts, builds = extensions(out)
@@ -61,7 +58,7 @@ def main():
         expect("later calls say an earlier build failed", "earlier load_inline" in raised[1])
         expect("the failure is kept for the compile log", exts.failure is not None and
                "Error building extension" in exts.failure)
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":
