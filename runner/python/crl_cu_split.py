@@ -20,8 +20,11 @@ import re
 
 # Tokens that make a top-level declaration device code.
 DEVICE_WORDS = {"__global__", "__device__", "__constant__", "__shared__", "__managed__"}
-# Names that need torch's headers.
-TORCH_WORDS = {"torch", "at", "c10", "Tensor", "pybind11", "py", "caffe2"}
+# Names that need torch's headers: these namespaces when qualified (`at::`)
+# or opened (`namespace py = pybind11`), these words anywhere, and macros
+# with these prefixes (a device variable may well be called `py`).
+TORCH_NAMESPACES = {"torch", "at", "c10", "pybind11", "py", "caffe2"}
+TORCH_WORDS = {"Tensor", "TensorOptions", "IntArrayRef", "ScalarType"}
 TORCH_PREFIXES = ("TORCH_", "AT_", "C10_", "PYBIND11_", "THC")
 # Macros under which g++ and nvcc's host pass differ.
 COMPILER_MACROS = {"__CUDACC__", "__NVCC__", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__",
@@ -149,6 +152,13 @@ class Item:
         self.toks = toks
         self.text = src[toks[0].start:toks[-1].end]
         self.ids = {t.text for t in toks if t.kind == "id"}
+        # the identifiers that would name torch (see TORCH_NAMESPACES)
+        self.torch_ids = {t.text for t in toks if t.kind == "id" and t.text not in TORCH_NAMESPACES}
+        for i, t in enumerate(toks):
+            if t.kind == "id" and t.text in TORCH_NAMESPACES and (
+                    (i + 1 < len(toks) and toks[i + 1].text == "::") or
+                    (i > 0 and toks[i - 1].text in ("namespace", "="))):
+                self.torch_ids.add(t.text)
         self.pp = toks[0].kind == "pp"
 
     def words(self):
@@ -426,7 +436,15 @@ def _include_target(pp_text):
 
 
 def _torch_like(ids, torch_macros):
-    return any(x in TORCH_WORDS or x.startswith(TORCH_PREFIXES) or x in torch_macros for x in ids)
+    """Whether identifiers (Item.torch_ids, or _text_torch_ids) name torch."""
+    return any(x in TORCH_NAMESPACES or x in TORCH_WORDS or x.startswith(TORCH_PREFIXES) or
+               x in torch_macros for x in ids)
+
+
+def _text_torch_ids(text):
+    """Item.torch_ids of a preprocessor line's text."""
+    ids = set(re.findall(r"[A-Za-z_]\w*", text)) - TORCH_NAMESPACES
+    return ids | set(re.findall(r"\b(%s)\s*::" % "|".join(sorted(TORCH_NAMESPACES)), text))
 
 
 class Split:
@@ -480,8 +498,7 @@ def split(src):
         for it in items:
             m = it.pp and re.match(r"#\s*define\s+(\w+)", it.text)
             if m and m.group(1) not in torch_macros:
-                body_ids = set(re.findall(r"[A-Za-z_]\w*", it.text[m.end():]))
-                if _torch_like(body_ids, torch_macros):
+                if _torch_like(_text_torch_ids(it.text[m.end():]), torch_macros):
                     torch_macros.add(m.group(1))
                     changed = True
     function_macros = set()
@@ -500,7 +517,7 @@ def split(src):
                 if re.match(r"#\s*include", it.text):
                     raise Refused("an #include of a macro")
                 if re.match(r"#\s*(if|ifdef|ifndef|elif)\b", it.text) and _torch_like(
-                        set(re.findall(r"[A-Za-z_]\w*", it.text)), torch_macros):
+                        _text_torch_ids(it.text), torch_macros):
                     raise Refused("a preprocessor condition on torch: " + it.text[:80])
                 host.append(it.text)
                 device.append(it.text)
@@ -518,7 +535,7 @@ def split(src):
         if words[0] in function_macros:
             raise Refused("a top-level use of macro %s" % words[0])
         is_device = bool(it.ids & DEVICE_WORDS)
-        is_torch = _torch_like(it.ids, torch_macros)
+        is_torch = _torch_like(it.torch_ids, torch_macros)
         if is_device and is_torch:
             raise Refused("device code that names torch (%s)" % (_declared_name(it) or words[0]))
         if "__global__" in it.ids:
@@ -581,54 +598,3 @@ def instantiations(undefined_demangled):
             raise Refused("a kernel instantiated with a torch type: " + sym)
         lines.append("template %s;" % sym)
     return "".join(line + "\n" for line in lines)
-
-
-# nvcc flags that reach the host compiler, and those that do not.
-_DEVICE_ONLY_FLAGS = re.compile(
-    r"^(--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda|"
-    r"-lineinfo|--generate-line-info|--ptxas-options=.*|-Xptxas=.*|--maxrregcount=.*|"
-    r"-maxrregcount=.*|-arch=.*|--gpu-architecture=.*|-gencode=.*|-std=c\+\+1[47]|"
-    r"-std=c\+\+17|--std=c\+\+17|--extra-device-vectorization|-ftz=.*|-prec-div=.*|"
-    r"-prec-sqrt=.*|-fmad=.*|--fmad=.*|--ftz=.*|--prec-div=.*|--prec-sqrt=.*|-res-usage|"
-    r"--resource-usage|-Xcudafe=.*|--threads=.*|-t\d+|-restrict|--restrict|"
-    r"-U__CUDA_NO_HALF\w*|-D__CUDA_NO_\w*|--use-fast-math)$")
-_DEVICE_ONLY_WITH_VALUE = {"-Xptxas", "--ptxas-options", "-maxrregcount", "--maxrregcount",
-                           "-arch", "-gencode", "--gpu-architecture", "-Xcudafe", "--threads",
-                           "-t"}
-
-
-def host_flags(extra_cuda_cflags):
-    """The flags nvcc would give the host compiler for these extra_cuda_cflags
-    (its -O level, -D/-U/-I, -Xcompiler values), or Refused for a flag it
-    does not know."""
-    flags = list(extra_cuda_cflags or [])
-    out = []
-    i = 0
-    while i < len(flags):
-        f = flags[i]
-        if f in _DEVICE_ONLY_WITH_VALUE:
-            i += 2
-            continue
-        if re.match(r"^-O[0-3s]?$", f):
-            out.append(f if f != "-O" else "-O3")
-        elif re.match(r"^-(D|U|I)", f):
-            if f in ("-D", "-U", "-I"):
-                if i + 1 >= len(flags):
-                    raise Refused("flag %s without a value" % f)
-                out += [f, flags[i + 1]]
-                i += 1
-            elif not re.match(r"^-D__CUDA_NO_", f) and not re.match(r"^-U__CUDA_NO_", f):
-                out.append(f)
-            else:
-                raise Refused("flag %s changes the CUDA half types" % f)
-        elif f in ("-Xcompiler", "--compiler-options"):
-            if i + 1 >= len(flags):
-                raise Refused("flag %s without a value" % f)
-            out += [x for x in flags[i + 1].strip("'\"").split(",") if x]
-            i += 1
-        elif f.startswith(("-Xcompiler=", "--compiler-options=")):
-            out += [x for x in f.split("=", 1)[1].strip("'\"").split(",") if x]
-        elif not _DEVICE_ONLY_FLAGS.match(f):
-            raise Refused("nvcc flag %s" % f)
-        i += 1
-    return out

@@ -118,6 +118,57 @@ def _cuda_defines(cuda_cflags):
     return [f for f in shlex.split(cuda_cflags) if f.startswith("-D__CUDA_NO_")]
 
 
+# nvcc flags that reach the host compiler, and those that do not.
+_DEVICE_ONLY_FLAGS = re.compile(
+    r"^(--?use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|--extended-lambda|"
+    r"-lineinfo|--generate-line-info|--ptxas-options=.*|-Xptxas=.*|--maxrregcount=.*|"
+    r"-maxrregcount=.*|-arch=.*|--gpu-architecture=.*|-gencode=.*|-std=c\+\+1[47]|"
+    r"-std=c\+\+17|--std=c\+\+17|--extra-device-vectorization|-ftz=.*|-prec-div=.*|"
+    r"-prec-sqrt=.*|-fmad=.*|--fmad=.*|--ftz=.*|--prec-div=.*|--prec-sqrt=.*|-res-usage|"
+    r"--resource-usage|-Xcudafe=.*|--threads=.*|-t\d+|-restrict|--restrict|"
+    r"-U__CUDA_NO_HALF\w*|-D__CUDA_NO_\w*|--use-fast-math)$")
+_DEVICE_ONLY_WITH_VALUE = {"-Xptxas", "--ptxas-options", "-maxrregcount", "--maxrregcount",
+                           "-arch", "-gencode", "--gpu-architecture", "-Xcudafe", "--threads",
+                           "-t"}
+
+
+def host_flags(extra_cuda_cflags):
+    """The flags nvcc would give the host compiler for these extra_cuda_cflags
+    (its -O level, -D/-U/-I, -Xcompiler values), or Refused for a flag it
+    does not know."""
+    flags = list(extra_cuda_cflags or [])
+    out = []
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f in _DEVICE_ONLY_WITH_VALUE:
+            i += 2
+            continue
+        if re.match(r"^-O[0-3s]?$", f):
+            out.append(f if f != "-O" else "-O3")
+        elif re.match(r"^-(D|U|I)", f):
+            if f in ("-D", "-U", "-I"):
+                if i + 1 >= len(flags):
+                    raise crl_cu_split.Refused("flag %s without a value" % f)
+                out += [f, flags[i + 1]]
+                i += 1
+            elif not re.match(r"^-D__CUDA_NO_", f) and not re.match(r"^-U__CUDA_NO_", f):
+                out.append(f)
+            else:
+                raise crl_cu_split.Refused("flag %s changes the CUDA half types" % f)
+        elif f in ("-Xcompiler", "--compiler-options"):
+            if i + 1 >= len(flags):
+                raise crl_cu_split.Refused("flag %s without a value" % f)
+            out += [x for x in flags[i + 1].strip("'\"").split(",") if x]
+            i += 1
+        elif f.startswith(("-Xcompiler=", "--compiler-options=")):
+            out += [x for x in f.split("=", 1)[1].strip("'\"").split(",") if x]
+        elif not _DEVICE_ONLY_FLAGS.match(f):
+            raise crl_cu_split.Refused("nvcc flag %s" % f)
+        i += 1
+    return out
+
+
 def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir):
     """Builds kwargs' load_inline call split; returns (path of the .so, the
     extension's module name, phase times). kwargs are load_inline's
@@ -133,7 +184,7 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     if not text:
         raise crl_cu_split.Refused("no CUDA sources")
     parts = crl_cu_split.split(text)
-    host_extra = crl_cu_split.host_flags(kwargs.get("extra_cuda_cflags"))
+    host_extra = host_flags(kwargs.get("extra_cuda_cflags"))
     times["split"] = round(_perf() - start, 3)
     ninja = Ninja(probe_ninja(load_inline, kwargs, build_directory, fake_dir))
     times["probe"] = round(_perf() - start - times["split"], 3)

@@ -155,6 +155,13 @@ def main():
     expect("a kernel declared before its use is declared there in the host part",
            proto.host.index("__crl_launch_k(dim3") < proto.host.index("torch::Tensor f"))
 
+    coords = S.split("__global__ void k(float* o, int px, int py) { o[0] = px + py; }\n"
+                     "namespace py = pybind11;\n"
+                     "void f(torch::Tensor t) { k<<<1, 1>>>(t.data_ptr<float>(), 1, 2); }\n")
+    expect("a device variable called py is not torch; `namespace py = pybind11` is host code",
+           "int px, int py" in coords.device and "namespace py" in coords.host and
+           "namespace py" not in coords.device)
+
     cases = {
         "a namespace": "namespace n { __global__ void k(int a) {} }",
         "device code naming torch": "__global__ void k(at::Half* p) {}",
@@ -176,12 +183,12 @@ def main():
         expect("refused: %s (%s)" % (what, why), why is not None)
 
     expect("host flags: -O3 reaches g++, --use_fast_math does not",
-           S.host_flags(["-O3", "--use_fast_math", "-Xptxas", "-v", "--ptxas-options=-v"]) == ["-O3"])
+           B.host_flags(["-O3", "--use_fast_math", "-Xptxas", "-v", "--ptxas-options=-v"]) == ["-O3"])
     expect("host flags: -Xcompiler values and defines",
-           S.host_flags(["-Xcompiler", "-fopenmp,-O2", "-DFOO=1"]) == ["-fopenmp", "-O2", "-DFOO=1"])
+           B.host_flags(["-Xcompiler", "-fopenmp,-O2", "-DFOO=1"]) == ["-fopenmp", "-O2", "-DFOO=1"])
     for bad in (["--frobnicate"], ["-U__CUDA_NO_HALF_OPERATORS__"]):
         try:
-            S.host_flags(bad)
+            B.host_flags(bad)
             expect("host flags: %s refused" % bad, False)
         except S.Refused:
             expect("host flags: %s refused" % bad, True)
