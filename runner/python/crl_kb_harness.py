@@ -225,7 +225,9 @@ class _Extensions:
     def _build_split(self, kwargs, ext_dir, cflags):
         """(module, report) of a split build (crl_split_build.py), or (None,
         report) when the source is built whole; the report says which and
-        why, with the phase times."""
+        why, with the phase times. Raises RuntimeError, as load_inline would,
+        when main.cpp does not compile (a whole build would fail the same
+        way)."""
         import crl_cu_split
         import crl_split_build
         try:
@@ -238,6 +240,8 @@ class _Extensions:
             return module, {"split": True, "phases": times}
         except crl_cu_split.Refused as e:
             return None, {"split": False, "refused": str(e)[:300]}
+        except crl_split_build.MainFailed as e:
+            raise RuntimeError("Error building extension '%s': %s" % (kwargs["name"], e)) from None
         except Exception as e:  # noqa: BLE001 — the whole build decides
             # One line: the compile log keeps its head, which should be the
             # whole build's errors when that fails too.
@@ -295,9 +299,9 @@ class _Extensions:
                           with_cuda=with_cuda, is_python_module=is_python_module,
                           with_pytorch_error_handling=with_pytorch_error_handling)
             module, split = None, None
-            if cuda_sources and self.split_cuda:
-                module, split = self._build_split(kwargs, ext_dir, cflags)
             try:
+                if cuda_sources and self.split_cuda:
+                    module, split = self._build_split(kwargs, ext_dir, cflags)
                 if module is None:
                     module = self.real_load_inline(build_directory=ext_dir, **kwargs)
             except BaseException:

@@ -25,6 +25,13 @@ class Failed(Exception):
     """The split build did not compile or link; the message holds the log."""
 
 
+class MainFailed(Failed):
+    """load_inline's own main.cpp did not compile. The split compiles it with
+    the command and file a whole build would use, so a whole build fails the
+    same way: this is the candidate's compile error, with no whole build
+    after it."""
+
+
 def fake_ninja_dir(root):
     """A directory whose `ninja` answers --version and fails otherwise: torch
     writes build.ninja and stops."""
@@ -224,7 +231,7 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
         try:
             _run(main_cmd, build_directory, times, "main")
         except Failed as e:
-            errors.append(e)
+            errors.append(MainFailed(str(e)))
 
     def run_host_then_device():
         try:
@@ -255,6 +262,9 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
         t.start()
     for t in threads:
         t.join()
+    main_failed = [e for e in errors if isinstance(e, MainFailed)]
+    if main_failed:
+        raise main_failed[0]
     if errors:
         raise errors[0] if isinstance(errors[0], Failed) else Failed(str(errors[0]))
     _run(ninja.command("link", [main_out, "crl_host.o", "crl_dev.cuda.o"], so), build_directory,

@@ -5,6 +5,7 @@ refused. Compiled and run on the GPU machine by crl_gpu_tests and
 scripts/gpu-kb.sh (docs/kernelbench.md)."""
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
 import crl_cu_split as S  # noqa: E402
@@ -202,6 +203,48 @@ def main():
     expect("ninja: torch's CUDA defines reach the host part",
            B._cuda_defines(n.vars["cuda_cflags"]) == ["-D__CUDA_NO_HALF_OPERATORS__"])
 
+    # The build's order and failures, with the compilers faked.
+    ran = []
+
+    def fake_run(fail):
+        def run(cmd, cwd, times, key):
+            ran.append(key)
+            times[key] = 0.0
+            if key in fail:
+                raise B.Failed("%s failed (exit 1): %s" % (key, cmd))
+            if key == "host":
+                with open(os.path.join(cwd, "crl_host.o"), "w") as f:
+                    f.write("")
+            return ""
+        return run
+
+    def build(fail, source=PLAIN):
+        del ran[:]
+        B._run = fake_run(fail)
+        B.probe_ninja = lambda *a: NINJA.replace("/b/main.cpp", os.path.join(d, "main.cpp"))
+        kwargs = {"name": "ext", "cuda_sources": source, "extra_cuda_cflags": ["-O3"]}
+        try:
+            B.build(None, kwargs, d, ["-include", "/pch/h.h", "-Winvalid-pch"], lambda f: None, d)
+        except B.Failed as e:
+            return e
+        return None
+
+    real_run, real_probe = B._run, B.probe_ninja
+    with tempfile.TemporaryDirectory() as d:
+        expect("a split build compiles main.cpp, host and device parts, then links",
+               build(set()) is None and sorted(ran[:3]) == ["device", "host", "main"] and ran[3] == "link")
+        e = build({"main"})
+        expect("main.cpp failing is MainFailed (a whole build would fail the same way)",
+               isinstance(e, B.MainFailed) and "link" not in ran)
+        e = build({"host"})
+        expect("the host part failing is Failed, not MainFailed (a whole build decides)",
+               isinstance(e, B.Failed) and not isinstance(e, B.MainFailed))
+        e = build({"host", "main"})
+        expect("... unless main.cpp failed too", isinstance(e, B.MainFailed))
+        with open(os.path.join(d, "crl_host.cpp")) as f:
+            host = f.read()
+        expect("the host part written is the split's", "__crl_launch_scale_kernel((blocks_for" in host)
+    B._run, B.probe_ninja = real_run, real_probe
     return checks.exit_code()
 
 
