@@ -13,8 +13,11 @@ with g++ and the precompiled torch/extension.h, side by side.
 Only what the split can keep exactly is split: the kernels' text, flags and
 instantiations are those of the candidate; anything this module does not
 recognise raises Refused, and the caller builds the source as one .cu as
-load_inline would. A split that fails to compile or link is also built as one
-.cu, so a candidate's compile error is always the real build's.
+load_inline would. A split whose parts fail to compile or link is also built
+as one .cu, so such a compile error is always the real build's
+(crl_split_build.py; load_inline's own main.cpp is the exception: it is
+compiled exactly as a whole build would compile it). docs/kernelbench.md
+("Fast builds") and docs/benchmarks.md have the rules and the measurements.
 """
 import re
 
