@@ -34,7 +34,6 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import re
 import shlex
 import struct
 import subprocess
@@ -220,7 +219,6 @@ class _Extensions:
         self.loaded = {}  # serve: .so path -> module
         # build: split CUDA sources in two (crl_cu_split.py) unless told not to
         self.split_cuda = split_cuda
-        self.module_names = {}  # build: ext dir -> module name of a split build
 
     def _build_split(self, kwargs, ext_dir, cflags):
         """(module, report) of a split build (crl_split_build.py), or (None,
@@ -236,7 +234,6 @@ class _Extensions:
                 lambda flags: pch_for(self.pch_dir, flags),
                 crl_split_build.fake_ninja_dir(self.out_dir))
             module = _load_extension(module_name, so, kwargs["is_python_module"])
-            self.module_names[ext_dir] = module_name
             return module, {"split": True, "phases": times}
         except crl_cu_split.Refused as e:
             return None, {"split": False, "refused": str(e)[:300]}
@@ -314,7 +311,7 @@ class _Extensions:
                      "signature": signature,
                      "python_module": bool(is_python_module), "pch": bool(pch),
                      "cuda": bool(cuda_sources), "seconds": _perf() - start}
-            module_name = self.module_names.get(ext_dir) or _built_module_name(ext_dir)
+            module_name = _built_module_name(ext_dir)
             if module_name:
                 entry["module"] = module_name  # torch may have versioned the name
             if split is not None:
@@ -346,12 +343,12 @@ class _Extensions:
 def _built_module_name(ext_dir):
     """TORCH_EXTENSION_NAME of the build in ext_dir (name, or name_vN when
     torch versioned it), from its build.ninja; None without one."""
-    try:
-        with open(os.path.join(ext_dir, "build.ninja")) as f:
-            m = re.search(r"-DTORCH_EXTENSION_NAME=(\w+)", f.read())
-        return m.group(1) if m else None
-    except OSError:
+    import crl_split_build
+    path = os.path.join(ext_dir, "build.ninja")
+    if not os.path.exists(path):
         return None
+    with open(path) as f:
+        return crl_split_build.Ninja(f.read()).extension_name()
 
 
 def _describe_split(split, seconds):
@@ -400,36 +397,22 @@ def pch_for(pch_dir, cflags):
 def build_pch(out_dir):
     """Compiles torch/extension.h once per flag set, with exactly the flags
     torch's own extension build uses: a probe build whose `ninja` only
-    answers --version writes build.ninja and stops."""
+    answers --version writes build.ninja and stops (crl_split_build.py)."""
     import torch.utils.cpp_extension as cpp_ext
+    import crl_split_build
     probe = os.path.join(out_dir, "probe")
     os.makedirs(probe, exist_ok=True)
     real_cxx = os.environ.get("CXX", "c++")
-    fake_bin = os.path.join(probe, "bin")
-    os.makedirs(fake_bin, exist_ok=True)
-    with open(os.path.join(fake_bin, "ninja"), "w") as f:
-        f.write('#!/bin/sh\n[ "$1" = --version ] && echo 1.11.1 && exit 0\nexit 1\n')
-    os.chmod(os.path.join(fake_bin, "ninja"), 0o755)
-    real_path = os.environ.get("PATH", "/usr/bin:/bin")
+    fake_dir = crl_split_build.fake_ninja_dir(probe)
     jobs = []
     for cflags in PCH_FLAG_SETS:
         d = os.path.join(probe, str(len(os.listdir(probe))))
         os.makedirs(d)
-        os.environ["PATH"] = fake_bin + ":" + real_path
-        try:
-            cpp_ext.load_inline(name="crl_pch_probe", cpp_sources="int crl_probe() { return 0; }",
-                                extra_cflags=cflags, build_directory=d, is_python_module=False)
-        except Exception:  # noqa: BLE001 — expected: the fake ninja fails
-            pass
-        finally:
-            os.environ["PATH"] = real_path
-        values = {}
-        for line in open(os.path.join(d, "build.ninja")).read().splitlines():
-            if " = " in line and not line.startswith(" "):
-                k, v = line.split(" = ", 1)
-                values[k.strip()] = v
-        flags = [f for f in shlex.split(values.get("cflags", "")) +
-                 shlex.split(values.get("post_cflags", ""))
+        ninja = crl_split_build.Ninja(crl_split_build.probe_ninja(
+            cpp_ext.load_inline, dict(name="crl_pch_probe", cpp_sources="int crl_probe() { return 0; }",
+                                      extra_cflags=cflags, is_python_module=False), d, fake_dir))
+        flags = [f for f in shlex.split(ninja.vars.get("cflags", "")) +
+                 shlex.split(ninja.vars.get("post_cflags", ""))
                  if not f.startswith("-DTORCH_EXTENSION_NAME=")]
         header = os.path.join(out_dir, _pch_name(cflags))
         with open(header, "w") as f:

@@ -102,6 +102,11 @@ class Ninja:
             return values.get(name, "")
         return re.sub(r"\$\$|\$\{(\w+)\}|\$(\w+)", expand, self.rules[rule]["command"])
 
+    def extension_name(self):
+        """TORCH_EXTENSION_NAME in cflags (the module's name), or None."""
+        return next((f.split("=", 1)[1] for f in shlex.split(self.vars.get("cflags", ""))
+                     if f.startswith("-DTORCH_EXTENSION_NAME=")), None)
+
     def target(self, rule):
         for outs, r, ins in self.builds:
             if r == rule:
@@ -211,7 +216,7 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     pch = pch_for(host_extra)
     host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + \
         _cuda_defines(ninja.vars.get("cuda_cflags", ""))
-    name = next((f.split("=", 1)[1] for f in common if f.startswith("-DTORCH_EXTENSION_NAME=")), None)
+    name = ninja.extension_name()
     if not name:
         raise crl_cu_split.Refused("no TORCH_EXTENSION_NAME in cflags")
 
