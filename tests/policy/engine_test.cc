@@ -73,9 +73,16 @@ TEST_CASE("engine: concurrent requests share the batch; seeds do not depend on i
   });
   std::vector<absl::StatusOr<std::vector<Generation>>> results(4, absl::UnknownError(""));
   std::vector<std::thread> threads;
+  // All four submit together, and the others decode 100 tokens, so that on a
+  // loaded machine (CI runs test binaries side by side) one request is not
+  // over before the last thread has started: with 40 tokens and no start
+  // line, a CI run once saw at most two at a time.
+  std::atomic<int> ready{0};
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
-      GenerationRequest r = i == 2 ? probe : Request({9, 10 + i}, 1 + i % 2, 1.0, 1000 + i, 40);
+      GenerationRequest r = i == 2 ? probe : Request({9, 10 + i}, 1 + i % 2, 1.0, 1000 + i, 100);
+      ++ready;
+      while (ready.load() < 4) std::this_thread::yield();
       results[i] = (*engine)->Generate(r, RequestContext::Background());
     });
   }
