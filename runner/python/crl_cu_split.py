@@ -8,7 +8,9 @@ take 0.1 s of ptxas. Split, the device part (kernels, device functions,
 types) compiles with nvcc without torch's headers, and the host part (the
 torch-facing functions, with each `k<<<g, b, s, st>>>(args)` turned into a
 call of a launch function defined beside `k` in the device part) compiles
-with g++ and the precompiled torch/extension.h, side by side.
+with g++ and a precompiled header, side by side: torch/types.h, the header a
+whole build's .cu gets from load_inline, or torch/extension.h when the host
+part includes it or names Python or pybind11 (Split.python).
 
 Only what the split can keep exactly is split: the kernels' text, flags and
 instantiations are those of the candidate; anything this module does not
@@ -38,6 +40,11 @@ DEVICE_ONLY_INCLUDE = re.compile(
     r"^(mma\.h|cooperative_groups.*|cub/.*|cuda/.*|cuda_pipeline.*|cuda_awbarrier.*|crt/.*|"
     r"sm_\d+.*|device_.*|cuda_fp8.*|thrust/.*|cute/.*|cutlass/.*)$")
 LAUNCH_PREFIX = "__crl_launch_"
+# A host part that includes one of these, or names one of these, needs
+# torch/extension.h's Python and pybind11 (torch/torch.h includes
+# torch/extension.h under load_inline's TORCH_API_INCLUDE_EXTENSION_H).
+PYTHON_INCLUDE = re.compile(r"^(torch/(extension|python|torch)\.h|torch/csrc/|pybind11/|Python\.h)")
+PYTHON_NAME = re.compile(r"\b(py\s*::|pybind11\b|PyObject\b|PYBIND11_\w+|Py[A-Z_]\w*|_Py\w+|THP\w+)")
 # Type names that cannot end a named parameter.
 TYPE_WORDS = {"int", "float", "double", "char", "long", "short", "unsigned", "signed", "bool",
               "void", "size_t", "const", "volatile", "auto", "int64_t", "int32_t", "uint32_t",
@@ -451,21 +458,55 @@ def _text_torch_ids(text):
 
 
 class Split:
-    def __init__(self, host, device, templated_kernels):
-        self.host = host  # text for g++ after torch/extension.h
+    def __init__(self, host, device, templated_kernels, python):
+        self.host = host  # text for g++
         self.device = device  # text for nvcc, without torch's headers
         # True when the host part launches kernel templates: the device
         # part then needs the instantiations the host part asks for.
         self.templated = templated_kernels
+        # True when the host part needs torch/extension.h (PYTHON_INCLUDE,
+        # PYTHON_NAME); otherwise torch/types.h is all a whole build's .cu
+        # would have seen of torch.
+        self.python = python
 
 
+# load_inline's own first lines of a .cu, then what nvcc's host pass declares
+# and g++ does not: CUDA's global min and max overloads (crt/math_functions.h:
+# the integer ones compare in the listed result type, the floating ones are
+# fmin/fmax), so that host code calling min(a, b) means what it means in a
+# whole build.
 HOST_PROLOGUE = """// crl: the host part of a load_inline CUDA source (runner/python/crl_cu_split.py)
 #include <torch/types.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <cmath>
 #ifndef __launch_bounds__
 #define __launch_bounds__(...)
 #endif
+#define __CRL_MINMAX(R, A, B) \\
+  static inline R min(const A a, const B b) { return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b); } \\
+  static inline R max(const A a, const B b) { return static_cast<R>(a) > static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b); }
+__CRL_MINMAX(int, int, int)
+__CRL_MINMAX(unsigned int, unsigned int, unsigned int)
+__CRL_MINMAX(unsigned int, int, unsigned int)
+__CRL_MINMAX(unsigned int, unsigned int, int)
+__CRL_MINMAX(long int, long int, long int)
+__CRL_MINMAX(unsigned long int, unsigned long int, unsigned long int)
+__CRL_MINMAX(unsigned long int, long int, unsigned long int)
+__CRL_MINMAX(unsigned long int, unsigned long int, long int)
+__CRL_MINMAX(long long int, long long int, long long int)
+__CRL_MINMAX(unsigned long long int, unsigned long long int, unsigned long long int)
+__CRL_MINMAX(unsigned long long int, long long int, unsigned long long int)
+__CRL_MINMAX(unsigned long long int, unsigned long long int, long long int)
+#undef __CRL_MINMAX
+static inline float min(const float a, const float b) { return std::fmin(a, b); }
+static inline float max(const float a, const float b) { return std::fmax(a, b); }
+static inline double min(const double a, const double b) { return std::fmin(a, b); }
+static inline double max(const double a, const double b) { return std::fmax(a, b); }
+static inline double min(const float a, const double b) { return std::fmin(static_cast<double>(a), b); }
+static inline double max(const float a, const double b) { return std::fmax(static_cast<double>(a), b); }
+static inline double min(const double a, const float b) { return std::fmin(a, static_cast<double>(b)); }
+static inline double max(const double a, const float b) { return std::fmax(a, static_cast<double>(b)); }
 """
 
 # What torch/types.h gives a .cu besides torch (the standard headers its
@@ -512,10 +553,12 @@ def split(src):
     kernels, device_names, declared = {}, set(), set()
     host, device = [], []
     templated = False
+    python = False
     host_items = []
     for it in items:
         if it.pp:
             target = _include_target(it.text)
+            python = python or bool(target and PYTHON_INCLUDE.match(target))
             if target is None:
                 if re.match(r"#\s*include", it.text):
                     raise Refused("an #include of a macro")
@@ -581,8 +624,10 @@ def split(src):
         if launched and any(kernels[n].template_params for n in it.ids & set(kernels)):
             templated = True
         host[idx] = text
-    return Split(HOST_PROLOGUE + "\n".join(host) + "\n",
-                 DEVICE_PROLOGUE + "\n".join(device) + "\n", templated)
+    host_text = "\n".join(host) + "\n"
+    python = python or bool(PYTHON_NAME.search(host_text))
+    return Split(HOST_PROLOGUE + host_text, DEVICE_PROLOGUE + "\n".join(device) + "\n",
+                 templated, python)
 
 
 def instantiations(undefined_demangled):

@@ -13,8 +13,8 @@ crl-runner, one process per side:
                               a build directory (the CPU compile tier); CUDA
                               sources are built split in two where they can be
                               (crl_cu_split.py, crl_split_build.py)
-  crl_kb_harness.py pch       builds the precompiled torch/extension.h header
-                              (trusted: no candidate code)
+  crl_kb_harness.py pch       builds the precompiled torch headers (crl_pch.py;
+                              trusted: no candidate code)
 
 Frames are runner/wire.h's ("CRL1", type, length); a KB payload is a JSON
 header (u64 length + bytes) followed by a vector of binary blobs (u64 count,
@@ -34,9 +34,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import shlex
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -227,11 +225,12 @@ class _Extensions:
         when main.cpp does not compile (a whole build would fail the same
         way)."""
         import crl_cu_split
+        import crl_pch
         import crl_split_build
         try:
             so, module_name, times = crl_split_build.build(
                 self.real_load_inline, kwargs, ext_dir, cflags,
-                lambda flags: pch_for(self.pch_dir, flags),
+                lambda flags, header: crl_pch.pch_for(self.pch_dir, flags, header),
                 crl_split_build.fake_ninja_dir(self.out_dir))
             module = _load_extension(module_name, so, kwargs["is_python_module"])
             return module, {"split": True, "phases": times}
@@ -285,7 +284,8 @@ class _Extensions:
             ext_dir = os.path.abspath(os.path.join(self.out_dir, "ext", key))
             os.makedirs(ext_dir, exist_ok=True)
             cflags = list(extra_cflags or [])
-            pch = pch_for(self.pch_dir, cflags)
+            import crl_pch
+            pch = crl_pch.pch_for(self.pch_dir, cflags)
             if pch:
                 cflags = ["-include", pch, "-Winvalid-pch"] + cflags
             start = _perf()
@@ -354,8 +354,9 @@ def _built_module_name(ext_dir):
 def _describe_split(split, seconds):
     if split["split"]:
         p = split["phases"]
-        return "built split in %.1f s (host %.1f s, device %.1f s, main.cpp %.1f s, link %.1f s)" % (
-            seconds, p.get("host", 0), p.get("device", 0), p.get("main", 0), p.get("link", 0))
+        return "built split in %.1f s (host %.1f s with %s, device %.1f s, main.cpp %.1f s, link %.1f s)" % (
+            seconds, p.get("host", 0), p.get("host_header", "?"), p.get("device", 0), p.get("main", 0),
+            p.get("link", 0))
     why = split.get("refused") or "the split failed to build: " + split.get("failed", "?")[-200:]
     return "built whole in %.1f s (%s)" % (seconds, why)
 
@@ -371,63 +372,6 @@ def _load_extension(module_name, path, python_module):
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
-
-
-# ----------------------------------------------------------------------------
-# precompiled header
-
-# The flag sets candidates use most; others build without a PCH.
-PCH_FLAG_SETS = ([], ["-O3"])
-
-
-def _pch_name(cflags):
-    return "torch_ext_" + hashlib.sha256(" ".join(cflags).encode()).hexdigest()[:16] + ".h"
-
-
-def pch_for(pch_dir, cflags):
-    """The PCH include for an extension's extra_cflags, or None."""
-    if not pch_dir:
-        return None
-    header = os.path.join(pch_dir, _pch_name(cflags))
-    if os.path.exists(header + ".gch"):
-        return header
-    return None
-
-
-def build_pch(out_dir):
-    """Compiles torch/extension.h once per flag set, with exactly the flags
-    torch's own extension build uses: a probe build whose `ninja` only
-    answers --version writes build.ninja and stops (crl_split_build.py)."""
-    import torch.utils.cpp_extension as cpp_ext
-    import crl_split_build
-    probe = os.path.join(out_dir, "probe")
-    os.makedirs(probe, exist_ok=True)
-    real_cxx = os.environ.get("CXX", "c++")
-    fake_dir = crl_split_build.fake_ninja_dir(probe)
-    jobs = []
-    for cflags in PCH_FLAG_SETS:
-        d = os.path.join(probe, str(len(os.listdir(probe))))
-        os.makedirs(d)
-        ninja = crl_split_build.Ninja(crl_split_build.probe_ninja(
-            cpp_ext.load_inline, dict(name="crl_pch_probe", cpp_sources="int crl_probe() { return 0; }",
-                                      extra_cflags=cflags, is_python_module=False), d, fake_dir))
-        flags = [f for f in shlex.split(ninja.vars.get("cflags", "")) +
-                 shlex.split(ninja.vars.get("post_cflags", ""))
-                 if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-        header = os.path.join(out_dir, _pch_name(cflags))
-        with open(header, "w") as f:
-            f.write("#include <torch/extension.h>\n")
-        cmd = [real_cxx] + flags + ["-x", "c++-header", header, "-o", header + ".tmp.gch"]
-        jobs.append((header, subprocess.Popen(cmd)))
-    start = _perf()
-    failed = 0
-    for header, proc in jobs:
-        if proc.wait() == 0:
-            os.rename(header + ".tmp.gch", header + ".gch")
-        else:
-            failed += 1
-    print("pch: %d headers in %.1f s" % (len(jobs) - failed, _perf() - start), file=sys.stderr)
-    return 1 if failed else 0
 
 
 def construct_for_build(module, exts):
@@ -1010,7 +954,8 @@ def main(argv):
         split_cuda = (argv[6] if len(argv) > 6 else "split") == "split"
         return build_main(argv[2], argv[3], pch_dir, arch, split_cuda)
     if len(argv) >= 3 and argv[1] == "pch":
-        return build_pch(argv[2])
+        import crl_pch
+        return crl_pch.build_pch(argv[2])
     print("usage: crl_kb_harness.py serve | build CANDIDATE OUT [PCH_DIR [ARCH_LIST [split|whole]]]"
           " | pch OUT",
           file=sys.stderr)

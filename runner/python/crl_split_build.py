@@ -1,7 +1,7 @@
 """Builds a load_inline extension with its CUDA source split in two
-(crl_cu_split.py): the host part with g++ and the precompiled
-torch/extension.h, the device part with nvcc without torch's headers, beside
-load_inline's own main.cpp.
+(crl_cu_split.py): the host part with g++ and a precompiled torch/types.h
+(torch/extension.h when it needs Python), the device part with nvcc without
+torch's headers, beside load_inline's own main.cpp.
 
 The commands are torch's own: load_inline is run once with a `ninja` that
 only answers --version, which leaves the build.ninja it would have run; its
@@ -124,7 +124,7 @@ def _run(cmd, cwd, times, key):
     return p.stdout
 
 
-def _cuda_defines(cuda_cflags):
+def cuda_defines(cuda_cflags):
     """torch's -D flags for .cu files (the __CUDA_NO_HALF... family), which
     nvcc's host pass saw too."""
     return [f for f in shlex.split(cuda_cflags) if f.startswith("-D__CUDA_NO_")]
@@ -186,7 +186,8 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     extension's module name, phase times). kwargs are load_inline's
     arguments without build_directory; extra_cflags is the caller's
     kwargs["extra_cflags"] (the main.cpp flags, precompiled header included);
-    pch_for(flags) is the precompiled-header include for a flag list or None.
+    pch_for(flags, header) is the precompiled-header include of `header`
+    for a flag list, or None.
     Raises crl_cu_split.Refused before compiling anything, Failed after."""
     times = {}
     start = _perf()
@@ -213,9 +214,14 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     if n and cflags[-n:] != list(extra_cflags):
         raise crl_cu_split.Refused("cflags do not end with extra_cflags")
     common = cflags[:len(cflags) - n]
-    pch = pch_for(host_extra)
-    host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + \
-        _cuda_defines(ninja.vars.get("cuda_cflags", ""))
+    # The host part sees of torch what a whole build's .cu sees: load_inline's
+    # torch/types.h, and torch/extension.h only where it includes or needs it
+    # (its pybind11 part costs every file that includes it seconds of g++).
+    defines = cuda_defines(ninja.vars.get("cuda_cflags", ""))
+    header = "torch/extension.h" if parts.python else "torch/types.h"
+    pch = pch_for(host_extra + defines, header)
+    times["host_header"] = header + ("" if pch else " (no precompiled header)")
+    host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + defines
     name = ninja.extension_name()
     if not name:
         raise crl_cu_split.Refused("no TORCH_EXTENSION_NAME in cflags")
@@ -240,7 +246,10 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
 
     def run_host_then_device():
         try:
-            _run(host_cmd, build_directory, times, "host")
+            log = _run(host_cmd, build_directory, times, "host")
+            if pch and "not used because" in log:
+                # -Winvalid-pch: g++ parsed the header instead (slow, not wrong)
+                times["host_header"] += " (precompiled header not used)"
             if parts.templated:
                 t = _perf()
                 out = subprocess.run(["nm", "-C", "-u", "crl_host.o"], cwd=build_directory,

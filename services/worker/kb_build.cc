@@ -151,7 +151,7 @@ class KernelBenchRecipe final : public BuildRecipe {
     auto exit = RunCompileSandbox(
         options_, {options_.python, "-B", options_.kb_harness, "pch", *tmp}, *tmp,
         {fs::path(options_.kb_harness).parent_path().string()}, 900, 16 << 10,
-        // torch/extension.h precompiles to about 650 MB per flag set.
+        // torch/extension.h precompiles to about 650 MB per flag set (crl_pch.py).
         uint64_t{4} << 30, RequestContext::Background());
     std::error_code ec;
     if (exit.ok() && exit->kind == runner::ExitInfo::kExited && exit->exit_code == 0) {
@@ -159,7 +159,7 @@ class KernelBenchRecipe final : public BuildRecipe {
       fs::create_directories(dir.parent_path(), ec);
       fs::rename(*tmp, dir, ec);
       if (ec) fs::remove_all(*tmp, ec);  // another worker finished first
-      CRL_LOG(INFO) << "precompiled torch/extension.h in " << runner::MonotonicSeconds() - start
+      CRL_LOG(INFO) << "precompiled torch headers in " << runner::MonotonicSeconds() - start
                     << " s: " << dir.string();
       pch_dir_ = dir.string();
     } else {

@@ -224,9 +224,12 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
     INFO(c.file << ": " << (r->messages_size() ? r->messages(r->messages_size() - 1) : ""));
     REQUIRE(r->verdict() == v1::VERDICT_OK);
     if (absl::StrContains(c.file, "generations_cuda")) {
-      // Its load_inline source is built in two parts (crl_cu_split.py).
+      // Its load_inline source is built in two parts (crl_cu_split.py), the
+      // host part against the precompiled torch/types.h, as a whole build's
+      // .cu sees torch (it includes nothing of torch/extension.h).
       INFO(r->compile().log());
       CHECK(absl::StrContains(r->compile().log(), "built split in"));
+      CHECK(absl::StrContains(r->compile().log(), "with torch/types.h, device"));
     }
     for (bool eager : {false, true}) {
       v1::TimeRequest t;

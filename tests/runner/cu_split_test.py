@@ -121,6 +121,16 @@ def main():
            in s.host and "<<<" not in s.host.split("twice")[0].replace('"<<<"', ""))
     expect("comments and strings are not launches", '"<<<"' in s.device)
 
+    expect("a host part that includes torch/extension.h needs Python", s.python)
+    bare = S.split(PLAIN.replace("#include <torch/extension.h>\n", ""))
+    expect("one that includes nothing of it needs only torch/types.h", not bare.python)
+    expect("... unless it names pybind11", S.split(PLAIN.replace(
+        "#include <torch/extension.h>\n", "") + "void g(py::object o) {}\n").python)
+    expect("CUDA's global min/max overloads are declared for g++",
+           "static inline unsigned int min(const int a, const unsigned int b)" not in bare.host and
+           "__CRL_MINMAX(unsigned int, int, unsigned int)" in bare.host and
+           "static inline double max(const float a, const double b)" in bare.host)
+
     t = S.split(TEMPLATED)
     expect("templated: the host part launches a kernel template", t.templated)
     expect("the template launcher forwards its parameters",
@@ -201,14 +211,17 @@ def main():
            n.command("compile", ["/b/crl_host.cpp"], "crl_host.o", cflags="-O3") ==
            "c++ -MMD -MF crl_host.o.d -O3 -c /b/crl_host.cpp -o crl_host.o ")
     expect("ninja: torch's CUDA defines reach the host part",
-           B._cuda_defines(n.vars["cuda_cflags"]) == ["-D__CUDA_NO_HALF_OPERATORS__"])
+           B.cuda_defines(n.vars["cuda_cflags"]) == ["-D__CUDA_NO_HALF_OPERATORS__"])
 
     # The build's order and failures, with the compilers faked.
     ran = []
 
+    commands, asked = {}, []
+
     def fake_run(fail):
         def run(cmd, cwd, times, key):
             ran.append(key)
+            commands[key] = cmd
             times[key] = 0.0
             if key in fail:
                 raise B.Failed("%s failed (exit 1): %s" % (key, cmd))
@@ -218,13 +231,17 @@ def main():
             return ""
         return run
 
+    def pch_for(flags, header):
+        asked.append((flags, header))
+        return "/pch/" + header.replace("/", "_")
+
     def build(fail, source=PLAIN):
         del ran[:]
         B._run = fake_run(fail)
         B.probe_ninja = lambda *a: NINJA.replace("/b/main.cpp", os.path.join(d, "main.cpp"))
         kwargs = {"name": "ext", "cuda_sources": source, "extra_cuda_cflags": ["-O3"]}
         try:
-            B.build(None, kwargs, d, ["-include", "/pch/h.h", "-Winvalid-pch"], lambda f: None, d)
+            B.build(None, kwargs, d, ["-include", "/pch/h.h", "-Winvalid-pch"], pch_for, d)
         except B.Failed as e:
             return e
         return None
@@ -233,6 +250,13 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         expect("a split build compiles main.cpp, host and device parts, then links",
                build(set()) is None and sorted(ran[:3]) == ["device", "host", "main"] and ran[3] == "link")
+        expect("a host part with torch/extension.h gets its header precompiled at its flags",
+               asked[-1] == (["-O3", "-D__CUDA_NO_HALF_OPERATORS__"], "torch/extension.h") and
+               "-include /pch/torch_extension.h -Winvalid-pch -O3 -D__CUDA_NO_HALF_OPERATORS__" in
+               commands["host"])
+        build(set(), PLAIN.replace("#include <torch/extension.h>\n", ""))
+        expect("... and one without it torch/types.h, as a whole build's .cu",
+               asked[-1][1] == "torch/types.h" and "-include /pch/torch_types.h" in commands["host"])
         e = build({"main"})
         expect("main.cpp failing is MainFailed (a whole build would fail the same way)",
                isinstance(e, B.MainFailed) and "link" not in ran)
@@ -245,7 +269,57 @@ def main():
             host = f.read()
         expect("the host part written is the split's", "__crl_launch_scale_kernel((blocks_for" in host)
     B._run, B.probe_ninja = real_run, real_probe
+    minmax_like_nvcc(expect)
     return checks.exit_code()
+
+
+MINMAX_PROGRAM = r'''
+#include <cstdio>
+#include <cmath>
+#include <typeinfo>
+#define SHOW(e) std::printf("%-14s %s %.17g\n", #e, typeid(e).name(), static_cast<double>(e))
+int main() {
+    volatile int i = -3; volatile unsigned u = 2u; volatile long l = -5; volatile unsigned long ul = 7;
+    volatile long long ll = -9; volatile unsigned long long ull = 11; volatile float f = 1.5f;
+    volatile double d = -2.25; volatile float fn = NAN;
+    SHOW(min(i, i)); SHOW(max(i, 4)); SHOW(min(u, u)); SHOW(min(i, u)); SHOW(max(u, i));
+    SHOW(min(l, l)); SHOW(max(ul, ul)); SHOW(min(l, ul)); SHOW(max(ul, l)); SHOW(min(ll, ll));
+    SHOW(max(ull, ull)); SHOW(min(ll, ull)); SHOW(max(ull, ll)); SHOW(min(f, f)); SHOW(max(d, d));
+    SHOW(min(f, d)); SHOW(max(d, f)); SHOW(min(fn, f)); SHOW(min(f, fn)); SHOW(max(f, fn)); SHOW(max(fn, f)); SHOW(min(65535, (i + 255) / 256));
+    return 0;
+}
+'''
+
+
+def minmax_like_nvcc(expect):
+    """The host part's min/max overloads give what nvcc's host pass gives, on
+    a program compiled both ways (needs nvcc and g++; skipped without)."""
+    import shutil
+    import subprocess
+    nvcc = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
+    if not os.path.exists(nvcc) or not shutil.which("g++"):
+        print("skip   min/max against nvcc: no nvcc or g++")
+        return
+    prologue = S.HOST_PROLOGUE.replace("#include <torch/types.h>\n", "")
+    cuda_include = os.path.join(os.path.dirname(os.path.dirname(nvcc)), "include")
+    outputs = []
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "p.cu"), "w") as f:
+            f.write(MINMAX_PROGRAM)
+        with open(os.path.join(d, "p.cpp"), "w") as f:
+            f.write(prologue + MINMAX_PROGRAM)
+        for exe, cmd in (("nv", [nvcc, "-o", "nv", "p.cu"]),
+                         ("gx", ["g++", "-I", cuda_include, "-o", "gx", "p.cpp"])):
+            p = subprocess.run(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if p.returncode != 0:
+                expect("min/max program compiles: %s\n%s" % (cmd[0], p.stdout[-2000:]), False)
+                return
+            run = subprocess.run([os.path.join(d, exe)], stdout=subprocess.PIPE, text=True)
+            outputs.append(run.stdout)
+    same = outputs[0] == outputs[1] and outputs[0].count("\n") == 22
+    expect("min/max: 22 calls, the same types and values as nvcc's host pass", same)
+    if not same:
+        print("nvcc:\n%sg++:\n%s" % tuple(outputs))
 
 
 if __name__ == "__main__":

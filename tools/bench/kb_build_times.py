@@ -2,8 +2,8 @@
 """Cold load_inline build times of CUDA-L1 rows through crl's KernelBench
 build step (runner/python/crl_kb_harness.py build), each row alone in a fresh
 build directory, with the CUDA source built split (crl_cu_split.py) and whole
-(as load_inline builds it). The precompiled torch/extension.h is built first
-if the folder given has none (it is built once per machine, like the worker's
+(as load_inline builds it). The precompiled headers are built first if the
+folder given has none (it is built once per machine, like the worker's
 cache). Prints one line per row and mode, then the median and p90 build time
 per mode over the rows that built a CUDA extension in that mode
 (docs/benchmarks.md).
@@ -140,7 +140,9 @@ def main():
             note = ""
             if mode == "split":
                 note = "; ".join(
-                    "split" if s and s.get("split") else
+                    "split: host %s s (%s), main.cpp %s s, device %s s, link %s s" % tuple(
+                        s["phases"].get(k, "?") for k in ("host", "host_header", "main", "device", "link"))
+                    if s and s.get("split") else
                     "whole: " + (s or {}).get("refused", (s or {}).get("failed", "?"))[:120]
                     for s in r["split"])
             print("%3d %-7s %-6s exit %d build %s s wall %.1f s %s" % (
