@@ -61,6 +61,11 @@ def _pch_jobs(cpp_ext, probe, fake_dir):
             continue
         d = os.path.join(probe, str(len(os.listdir(probe))))
         os.makedirs(d)
+        # Only the probe's -D flags are read. torch picks CUDA architectures
+        # from the visible GPUs, and the compile sandbox shows none: without
+        # a list it writes no build.ninja (found on the GPU machine).
+        arch = os.environ.get("TORCH_CUDA_ARCH_LIST")
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch or "8.0"
         try:
             ninja = crl_split_build.Ninja(crl_split_build.probe_ninja(
                 cpp_ext.load_inline, dict(kwargs, cuda_sources="__global__ void crl_probe_k() {}"),
@@ -68,6 +73,11 @@ def _pch_jobs(cpp_ext, probe, fake_dir):
         except Exception as e:  # noqa: BLE001 — host PCHs are an optimisation
             print("pch: no CUDA probe (%s); host parts build without a PCH" % e, file=sys.stderr)
             continue
+        finally:
+            if arch is None:
+                del os.environ["TORCH_CUDA_ARCH_LIST"]
+            else:
+                os.environ["TORCH_CUDA_ARCH_LIST"] = arch
         defines = crl_split_build.cuda_defines(ninja.vars.get("cuda_cflags", ""))
         for header in (TYPES_H, EXTENSION_H):
             jobs.append((header, cflags + defines, flags + defines))

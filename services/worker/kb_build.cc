@@ -159,8 +159,14 @@ class KernelBenchRecipe final : public BuildRecipe {
       fs::create_directories(dir.parent_path(), ec);
       fs::rename(*tmp, dir, ec);
       if (ec) fs::remove_all(*tmp, ec);  // another worker finished first
+      // The harness's own "pch: ..." lines say how many headers it built and
+      // why any were left out (host parts then build without one).
+      std::vector<std::string> said;
+      for (absl::string_view line : absl::StrSplit(exit->log, '\n')) {
+        if (absl::StartsWith(line, "pch: ")) said.emplace_back(line);
+      }
       CRL_LOG(INFO) << "precompiled torch headers in " << runner::MonotonicSeconds() - start
-                    << " s: " << dir.string();
+                    << " s: " << dir.string() << " (" << absl::StrJoin(said, "; ") << ")";
       pch_dir_ = dir.string();
     } else {
       CRL_LOG(WARNING) << "no precompiled header for KernelBench builds ("

@@ -58,7 +58,38 @@ def main():
         expect("later calls say an earlier build failed", "earlier load_inline" in raised[1])
         expect("the failure is kept for the compile log", exts.failure is not None and
                "Error building extension" in exts.failure)
+    pch_jobs(expect)
     return checks.exit_code()
+
+
+def pch_jobs(expect):
+    """The precompiled headers' flags come from torch's own build.ninja, for
+    main.cpp and, where CUDA builds, for split host parts, also where no GPU
+    is visible (the compile sandbox shows none; torch then needs an
+    architecture list to write build.ninja at all)."""
+    import crl_pch
+    import crl_split_build
+    import torch.utils.cpp_extension as cpp_ext
+    saved = os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            jobs = crl_pch._pch_jobs(cpp_ext, d, crl_split_build.fake_ninja_dir(d))
+        expect("pch: torch/extension.h for main.cpp at each flag set",
+               [k for h, k, f in jobs if h == crl_pch.EXTENSION_H and "-fPIC" in f and
+                not any(x.startswith("-D__CUDA_NO_") for x in k)] == list(crl_pch.PCH_FLAG_SETS))
+        if cpp_ext.CUDA_HOME is None:
+            print("skip   pch: host-part headers (no CUDA here)")
+        else:
+            host = sorted((h, " ".join(k)) for h, k, f in jobs if "-D__CUDA_NO_HALF_OPERATORS__" in k)
+            expect("pch: torch/types.h and torch/extension.h for host parts, with torch's CUDA "
+                   "defines, at each flag set, with no GPU visible: %s" % host,
+                   [h for h, _ in host].count(crl_pch.TYPES_H) == len(crl_pch.PCH_FLAG_SETS) and
+                   [h for h, _ in host].count(crl_pch.EXTENSION_H) == len(crl_pch.PCH_FLAG_SETS))
+            expect("pch: the probe leaves TORCH_CUDA_ARCH_LIST as it was",
+                   "TORCH_CUDA_ARCH_LIST" not in os.environ)
+    finally:
+        if saved is not None:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = saved
 
 
 if __name__ == "__main__":
