@@ -1,7 +1,7 @@
 // KernelBench candidates: the harness imports the candidate module in the
 // compile sandbox, so its load_inline builds land in the artifact
-// (runner/python/crl_kb_harness.py build). torch/extension.h is precompiled
-// once per cache and toolchain, from trusted inputs only.
+// (runner/python/crl_kb_harness.py build). torch's headers are precompiled
+// once per cache and toolchain, from trusted inputs only (crl_pch.py).
 #include <unistd.h>
 
 #include <algorithm>
