@@ -40,6 +40,10 @@ DEVICE_ONLY_INCLUDE = re.compile(
     r"^(mma\.h|cooperative_groups.*|cub/.*|cuda/.*|cuda_pipeline.*|cuda_awbarrier.*|crt/.*|"
     r"sm_\d+.*|device_.*|cuda_fp8.*|thrust/.*|cute/.*|cutlass/.*)$")
 LAUNCH_PREFIX = "__crl_launch_"
+# What a host part is compiled against (Split.header; crl_pch.py precompiles
+# both): load_inline's torch/types.h, or torch/extension.h for Python.
+TYPES_H = "torch/types.h"
+EXTENSION_H = "torch/extension.h"
 # A host part that includes one of these, or names one of these, needs
 # torch/extension.h's Python and pybind11 (torch/torch.h includes
 # torch/extension.h under load_inline's TORCH_API_INCLUDE_EXTENSION_H).
@@ -468,6 +472,11 @@ class Split:
         # PYTHON_NAME); otherwise torch/types.h is all a whole build's .cu
         # would have seen of torch.
         self.python = python
+
+    @property
+    def header(self):
+        """The torch header the host part is compiled against."""
+        return EXTENSION_H if self.python else TYPES_H
 
 
 # load_inline's own first lines of a .cu, then what nvcc's host pass declares

@@ -14,19 +14,20 @@ import subprocess
 import sys
 import time
 
+import crl_cu_split
 import crl_split_build
 
 _perf = time.perf_counter
 
 # The flag sets candidates use most; others build without a PCH.
 PCH_FLAG_SETS = ([], ["-O3"])
-EXTENSION_H = "torch/extension.h"
-TYPES_H = "torch/types.h"
+EXTENSION_H = crl_cu_split.EXTENSION_H
+TYPES_H = crl_cu_split.TYPES_H
 
 
-def _pch_name(cflags, header=EXTENSION_H):
-    key = " ".join(cflags) if header == EXTENSION_H else header + "\n" + " ".join(cflags)
-    return "torch_ext_" + hashlib.sha256(key.encode()).hexdigest()[:16] + ".h"
+def _pch_name(cflags, header):
+    key = header + "\n" + " ".join(cflags)
+    return "torch_" + hashlib.sha256(key.encode()).hexdigest()[:16] + ".h"
 
 
 def pch_for(pch_dir, cflags, header=EXTENSION_H):

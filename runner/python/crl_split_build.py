@@ -218,9 +218,8 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     # torch/types.h, and torch/extension.h only where it includes or needs it
     # (its pybind11 part costs every file that includes it seconds of g++).
     defines = cuda_defines(ninja.vars.get("cuda_cflags", ""))
-    header = "torch/extension.h" if parts.python else "torch/types.h"
-    pch = pch_for(host_extra + defines, header)
-    times["host_header"] = header + ("" if pch else " (no precompiled header)")
+    pch = pch_for(host_extra + defines, parts.header)
+    times["host_header"] = parts.header + ("" if pch else " (no precompiled header)")
     host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + defines
     name = ninja.extension_name()
     if not name:
