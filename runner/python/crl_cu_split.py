@@ -44,6 +44,13 @@ LAUNCH_PREFIX = "__crl_launch_"
 # both): load_inline's torch/types.h, or torch/extension.h for Python.
 TYPES_H = "torch/types.h"
 EXTENSION_H = "torch/extension.h"
+# torch/extension.h is torch/all.h (the C++ frontend: nn, optim, data, jit,
+# ...) and torch/python.h (pybind11, torch's casters, Python). A file that
+# needs only the second is tried against it first (python_half).
+PYTHON_H = "torch/python.h"
+_EXTENSION_INCLUDE = re.compile(r'^([ \t]*#[ \t]*include[ \t]*)(<torch/extension\.h>|"torch/extension\.h")',
+                                re.M)
+_FRONTEND_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(torch|all)\.h[>"]', re.M)
 # A host part that includes one of these, or names one of these, needs
 # torch/extension.h's Python and pybind11 (torch/torch.h includes
 # torch/extension.h under load_inline's TORCH_API_INCLUDE_EXTENSION_H).
@@ -477,6 +484,21 @@ class Split:
     def header(self):
         """The torch header the host part is compiled against."""
         return EXTENSION_H if self.python else TYPES_H
+
+
+def python_half(text):
+    """text with its includes of torch/extension.h made torch/python.h, to be
+    compiled against a precompiled torch/python.h; None when it includes
+    torch/torch.h or torch/all.h (it asks for the C++ frontend by name).
+
+    g++ instantiates the templates of torch/all.h's inline functions again
+    in every file that includes it, precompiled or not: seconds a file that
+    binds a few functions does not use (docs/benchmarks.md). The caller
+    compiles the text as it was when this one fails to compile
+    (crl_split_build.py)."""
+    if _FRONTEND_INCLUDE.search(text):
+        return None
+    return _EXTENSION_INCLUDE.sub(r"\1<%s>" % PYTHON_H, text)
 
 
 # load_inline's own first lines of a .cu, then what nvcc's host pass declares

@@ -218,7 +218,7 @@ class _Extensions:
         # build: split CUDA sources in two (crl_cu_split.py) unless told not to
         self.split_cuda = split_cuda
 
-    def _build_split(self, kwargs, ext_dir, cflags):
+    def _build_split(self, kwargs, ext_dir, user_cflags):
         """(module, report) of a split build (crl_split_build.py), or (None,
         report) when the source is built whole; the report says which and
         why, with the phase times. Raises RuntimeError, as load_inline would,
@@ -229,7 +229,7 @@ class _Extensions:
         import crl_split_build
         try:
             so, module_name, times = crl_split_build.build(
-                self.real_load_inline, kwargs, ext_dir, cflags,
+                self.real_load_inline, kwargs, ext_dir, user_cflags,
                 lambda flags, header: crl_pch.pch_for(self.pch_dir, flags, header),
                 crl_split_build.fake_ninja_dir(self.out_dir))
             module = _load_extension(module_name, so, kwargs["is_python_module"])
@@ -298,7 +298,7 @@ class _Extensions:
             module, split = None, None
             try:
                 if cuda_sources and self.split_cuda:
-                    module, split = self._build_split(kwargs, ext_dir, cflags)
+                    module, split = self._build_split(kwargs, ext_dir, list(extra_cflags or []))
                 if module is None:
                     module = self.real_load_inline(build_directory=ext_dir, **kwargs)
             except BaseException:
@@ -354,9 +354,9 @@ def _built_module_name(ext_dir):
 def _describe_split(split, seconds):
     if split["split"]:
         p = split["phases"]
-        return "built split in %.1f s (host %.1f s with %s, device %.1f s, main.cpp %.1f s, link %.1f s)" % (
-            seconds, p.get("host", 0), p.get("host_header", "?"), p.get("device", 0), p.get("main", 0),
-            p.get("link", 0))
+        return ("built split in %.1f s (host %.1f s with %s, device %.1f s, main.cpp %.1f s with %s, "
+                "link %.1f s)" % (seconds, p.get("host", 0), p.get("host_header", "?"), p.get("device", 0),
+                                  p.get("main", 0), p.get("main_header", "?"), p.get("link", 0)))
     why = split.get("refused") or "the split failed to build: " + split.get("failed", "?")[-200:]
     return "built whole in %.1f s (%s)" % (seconds, why)
 

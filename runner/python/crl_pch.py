@@ -3,7 +3,8 @@ once per worker cache; docs/kernelbench.md, "Fast builds").
 
 load_inline's main.cpp includes torch/extension.h; a split build's host part
 (crl_split_build.py) includes torch/types.h, or torch/extension.h when it
-needs Python. Each header is precompiled with exactly the flags of the files
+needs Python; a split build tries files that include torch/extension.h
+against its Python half, torch/python.h, first. Each header is precompiled with exactly the flags of the files
 that include it, read from the build.ninja torch writes, so g++ accepts it
 (-Winvalid-pch says when it does not).
 """
@@ -23,6 +24,7 @@ _perf = time.perf_counter
 PCH_FLAG_SETS = ([], ["-O3"])
 EXTENSION_H = crl_cu_split.EXTENSION_H
 TYPES_H = crl_cu_split.TYPES_H
+PYTHON_H = crl_cu_split.PYTHON_H
 
 
 def _pch_name(cflags, header):
@@ -44,9 +46,10 @@ def _pch_jobs(cpp_ext, probe, fake_dir):
     """(header, key flags, compile flags) of each precompiled header, with exactly the flags
     torch's own extension build uses: a probe build whose `ninja` only
     answers --version writes build.ninja and stops (crl_split_build.py).
-    torch/extension.h for load_inline's main.cpp at each of PCH_FLAG_SETS;
-    where CUDA builds, also torch/types.h and torch/extension.h with torch's
-    -D__CUDA_NO_* flags for split builds' host parts (crl_split_build.py)."""
+    torch/extension.h and torch/python.h for load_inline's main.cpp at each
+    of PCH_FLAG_SETS; where CUDA builds, also torch/types.h,
+    torch/extension.h and torch/python.h with torch's -D__CUDA_NO_* flags
+    for split builds' host parts (crl_split_build.py)."""
     jobs = []
     for cflags in PCH_FLAG_SETS:
         d = os.path.join(probe, str(len(os.listdir(probe))))
@@ -57,7 +60,7 @@ def _pch_jobs(cpp_ext, probe, fake_dir):
         flags = [f for f in shlex.split(ninja.vars.get("cflags", "")) +
                  shlex.split(ninja.vars.get("post_cflags", ""))
                  if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-        jobs.append((EXTENSION_H, cflags, flags))
+        jobs += [(header, cflags, flags) for header in (EXTENSION_H, PYTHON_H)]
         if cpp_ext.CUDA_HOME is None:
             continue
         d = os.path.join(probe, str(len(os.listdir(probe))))
@@ -80,31 +83,40 @@ def _pch_jobs(cpp_ext, probe, fake_dir):
             else:
                 os.environ["TORCH_CUDA_ARCH_LIST"] = arch
         defines = crl_split_build.cuda_defines(ninja.vars.get("cuda_cflags", ""))
-        for header in (TYPES_H, EXTENSION_H):
+        for header in (TYPES_H, EXTENSION_H, PYTHON_H):
             jobs.append((header, cflags + defines, flags + defines))
     return jobs
 
 
 def build_pch(out_dir):
-    """Compiles the precompiled headers of _pch_jobs side by side."""
+    """Compiles the precompiled headers of _pch_jobs, as many at once as
+    there are CPUs (each g++ holds 1.5–2 GB while it runs)."""
     import torch.utils.cpp_extension as cpp_ext
     probe = os.path.join(out_dir, "probe")
     os.makedirs(probe, exist_ok=True)
     real_cxx = os.environ.get("CXX", "c++")
     fake_dir = crl_split_build.fake_ninja_dir(probe)
-    procs = []
+    waiting = []
     for header, key_flags, flags in _pch_jobs(cpp_ext, probe, fake_dir):
         path = os.path.join(out_dir, _pch_name(key_flags, header))
         with open(path, "w") as f:
             f.write("#include <%s>\n" % header)
-        cmd = [real_cxx] + flags + ["-x", "c++-header", path, "-o", path + ".tmp.gch"]
-        procs.append((path, subprocess.Popen(cmd)))
+        waiting.append((path, [real_cxx] + flags + ["-x", "c++-header", path, "-o", path + ".tmp.gch"]))
     start = _perf()
-    failed = 0
-    for path, proc in procs:
-        if proc.wait() == 0:
-            os.rename(path + ".tmp.gch", path + ".gch")
-        else:
-            failed += 1
-    print("pch: %d headers in %.1f s" % (len(procs) - failed, _perf() - start), file=sys.stderr)
+    jobs, running, failed = len(waiting), [], 0
+    width = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    while waiting or running:
+        while waiting and len(running) < width:
+            path, cmd = waiting.pop(0)
+            running.append((path, subprocess.Popen(cmd)))
+        done = [(path, proc) for path, proc in running if proc.poll() is not None]
+        if not done:
+            time.sleep(0.05)
+        for path, proc in done:
+            running.remove((path, proc))
+            if proc.returncode == 0:
+                os.rename(path + ".tmp.gch", path + ".gch")
+            else:
+                failed += 1
+    print("pch: %d headers in %.1f s" % (jobs - failed, _perf() - start), file=sys.stderr)
     return 1 if failed else 0

@@ -3,6 +3,12 @@
 (torch/extension.h when it needs Python), the device part with nvcc without
 torch's headers, beside load_inline's own main.cpp.
 
+A file that would include torch/extension.h (main.cpp always; a host part
+that needs Python) is compiled first against a precompiled torch/python.h,
+the header's Python half (crl_cu_split.python_half), and as it stands only
+when that fails: the candidate's compile error is always the one the file as
+written gives.
+
 The commands are torch's own: load_inline is run once with a `ninja` that
 only answers --version, which leaves the build.ninja it would have run; its
 variables and rules compile the three files and link them into the .so that
@@ -181,13 +187,54 @@ def host_flags(extra_cuda_cflags):
     return out
 
 
-def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir):
+def _run_first(attempts, cwd, times, key):
+    """Runs the first of attempts, [(command, header, precompiled header or
+    None)], and the next only when one fails to compile; the last one's
+    failure is raised. times[key] is the time of them all, times[key +
+    "_header"] says which header compiled (and the headers that failed)."""
+    start, failed = _perf(), []
+    for i, (cmd, header, pch) in enumerate(attempts):
+        try:
+            log = _run(cmd, cwd, times, key)
+        except Failed:
+            if i + 1 == len(attempts):
+                times[key] = round(_perf() - start, 3)
+                raise
+            failed.append(header)
+            continue
+        note = "" if pch else " (no precompiled header)"
+        if pch and "not used because" in log:
+            # -Winvalid-pch: g++ parsed the header instead (slow, not wrong)
+            note = " (precompiled header not used)"
+        times[key] = round(_perf() - start, 3)
+        times[key + "_header"] = header + note + "".join(
+            "; %s did not compile" % h for h in failed)
+        return log
+
+
+def _python_half_attempt(ninja, text, path, out, flags, pch_for, pch_flags):
+    """The (command, header, pch) that compiles text against a precompiled
+    torch/python.h instead of torch/extension.h (crl_cu_split.python_half),
+    written to path; None when the text asks for the C++ frontend or there
+    is no such header. flags go around the -include: (before, after)."""
+    pch = pch_for(pch_flags, crl_cu_split.PYTHON_H)
+    half = crl_cu_split.python_half(text) if pch else None
+    if half is None:
+        return None
+    with open(path, "w") as f:
+        f.write(half)
+    cflags = flags[0] + ["-include", pch, "-Winvalid-pch"] + flags[1]
+    return (ninja.command("compile", [path], out, cflags=" ".join(shlex.quote(f) for f in cflags)),
+            crl_cu_split.PYTHON_H, pch)
+
+
+def build(load_inline, kwargs, build_directory, user_cflags, pch_for, fake_dir):
     """Builds kwargs' load_inline call split; returns (path of the .so, the
     extension's module name, phase times). kwargs are load_inline's
-    arguments without build_directory; extra_cflags is the caller's
-    kwargs["extra_cflags"] (the main.cpp flags, precompiled header included);
-    pch_for(flags, header) is the precompiled-header include of `header`
-    for a flag list, or None.
+    arguments without build_directory; user_cflags are the candidate's own
+    extra_cflags (kwargs["extra_cflags"] may have a precompiled header in
+    front of them); pch_for(flags, header) is the precompiled-header include
+    of `header` for a flag list, or None.
     Raises crl_cu_split.Refused before compiling anything, Failed after."""
     times = {}
     start = _perf()
@@ -210,8 +257,10 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
             sorted(link_ins) != sorted([main_out, "cuda.cuda.o"]):
         raise crl_cu_split.Refused("build.ninja is not the expected main.cpp + cuda.cu build")
     cflags = shlex.split(ninja.vars.get("cflags", ""))
-    n = len(extra_cflags or [])
-    if n and cflags[-n:] != list(extra_cflags):
+    extra_cflags = list(kwargs.get("extra_cflags") or [])
+    user_cflags = list(user_cflags or [])
+    n = len(extra_cflags)
+    if (n and cflags[-n:] != extra_cflags) or extra_cflags[len(extra_cflags) - len(user_cflags):] != user_cflags:
         raise crl_cu_split.Refused("cflags do not end with extra_cflags")
     common = cflags[:len(cflags) - n]
     # The host part sees of torch what a whole build's .cu sees: load_inline's
@@ -219,7 +268,6 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
     # (its pybind11 part costs every file that includes it seconds of g++).
     defines = cuda_defines(ninja.vars.get("cuda_cflags", ""))
     pch = pch_for(host_extra + defines, parts.header)
-    times["host_header"] = parts.header + ("" if pch else " (no precompiled header)")
     host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + defines
     name = ninja.extension_name()
     if not name:
@@ -231,24 +279,34 @@ def build(load_inline, kwargs, build_directory, extra_cflags, pch_for, fake_dir)
         f.write(parts.host)
     with open(dev_src, "w") as f:
         f.write(parts.device)
-    main_cmd = ninja.command("compile", main_in, main_out)
-    host_cmd = ninja.command("compile", [host_src], "crl_host.o",
-                             cflags=" ".join(shlex.quote(f) for f in host_cflags))
+    main_src = main_in[0] if os.path.isabs(main_in[0]) else os.path.join(build_directory, main_in[0])
+    main_attempts = [(ninja.command("compile", main_in, main_out), crl_cu_split.EXTENSION_H,
+                      pch_for(user_cflags, crl_cu_split.EXTENSION_H))]
+    if os.path.exists(main_src):
+        with open(main_src) as f:
+            half = _python_half_attempt(ninja, f.read(), os.path.join(build_directory, "crl_main.cpp"),
+                                        main_out, (common, user_cflags), pch_for, user_cflags)
+        main_attempts[:0] = [half] if half else []
+    host_attempts = [(ninja.command("compile", [host_src], "crl_host.o",
+                                    cflags=" ".join(shlex.quote(f) for f in host_cflags)),
+                      parts.header, pch)]
+    if parts.header == crl_cu_split.EXTENSION_H:
+        half = _python_half_attempt(ninja, parts.host, os.path.join(build_directory, "crl_host_py.cpp"),
+                                    "crl_host.o", (common, host_extra + defines), pch_for,
+                                    host_extra + defines)
+        host_attempts[:0] = [half] if half else []
     dev_cmd = ninja.command("cuda_compile", [dev_src], "crl_dev.cuda.o")
     errors = []
 
     def run_main():
         try:
-            _run(main_cmd, build_directory, times, "main")
+            _run_first(main_attempts, build_directory, times, "main")
         except Failed as e:
             errors.append(MainFailed(str(e)))
 
     def run_host_then_device():
         try:
-            log = _run(host_cmd, build_directory, times, "host")
-            if pch and "not used because" in log:
-                # -Winvalid-pch: g++ parsed the header instead (slow, not wrong)
-                times["host_header"] += " (precompiled header not used)"
+            _run_first(host_attempts, build_directory, times, "host")
             if parts.templated:
                 t = _perf()
                 out = subprocess.run(["nm", "-C", "-u", "crl_host.o"], cwd=build_directory,

@@ -226,10 +226,13 @@ TEST_CASE("KernelBench timing replays CUDA graphs; side-stream hacks fall back a
     if (absl::StrContains(c.file, "generations_cuda")) {
       // Its load_inline source is built in two parts (crl_cu_split.py), the
       // host part against the precompiled torch/types.h, as a whole build's
-      // .cu sees torch (it includes nothing of torch/extension.h).
+      // .cu sees torch (it includes nothing of torch/extension.h), and
+      // load_inline's main.cpp against torch/python.h, the Python half of
+      // the torch/extension.h it includes (crl_split_build.py).
       INFO(r->compile().log());
       CHECK(absl::StrContains(r->compile().log(), "built split in"));
       CHECK(absl::StrContains(r->compile().log(), "with torch/types.h, device"));
+      CHECK(absl::StrContains(r->compile().log(), "with torch/python.h, link"));
     }
     for (bool eager : {false, true}) {
       v1::TimeRequest t;

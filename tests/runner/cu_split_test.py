@@ -55,6 +55,19 @@ torch::Tensor add(torch::Tensor a, torch::Tensor b) {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("add", &add, "add"); }
 '''
 
+MAIN_CPP = """#include <torch/extension.h>
+torch::Tensor add(torch::Tensor a, torch::Tensor b);
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+m.def("add", torch::wrap_pybind_function(add), "add");
+}
+"""
+
+
+def read(*path):
+    with open(os.path.join(*path)) as f:
+        return f.read()
+
+
 NINJA = r'''ninja_required_version = 1.3
 cxx = c++
 nvcc = /usr/local/cuda/bin/nvcc
@@ -219,11 +232,14 @@ def main():
     commands, asked = {}, []
 
     def fake_run(fail):
+        # key fails every attempt, key@half only the one against torch/python.h
         def run(cmd, cwd, times, key):
             ran.append(key)
-            commands[key] = cmd
+            half = "crl_main.cpp" in cmd or "crl_host_py.cpp" in cmd
+            tag = key + ("@half" if half else "")
+            commands[tag] = cmd
             times[key] = 0.0
-            if key in fail:
+            if key in fail or tag in fail:
                 raise B.Failed("%s failed (exit 1): %s" % (key, cmd))
             if key == "host":
                 with open(os.path.join(cwd, "crl_host.o"), "w") as f:
@@ -235,31 +251,65 @@ def main():
         asked.append((flags, header))
         return "/pch/" + header.replace("/", "_")
 
-    def build(fail, source=PLAIN):
-        del ran[:]
+    def build(fail, source=PLAIN, main_cpp=MAIN_CPP):
+        del ran[:], asked[:]
+        commands.clear()
         B._run = fake_run(fail)
         B.probe_ninja = lambda *a: NINJA.replace("/b/main.cpp", os.path.join(d, "main.cpp"))
-        kwargs = {"name": "ext", "cuda_sources": source, "extra_cuda_cflags": ["-O3"]}
+        with open(os.path.join(d, "main.cpp"), "w") as f:
+            f.write(main_cpp)
+        kwargs = {"name": "ext", "cuda_sources": source, "extra_cuda_cflags": ["-O3"],
+                  "extra_cflags": ["-include", "/pch/h.h", "-Winvalid-pch"]}
         try:
-            B.build(None, kwargs, d, ["-include", "/pch/h.h", "-Winvalid-pch"], pch_for, d)
+            times.clear()
+            times.update(B.build(None, kwargs, d, [], pch_for, d)[2])
         except B.Failed as e:
             return e
         return None
+
+    times = {}
 
     real_run, real_probe = B._run, B.probe_ninja
     with tempfile.TemporaryDirectory() as d:
         expect("a split build compiles main.cpp, host and device parts, then links",
                build(set()) is None and sorted(ran[:3]) == ["device", "host", "main"] and ran[3] == "link")
-        expect("a host part with torch/extension.h gets its header precompiled at its flags",
-               asked[-1] == (["-O3", "-D__CUDA_NO_HALF_OPERATORS__"], "torch/extension.h") and
+        expect("a host part with torch/extension.h is compiled against torch/python.h, precompiled at "
+               "its flags, with its include of torch/extension.h made torch/python.h",
+               (["-O3", "-D__CUDA_NO_HALF_OPERATORS__"], "torch/python.h") in asked and
+               "-include /pch/torch_python.h -Winvalid-pch -O3 -D__CUDA_NO_HALF_OPERATORS__" in
+               commands["host@half"] and "host" not in commands and
+               times["host_header"] == "torch/python.h" and
+               "#include <torch/python.h>" in read(d, "crl_host_py.cpp") and
+               "torch/extension.h" not in read(d, "crl_host_py.cpp"))
+        expect("load_inline's main.cpp is compiled against torch/python.h at the candidate's flags "
+               "(none here), into the object a whole build links",
+               ([], "torch/python.h") in asked and
+               "-fPIC -std=c++17 -include /pch/torch_python.h -Winvalid-pch -c" in commands["main@half"] and
+               "-o main.o" in commands["main@half"] and "main" not in commands and
+               times["main_header"] == "torch/python.h" and
+               read(d, "crl_main.cpp") == MAIN_CPP.replace("torch/extension.h", "torch/python.h"))
+        build({"host@half", "main@half"})
+        expect("... and as they stand, with torch/extension.h, when that fails to compile",
                "-include /pch/torch_extension.h -Winvalid-pch -O3 -D__CUDA_NO_HALF_OPERATORS__" in
-               commands["host"])
+               commands["host"] and "/main.cpp -o main.o" in commands["main"] and
+               "-include /pch/h.h" in commands["main"] and "link" in ran and
+               times["host_header"] == "torch/extension.h; torch/python.h did not compile" and
+               times["main_header"] == "torch/extension.h; torch/python.h did not compile")
+        build(set(), PLAIN.replace("#include <torch/extension.h>", "#include <torch/torch.h>"),
+              MAIN_CPP + "#include <torch/all.h>\n")
+        expect("a file that includes torch/torch.h or torch/all.h is compiled only as it stands",
+               "host@half" not in commands and "main@half" not in commands and
+               "-include /pch/torch_extension.h" in commands["host"] and "link" in ran)
         build(set(), PLAIN.replace("#include <torch/extension.h>\n", ""))
-        expect("... and one without it torch/types.h, as a whole build's .cu",
-               asked[-1][1] == "torch/types.h" and "-include /pch/torch_types.h" in commands["host"])
+        expect("a host part that does not need Python gets torch/types.h, as a whole build's .cu, "
+               "and only that",
+               [h for f, h in asked if f] == ["torch/types.h"] and
+               "-include /pch/torch_types.h" in commands["host"] and "host@half" not in commands)
         e = build({"main"})
-        expect("main.cpp failing is MainFailed (a whole build would fail the same way)",
-               isinstance(e, B.MainFailed) and "link" not in ran)
+        expect("main.cpp failing is MainFailed (a whole build would fail the same way), with the "
+               "error of main.cpp as it stands",
+               isinstance(e, B.MainFailed) and "link" not in ran and ran.count("main") == 2 and
+               "/main.cpp -o main.o" in str(e) and "crl_main.cpp" not in str(e))
         e = build({"host"})
         expect("the host part failing is Failed, not MainFailed (a whole build decides)",
                isinstance(e, B.Failed) and not isinstance(e, B.MainFailed))

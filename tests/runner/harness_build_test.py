@@ -74,17 +74,18 @@ def pch_jobs(expect):
     try:
         with tempfile.TemporaryDirectory() as d:
             jobs = crl_pch._pch_jobs(cpp_ext, d, crl_split_build.fake_ninja_dir(d))
-        expect("pch: torch/extension.h for main.cpp at each flag set",
-               [k for h, k, f in jobs if h == crl_pch.EXTENSION_H and "-fPIC" in f and
-                not any(x.startswith("-D__CUDA_NO_") for x in k)] == list(crl_pch.PCH_FLAG_SETS))
+        for header in (crl_pch.EXTENSION_H, crl_pch.PYTHON_H):
+            expect("pch: %s for main.cpp at each flag set" % header,
+                   [k for h, k, f in jobs if h == header and "-fPIC" in f and
+                    not any(x.startswith("-D__CUDA_NO_") for x in k)] == list(crl_pch.PCH_FLAG_SETS))
         if cpp_ext.CUDA_HOME is None:
             print("skip   pch: host-part headers (no CUDA here)")
         else:
             host = sorted((h, " ".join(k)) for h, k, f in jobs if "-D__CUDA_NO_HALF_OPERATORS__" in k)
-            expect("pch: torch/types.h and torch/extension.h for host parts, with torch's CUDA "
-                   "defines, at each flag set, with no GPU visible: %s" % host,
-                   [h for h, _ in host].count(crl_pch.TYPES_H) == len(crl_pch.PCH_FLAG_SETS) and
-                   [h for h, _ in host].count(crl_pch.EXTENSION_H) == len(crl_pch.PCH_FLAG_SETS))
+            expect("pch: torch/types.h, torch/extension.h and torch/python.h for host parts, with "
+                   "torch's CUDA defines, at each flag set, with no GPU visible: %s" % host,
+                   all([h for h, _ in host].count(header) == len(crl_pch.PCH_FLAG_SETS)
+                       for header in (crl_pch.TYPES_H, crl_pch.EXTENSION_H, crl_pch.PYTHON_H)))
             expect("pch: the probe leaves TORCH_CUDA_ARCH_LIST as it was",
                    "TORCH_CUDA_ARCH_LIST" not in os.environ)
     finally:

@@ -140,8 +140,9 @@ def main():
             note = ""
             if mode == "split":
                 note = "; ".join(
-                    "split: host %s s (%s), main.cpp %s s, device %s s, link %s s" % tuple(
-                        s["phases"].get(k, "?") for k in ("host", "host_header", "main", "device", "link"))
+                    "split: host %s s (%s), main.cpp %s s (%s), device %s s, link %s s" % tuple(
+                        s["phases"].get(k, "?") for k in ("host", "host_header", "main", "main_header",
+                                                          "device", "link"))
                     if s and s.get("split") else
                     "whole: " + (s or {}).get("refused", (s or {}).get("failed", "?"))[:120]
                     for s in r["split"])
