@@ -4,9 +4,10 @@ once per worker cache; docs/kernelbench.md, "Fast builds").
 load_inline's main.cpp includes torch/extension.h; a split build's host part
 (crl_split_build.py) includes torch/types.h, or torch/extension.h when it
 needs Python; a split build tries files that include torch/extension.h
-against its Python half, torch/python.h, first. Each header is precompiled with exactly the flags of the files
-that include it, read from the build.ninja torch writes, so g++ accepts it
-(-Winvalid-pch says when it does not).
+against its Python half, torch/python.h, first. Each header is precompiled
+with exactly the flags of the files that include it, read from the
+build.ninja torch writes, so g++ accepts it (-Winvalid-pch says when it
+does not).
 """
 import hashlib
 import os

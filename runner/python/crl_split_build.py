@@ -212,18 +212,19 @@ def _run_first(attempts, cwd, times, key):
         return log
 
 
-def _python_half_attempt(ninja, text, path, out, flags, pch_for, pch_flags):
-    """The (command, header, pch) that compiles text against a precompiled
-    torch/python.h instead of torch/extension.h (crl_cu_split.python_half),
-    written to path; None when the text asks for the C++ frontend or there
-    is no such header. flags go around the -include: (before, after)."""
-    pch = pch_for(pch_flags, crl_cu_split.PYTHON_H)
+def _python_half_attempt(ninja, text, path, out, common, flags, pch_for):
+    """The (command, header, pch) that compiles text, written to path,
+    against torch/python.h instead of torch/extension.h
+    (crl_cu_split.python_half), precompiled for `flags`, which follow the
+    -include as the candidate's flags follow torch's `common` ones; None when
+    the text asks for the C++ frontend or there is no such header."""
+    pch = pch_for(flags, crl_cu_split.PYTHON_H)
     half = crl_cu_split.python_half(text) if pch else None
     if half is None:
         return None
     with open(path, "w") as f:
         f.write(half)
-    cflags = flags[0] + ["-include", pch, "-Winvalid-pch"] + flags[1]
+    cflags = common + ["-include", pch, "-Winvalid-pch"] + flags
     return (ninja.command("compile", [path], out, cflags=" ".join(shlex.quote(f) for f in cflags)),
             crl_cu_split.PYTHON_H, pch)
 
@@ -260,7 +261,7 @@ def build(load_inline, kwargs, build_directory, user_cflags, pch_for, fake_dir):
     extra_cflags = list(kwargs.get("extra_cflags") or [])
     user_cflags = list(user_cflags or [])
     n = len(extra_cflags)
-    if (n and cflags[-n:] != extra_cflags) or extra_cflags[len(extra_cflags) - len(user_cflags):] != user_cflags:
+    if (n and cflags[-n:] != extra_cflags) or extra_cflags[n - len(user_cflags):] != user_cflags:
         raise crl_cu_split.Refused("cflags do not end with extra_cflags")
     common = cflags[:len(cflags) - n]
     # The host part sees of torch what a whole build's .cu sees: load_inline's
@@ -285,15 +286,14 @@ def build(load_inline, kwargs, build_directory, user_cflags, pch_for, fake_dir):
     if os.path.exists(main_src):
         with open(main_src) as f:
             half = _python_half_attempt(ninja, f.read(), os.path.join(build_directory, "crl_main.cpp"),
-                                        main_out, (common, user_cflags), pch_for, user_cflags)
+                                        main_out, common, user_cflags, pch_for)
         main_attempts[:0] = [half] if half else []
     host_attempts = [(ninja.command("compile", [host_src], "crl_host.o",
                                     cflags=" ".join(shlex.quote(f) for f in host_cflags)),
                       parts.header, pch)]
     if parts.header == crl_cu_split.EXTENSION_H:
         half = _python_half_attempt(ninja, parts.host, os.path.join(build_directory, "crl_host_py.cpp"),
-                                    "crl_host.o", (common, host_extra + defines), pch_for,
-                                    host_extra + defines)
+                                    "crl_host.o", common, host_extra + defines, pch_for)
         host_attempts[:0] = [half] if half else []
     dev_cmd = ninja.command("cuda_compile", [dev_src], "crl_dev.cuda.o")
     errors = []

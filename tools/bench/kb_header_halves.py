@@ -124,12 +124,14 @@ def main():
             counts[key] += 1
             same = r.get("same_functions") and r.get("same_undefined")
             counts["same symbols"] += bool(same)
-            print("%-7s %-24s %-9s %s%s" % (
-                task, r["ext"][:24], key, "same functions and needs (data only in full %d, only in half %d)" % (
-                    r["data_only_full"], r["data_only_half"]) if same else
-                ("symbols differ: full %s half %s" % (r["only_full"], r["only_half"]) if key == "both" else ""),
-                " | " + (r.get("half_error") or r.get("full_error") or "") if key != "both" else ""),
-                flush=True)
+            if same:
+                said = "same functions and needs (data only in full %d, only in half %d)" % (
+                    r["data_only_full"], r["data_only_half"])
+            elif key == "both":
+                said = "symbols differ: full %s half %s" % (r["only_full"], r["only_half"])
+            else:
+                said = " | " + (r.get("half_error") or r.get("full_error") or "")
+            print("%-7s %-24s %-9s %s" % (task, r["ext"][:24], key, said), flush=True)
     print(json.dumps(counts))
     return 0
 
