@@ -1,4 +1,4 @@
-"""The KernelBench harness's build step without a compiler: load_inline
+"""The KernelBench harness's build step (crl_kb_extensions.py) without a compiler: load_inline
 calls that ask for what an earlier call of the same file asked for reuse
 its build (a model may build one kernel once per layer), and after a failed
 build no call builds again. torch's real load_inline is replaced by a fake
@@ -9,12 +9,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner", "python"))
-import crl_kb_harness as harness  # noqa: E402
+import crl_kb_extensions  # noqa: E402
 from checks import Checks  # noqa: E402
 
 
 def extensions(out_dir, fail=False):
-    exts = harness._Extensions("build", out_dir=out_dir)
+    exts = crl_kb_extensions.Extensions("build", out_dir=out_dir)
     builds = []
 
     def fake_load_inline(name, build_directory, **kwargs):
@@ -40,7 +40,7 @@ def main():
         expect("three calls, two builds (the repeat reuses the first)", len(builds) == 2)
         expect("the repeat returns the first call's module", a is b and c is not a)
         expect("every call has its manifest entry", [e["key"] for e in exts.built] ==
-               [harness._ext_key(i, "fused") for i in range(3)])
+               [crl_kb_extensions._ext_key(i, "fused") for i in range(3)])
         expect("the repeat's entry names the first build's .so",
                exts.built[1]["so"] == exts.built[0]["so"] and exts.built[2]["so"] != exts.built[0]["so"])
         expect("... with the same signature", exts.built[1]["signature"] == exts.built[0]["signature"])
