@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import crl_cu_split
 import crl_split_build
@@ -97,27 +98,21 @@ def build_pch(out_dir):
     os.makedirs(probe, exist_ok=True)
     real_cxx = os.environ.get("CXX", "c++")
     fake_dir = crl_split_build.fake_ninja_dir(probe)
-    waiting = []
+    jobs = []
     for header, key_flags, flags in _pch_jobs(cpp_ext, probe, fake_dir):
         path = os.path.join(out_dir, _pch_name(key_flags, header))
         with open(path, "w") as f:
             f.write("#include <%s>\n" % header)
-        waiting.append((path, [real_cxx] + flags + ["-x", "c++-header", path, "-o", path + ".tmp.gch"]))
+        jobs.append((path, [real_cxx] + flags + ["-x", "c++-header", path, "-o", path + ".tmp.gch"]))
+
+    def compile_one(job):
+        path, cmd = job
+        if subprocess.run(cmd).returncode != 0:
+            return False
+        os.rename(path + ".tmp.gch", path + ".gch")
+        return True
     start = _perf()
-    jobs, running, failed = len(waiting), [], 0
-    width = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    while waiting or running:
-        while waiting and len(running) < width:
-            path, cmd = waiting.pop(0)
-            running.append((path, subprocess.Popen(cmd)))
-        done = [(path, proc) for path, proc in running if proc.poll() is not None]
-        if not done:
-            time.sleep(0.05)
-        for path, proc in done:
-            running.remove((path, proc))
-            if proc.returncode == 0:
-                os.rename(path + ".tmp.gch", path + ".gch")
-            else:
-                failed += 1
-    print("pch: %d headers in %.1f s" % (jobs - failed, _perf() - start), file=sys.stderr)
-    return 1 if failed else 0
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
+        built = sum(pool.map(compile_one, jobs))
+    print("pch: %d headers in %.1f s" % (built, _perf() - start), file=sys.stderr)
+    return 0 if built == len(jobs) else 1

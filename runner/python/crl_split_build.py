@@ -212,21 +212,26 @@ def _run_first(attempts, cwd, times, key):
         return log
 
 
-def _python_half_attempt(ninja, text, path, out, common, flags, pch_for):
+def _compile_command(ninja, src, out, common, pch, flags):
+    """torch's compile rule for src: torch's `common` flags, the precompiled
+    header (if any), then `flags`, as load_inline orders its own."""
+    cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + flags
+    return ninja.command("compile", [src], out, cflags=" ".join(shlex.quote(f) for f in cflags))
+
+
+def python_half_attempt(ninja, text, path, out, common, flags, pch_for):
     """The (command, header, pch) that compiles text, written to path,
     against torch/python.h instead of torch/extension.h
-    (crl_cu_split.python_half), precompiled for `flags`, which follow the
-    -include as the candidate's flags follow torch's `common` ones; None when
-    the text asks for the C++ frontend or there is no such header."""
+    (crl_cu_split.python_half), precompiled for `flags`; None when the text
+    asks for the C++ frontend or there is no such header
+    (tools/bench/kb_header_halves.py compiles the same command)."""
     pch = pch_for(flags, crl_cu_split.PYTHON_H)
     half = crl_cu_split.python_half(text) if pch else None
     if half is None:
         return None
     with open(path, "w") as f:
         f.write(half)
-    cflags = common + ["-include", pch, "-Winvalid-pch"] + flags
-    return (ninja.command("compile", [path], out, cflags=" ".join(shlex.quote(f) for f in cflags)),
-            crl_cu_split.PYTHON_H, pch)
+    return _compile_command(ninja, path, out, common, pch, flags), crl_cu_split.PYTHON_H, pch
 
 
 def build(load_inline, kwargs, build_directory, user_cflags, pch_for, fake_dir):
@@ -269,7 +274,6 @@ def build(load_inline, kwargs, build_directory, user_cflags, pch_for, fake_dir):
     # (its pybind11 part costs every file that includes it seconds of g++).
     defines = cuda_defines(ninja.vars.get("cuda_cflags", ""))
     pch = pch_for(host_extra + defines, parts.header)
-    host_cflags = common + (["-include", pch, "-Winvalid-pch"] if pch else []) + host_extra + defines
     name = ninja.extension_name()
     if not name:
         raise crl_cu_split.Refused("no TORCH_EXTENSION_NAME in cflags")
@@ -285,15 +289,14 @@ def build(load_inline, kwargs, build_directory, user_cflags, pch_for, fake_dir):
                       pch_for(user_cflags, crl_cu_split.EXTENSION_H))]
     if os.path.exists(main_src):
         with open(main_src) as f:
-            half = _python_half_attempt(ninja, f.read(), os.path.join(build_directory, "crl_main.cpp"),
-                                        main_out, common, user_cflags, pch_for)
+            half = python_half_attempt(ninja, f.read(), os.path.join(build_directory, "crl_main.cpp"),
+                                       main_out, common, user_cflags, pch_for)
         main_attempts[:0] = [half] if half else []
-    host_attempts = [(ninja.command("compile", [host_src], "crl_host.o",
-                                    cflags=" ".join(shlex.quote(f) for f in host_cflags)),
+    host_attempts = [(_compile_command(ninja, host_src, "crl_host.o", common, pch, host_extra + defines),
                       parts.header, pch)]
     if parts.header == crl_cu_split.EXTENSION_H:
-        half = _python_half_attempt(ninja, parts.host, os.path.join(build_directory, "crl_host_py.cpp"),
-                                    "crl_host.o", common, host_extra + defines, pch_for)
+        half = python_half_attempt(ninja, parts.host, os.path.join(build_directory, "crl_host_py.cpp"),
+                                   "crl_host.o", common, host_extra + defines, pch_for)
         host_attempts[:0] = [half] if half else []
     dev_cmd = ninja.command("cuda_compile", [dev_src], "crl_dev.cuda.o")
     errors = []

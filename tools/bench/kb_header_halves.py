@@ -55,18 +55,15 @@ def compare(ext_dir, pch_dir):
         ninja = crl_split_build.Ninja(f.read())
     main_in = next(i for o, r, i in ninja.builds if r == "compile")
     # The build step's commands: load_inline's flags end with the candidate's,
-    # after the precompiled torch/extension.h's "-include P -Winvalid-pch";
-    # the half has torch/python.h's there.
+    # after the precompiled torch/extension.h's "-include P -Winvalid-pch".
     cflags = shlex.split(ninja.vars["cflags"])
     at = cflags.index("-Winvalid-pch")
-    user = cflags[at + 1:]
-    half = cflags[:at - 2] + ["-include", crl_pch.pch_for(pch_dir, user, crl_pch.PYTHON_H),
-                              "-Winvalid-pch"] + user
+    with open(main_in[0]) as f:
+        half, _, _ = crl_split_build.python_half_attempt(
+            ninja, f.read(), os.path.join(ext_dir, "crl_main.cpp"), "crl_cmp_half.o", cflags[:at - 2],
+            cflags[at + 1:], lambda flags, header: crl_pch.pch_for(pch_dir, flags, header))
     r = {"ext": os.path.basename(ext_dir)}
-    for name, src, flags in (("half", os.path.join(ext_dir, "crl_main.cpp"), half),
-                             ("full", main_in[0], cflags)):
-        cmd = ninja.command("compile", [src], "crl_cmp_%s.o" % name,
-                            cflags=" ".join(shlex.quote(f) for f in flags))
+    for name, cmd in (("half", half), ("full", ninja.command("compile", main_in, "crl_cmp_full.o"))):
         p = subprocess.run(cmd, shell=True, cwd=ext_dir, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, errors="replace")
         r[name] = p.returncode == 0
