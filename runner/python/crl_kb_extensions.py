@@ -132,11 +132,10 @@ class Extensions:
             # and the split build's probe and a whole build must agree.
             ext_dir = os.path.abspath(os.path.join(self.out_dir, "ext", key))
             os.makedirs(ext_dir, exist_ok=True)
-            cflags = list(extra_cflags or [])
+            user_cflags = list(extra_cflags or [])
             import crl_pch
-            pch = crl_pch.pch_for(self.pch_dir, cflags)
-            if pch:
-                cflags = ["-include", pch, "-Winvalid-pch"] + cflags
+            pch = crl_pch.pch_for(self.pch_dir, user_cflags)
+            cflags = (["-include", pch, "-Winvalid-pch"] if pch else []) + user_cflags
             start = _perf()
             kwargs = dict(name=name, cpp_sources=cpp_sources, cuda_sources=cuda_sources,
                           functions=functions, extra_cflags=cflags,
@@ -147,7 +146,7 @@ class Extensions:
             module, split = None, None
             try:
                 if cuda_sources and self.split_cuda:
-                    module, split = self._build_split(kwargs, ext_dir, list(extra_cflags or []))
+                    module, split = self._build_split(kwargs, ext_dir, user_cflags)
                 if module is None:
                     module = self.real_load_inline(build_directory=ext_dir, **kwargs)
             except BaseException:
