@@ -57,35 +57,21 @@ v1::RewardResult ComputeReward(const RewardInput& in, v1::RewardPreset preset,
   return r;
 }
 
-v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request,
-                               const RewardParams& params) {
+RewardParams ParamsFrom(const v1::RewardParams& m) {
+  RewardParams p;
+  if (m.has_clip()) p.clip_k = m.clip();
+  if (m.has_incorrect_reward()) p.incorrect_reward = m.incorrect_reward();
+  if (m.has_correctness_bonus()) p.correctness_bonus = m.correctness_bonus();
+  if (m.has_speedup_cap()) p.speedup_cap = m.speedup_cap();
+  return p;
+}
+
+v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request) {
   RewardInput in;
   in.verdict = request.verdict();
   in.speedup = request.speedup();
   for (int f : request.flags()) in.flags.push_back(static_cast<v1::Flag>(f));
-  return ComputeReward(in, request.preset(), params);
-}
-
-std::vector<double> NormalizeGroup(const std::vector<v1::RewardResult>& group, double clip_k) {
-  std::vector<double> out(group.size(), 0.0);
-  double sum = 0, sq = 0;
-  int n = 0;
-  for (const auto& r : group) {
-    if (r.status() != v1::REWARD_STATUS_OK) continue;
-    sum += r.reward();
-    sq += r.reward() * r.reward();
-    ++n;
-  }
-  if (n < 2) return out;
-  double mean = sum / n;
-  double var = std::max(0.0, sq / n - mean * mean);
-  double sd = std::sqrt(var);
-  if (sd < 1e-6) return out;
-  for (size_t i = 0; i < group.size(); ++i) {
-    if (group[i].status() != v1::REWARD_STATUS_OK) continue;
-    out[i] = std::clamp((group[i].reward() - mean) / sd, -clip_k, clip_k);
-  }
-  return out;
+  return ComputeReward(in, request.preset(), ParamsFrom(request.params()));
 }
 
 }  // namespace crl::reward

@@ -43,14 +43,12 @@ struct RewardInput {
 v1::RewardResult ComputeReward(const RewardInput& input, v1::RewardPreset preset,
                                const RewardParams& params = {});
 
-// The same for an API request (TimingService.ComputeReward).
-v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request,
-                               const RewardParams& params = {});
+// The parameters an API message gives (defaults where a field is absent).
+RewardParams ParamsFrom(const v1::RewardParams& message);
 
-// Group-normalized advantages (CUDA-L1 / GRPO style): for the members whose
-// status is OK, (r - mean) / std clipped to [-k, k]; std below 1e-6 gives 0.
-// Members without a reward get 0 and must be skipped by the trainer.
-std::vector<double> NormalizeGroup(const std::vector<v1::RewardResult>& group, double clip_k);
+// The same for an API request (TimingService.ComputeReward, a run's
+// scorer), with the request's parameters.
+v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request);
 
 }  // namespace crl::reward
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <initializer_list>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
@@ -150,7 +152,7 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
                        v1::RunSpec* spec) {
   static const std::vector<std::string> kKnown = {
       "name", "tasks", "backend", "policy", "stages", "rounds", "training", "group_size",
-      "exemplars", "sampling", "reward", "budget", "timing_budget_seconds", "seed",
+      "exemplars", "sampling", "reward", "budget", "timing_budget_seconds", "seed", "control",
       "max_infra_attempts", "template", "sft_examples"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
@@ -207,7 +209,34 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
       stage->set_rounds(rounds);
       for (const auto& kv : st[i]) {
         const std::string k = kv.first.as<std::string>("");
-        if (k != "kind" && k != "rounds") return FieldError(file, kv.first, absl::StrCat(f, ".", k), "unknown (kind, rounds)");
+        if (k != "kind" && k != "rounds" && k != "optimizer") {
+          return FieldError(file, kv.first, absl::StrCat(f, ".", k), "unknown (kind, rounds, optimizer)");
+        }
+      }
+      // optimizer: {lr, warmup_steps, total_steps, min_lr_ratio}: the stage's own trainer phase.
+      if (const YAML::Node o = st[i]["optimizer"]) {
+        const std::string of = f + ".optimizer";
+        if (!o.IsMap()) return FieldError(file, o, of, "a map {lr, warmup_steps, total_steps, min_lr_ratio}");
+        v1::OptimizerSchedule* sc = stage->mutable_optimizer();
+        double x = 0;
+        int k = 0;
+        for (const auto& kv : o) {
+          const std::string key = kv.first.as<std::string>("");
+          const std::string field = absl::StrCat(of, ".", key);
+          if (key == "lr") {
+            CRL_RETURN_IF_ERROR(Read(file, kv.second, field, &x));
+            sc->set_lr(x);
+          } else if (key == "min_lr_ratio") {
+            CRL_RETURN_IF_ERROR(Read(file, kv.second, field, &x));
+            sc->set_min_lr_ratio(x);
+          } else if (key == "warmup_steps" || key == "total_steps") {
+            CRL_RETURN_IF_ERROR(Read(file, kv.second, field, &k));
+            key == "warmup_steps" ? sc->set_warmup_steps(k) : sc->set_total_steps(k);
+          } else {
+            return FieldError(file, kv.first, field, "unknown (lr, warmup_steps, total_steps, min_lr_ratio)");
+          }
+        }
+        if (!(sc->lr() > 0)) return FieldError(file, o, of + ".lr", "required, positive");
       }
     }
   }
@@ -217,6 +246,7 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
     spec->set_rounds(n);
   }
   if (root["training"]) CRL_RETURN_IF_ERROR(Read(file, root["training"], "training", spec->mutable_training()));
+  if (root["control"]) CRL_RETURN_IF_ERROR(Read(file, root["control"], "control", spec->mutable_control()));
   if (root["group_size"]) {
     CRL_RETURN_IF_ERROR(Read(file, root["group_size"], "group_size", &n));
     spec->set_group_size(n);
@@ -263,8 +293,19 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
       spec->set_max_tokens(n);
     }
   }
-  if (root["reward"]) {
-    CRL_RETURN_IF_ERROR(Read(file, root["reward"], "reward", &s));
+  if (const YAML::Node rw = root["reward"]) {
+    // `reward: cuda-l1`, or `reward: {preset: cuda-l1, clip: 2, incorrect: -1, bonus: 0.3, cap: 10}`.
+    const bool map = rw.IsMap();
+    if (map) {
+      for (const auto& kv : rw) {
+        const std::string k = kv.first.as<std::string>("");
+        if (k != "preset" && k != "clip" && k != "incorrect" && k != "bonus" && k != "cap") {
+          return FieldError(file, kv.first, "reward." + k, "unknown (preset, clip, incorrect, bonus, cap)");
+        }
+      }
+    }
+    const YAML::Node preset = map ? rw["preset"] : rw;
+    CRL_RETURN_IF_ERROR(Read(file, preset, map ? "reward.preset" : "reward", &s));
     if (s == "cuda-l1") {
       spec->set_reward_preset(v1::REWARD_PRESET_CUDA_L1);
     } else if (s == "speedup-bonus") {
@@ -272,8 +313,20 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
     } else if (s == "tiered") {
       spec->set_reward_preset(v1::REWARD_PRESET_TIERED);
     } else {
-      return FieldError(file, root["reward"], "reward",
+      return FieldError(file, preset, map ? "reward.preset" : "reward",
                         absl::StrCat("'", s, "' is not cuda-l1, speedup-bonus or tiered"));
+    }
+    v1::RewardParams* params = spec->mutable_reward_params();
+    double x = 0;
+    for (const auto& [key, setter] :
+         std::initializer_list<std::pair<const char*, void (v1::RewardParams::*)(double)>>{
+             {"clip", &v1::RewardParams::set_clip},
+             {"incorrect", &v1::RewardParams::set_incorrect_reward},
+             {"bonus", &v1::RewardParams::set_correctness_bonus},
+             {"cap", &v1::RewardParams::set_speedup_cap}}) {
+      if (!map || !rw[key]) continue;
+      CRL_RETURN_IF_ERROR(Read(file, rw[key], absl::StrCat("reward.", key), &x));
+      (params->*setter)(x);
     }
   }
   if (const YAML::Node b = root["budget"]) {
@@ -328,6 +381,17 @@ absl::StatusOr<v1::RunSpec> LoadRunSpecFile(const std::string& path) {
   return ParseRunSpec(text, fs::current_path(ec).string(), path);
 }
 
+std::string SftAnswer(const v1::SftExample& e, const v1::Task& task, v1::Backend backend) {
+  const std::string fence = task.format() == v1::TASK_FORMAT_KERNELBENCH ? "python"
+                            : backend == v1::BACKEND_CUDA               ? "cuda"
+                                                                        : "cpp";
+  const std::string analysis = e.analysis().empty() ? "The reference leaves performance unused." : e.analysis();
+  std::string code = e.source();
+  if (!code.empty() && code.back() != '\n') code += '\n';
+  return absl::StrCat("### Performance analysis\n", analysis, "\n\n### Algorithm design\n", analysis,
+                      "\n\n### Code\n```", fence, "\n", code, "```\n");
+}
+
 std::vector<v1::Stage> EffectiveStages(const v1::RunSpec& spec) {
   if (spec.stages_size() > 0) return {spec.stages().begin(), spec.stages().end()};
   v1::Stage s;
@@ -360,15 +424,17 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   for (int i = 0; i < spec.stages_size(); ++i) {
     const v1::Stage& s = spec.stages(i);
     const std::string f = absl::StrCat("stages[", i, "]");
-    if (s.kind() != "sft" && s.kind() != "contrastive-rl" && s.kind() != "keep-successes" &&
-        s.kind() != "sample-only") {
-      return bad(f + ".kind",
-                 absl::StrCat("'", s.kind(), "' is not sft, contrastive-rl, keep-successes or sample-only"));
-    }
-    if (s.kind() == "sft" && spec.sft_examples_size() == 0) {
-      return bad(f + ".kind", "'sft' needs sft_examples (shipped, or a JSON-lines file of {task, source, analysis})");
-    }
+    // Which kinds exist, and what each needs of the spec, is the
+    // orchestrator's to say (its stage registry checks them on submit).
+    if (s.kind().empty()) return bad(f + ".kind", "required");
     if (s.rounds() < 1 || s.rounds() > 100000) return bad(f + ".rounds", "1 to 100000");
+    const v1::OptimizerSchedule& o = s.optimizer();
+    if (o.lr() < 0 || o.warmup_steps() < 0 || o.total_steps() < 0) {
+      return bad(f + ".optimizer", "lr, warmup_steps and total_steps must not be negative");
+    }
+    if (o.has_min_lr_ratio() && (o.min_lr_ratio() < 0 || o.min_lr_ratio() > 1)) {
+      return bad(f + ".optimizer.min_lr_ratio", "0 to 1");
+    }
   }
   for (int i = 0; i < spec.sft_examples_size(); ++i) {
     const v1::SftExample& e = spec.sft_examples(i);
@@ -383,6 +449,13 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   if (spec.budget_seconds() < 0) return bad("budget.seconds", "must not be negative");
   if (spec.max_candidates() < 0) return bad("budget.candidates", "must not be negative");
   if (spec.timing_budget_seconds() < 0) return bad("timing_budget_seconds", "must not be negative");
+  if (!spec.control().empty() && spec.control() != "permuted-rewards") {
+    return bad("control", absl::StrCat("'", spec.control(), "' is not permuted-rewards"));
+  }
+  if (spec.reward_params().has_clip() && !(spec.reward_params().clip() > 0)) return bad("reward.clip", "must be positive");
+  if (spec.reward_params().has_speedup_cap() && !(spec.reward_params().speedup_cap() > 0)) {
+    return bad("reward.cap", "must be positive");
+  }
   if (spec.max_infra_attempts() < 0 || spec.max_infra_attempts() > 20) return bad("max_infra_attempts", "0 to 20");
   if (spec.selection().num_exemplars() < 0 || spec.selection().num_exemplars() > 16) {
     return bad("exemplars.count", "0 to 16");

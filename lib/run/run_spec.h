@@ -1,13 +1,14 @@
 // RunSpec: what a researcher submits. The CLI reads it from a YAML or JSON
 // file (examples/quick-native.yaml); gRPC clients send the proto. Both go
-// through ValidateRunSpec, whose errors name the field ("stages[1].kind:
-// 'grpo' is not contrastive-rl, keep-successes or sample-only").
+// through ValidateRunSpec, whose errors name the field ("stages[1].rounds:
+// 1 to 100000"). Stage kinds are checked by the orchestrator's stage
+// registry when the run is submitted.
 //
 //   name: quick-native
 //   tasks: [tasks/native/row_sum, tasks/kernelbench/level1]   # dirs, .py files, KB folders
 //   backend: host
 //   policy: embedded               # the sampler's model name
-//   stages: [{kind: keep-successes, rounds: 1}, {kind: contrastive-rl, rounds: 2}]
+//   stages: [{kind: grpo, rounds: 1}, {kind: contrastive-rl, rounds: 2}]
 //   group_size: 4
 //   exemplars: {strategy: buckets, count: 2, buckets: 4, temperature: 1.0}
 //   sampling: {temperature: 1.0, max_tokens: 512}
@@ -38,6 +39,11 @@ absl::StatusOr<v1::RunSpec> LoadRunSpecFile(const std::string& path);
 
 // Checks a spec however it arrived; INVALID_ARGUMENT names the field.
 absl::Status ValidateRunSpec(const v1::RunSpec& spec);
+
+// An sft example as the answer a model is asked for (prompts/*.tmpl: three
+// sections, the code in one fenced block of the task's language): what an
+// sft stage trains on, and what a sampling token cap must leave room for.
+std::string SftAnswer(const v1::SftExample& example, const v1::Task& task, v1::Backend backend);
 
 // The stages a run goes through: spec.stages, or the single stage of v1's
 // first form (rounds + training).

@@ -136,6 +136,7 @@ void Orchestrator::Notify(const v1::RunEvent& event) {
 
 absl::StatusOr<v1::Run> Orchestrator::Submit(const v1::SubmitRunRequest& request) {
   CRL_RETURN_IF_ERROR(run::ValidateRunSpec(request.spec()));
+  CRL_RETURN_IF_ERROR(ValidateStages(request.spec()));
   if (stopping_.load()) return absl::UnavailableError("crl-orchestrator is shutting down");
   v1::Run run;
   const absl::Time now = clock_->Now();

@@ -1,8 +1,8 @@
-// One run's rounds: per stage, per round, per task a group — prompt (with
-// exemplars from the run's own verified variants) → sample G → parse
-// (rejects recorded, never sent to a worker) → evaluate on the worker pool
-// → time on the timing service → reward → the trainer (a GRPO group, or the
-// verified completions as examples for keep-successes).
+// One run's rounds: per stage, per round, per task a group, made by the
+// stage (stages/stage.h: prompted and sampled, or given examples) → each
+// completion scored (scorer.h: parse, evaluate, time, reward) → what the
+// stage sends to the trainer → at the end of a training round, the trainer
+// flushed and the sampler caught up.
 //
 // Crash safety: a group's prompt and completions are stored before any is
 // scored, and each completion's score is stored as it lands, under keys
@@ -18,6 +18,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -25,6 +26,7 @@
 #include "common/context.h"
 #include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/scorer.h"
+#include "services/orchestrator/stages/stage.h"
 #include "services/orchestrator/store.h"
 #include "services/orchestrator/worker_pool.h"
 #include "services/prompt/prompt_client.h"
@@ -73,26 +75,23 @@ class RunExecutor {
                                   const std::atomic<bool>& stopping);
 
  private:
-  struct GroupKey {
-    int stage_index;
-    std::string stage;
-    int round;
-    const v1::Task* task;
-    std::string id;
-    // The group whose variants are scored and trained on: `id`, except for
-    // an sft stage's later rounds (its round 0).
-    std::string scored_group;
+  // How a round's groups ended: all done, one failed (the first), or the
+  // run's budget ran out.
+  struct RoundEnd {
+    std::string failed_group;
+    absl::Status failure;
+    std::string budget_end;
   };
-  absl::Status RunGroup(const GroupKey& key, const RequestContext& context);
-  absl::Status RunGroupBody(const GroupKey& key, const RequestContext& context);
-  absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const RequestContext& context);
-  // The task's scored variants of this run, as crl-prompt's exemplar pool.
-  absl::Status AddExemplarPool(const std::string& run_id, const v1::Task& task, v1::BuildPromptRequest* request);
-  // An sft stage's round 0: the spec's examples for the task as variants
-  // to verify, under the prompt they answer.
-  absl::StatusOr<v1::StoredGroup> StoreSftGroup(const GroupKey& key, const v1::Run& run,
-                                                const v1::BuildPromptResponse& prompt);
-  absl::Status SubmitToTrainer(const GroupKey& key, v1::StoredGroup group, const RequestContext& context);
+  RoundEnd RunRound(const StageInterface& stage, const std::vector<GroupKey>& keys, const RequestContext& context);
+  absl::Status RunGroup(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
+  absl::Status RunGroupBody(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
+  // The end of a training round: the trainer trains on whatever is queued,
+  // so the next round samples from a policy that saw this one, and the run
+  // waits (a while) for the sampler to serve that version. Only a store
+  // failure is an error.
+  absl::Status SyncPolicy(const RequestContext& context);
+  // What a stage may use for one group of this run.
+  StageEnv Env(const RequestContext& context);
   // Retries `call` while it fails with UNAVAILABLE / DEADLINE_EXCEEDED /
   // RESOURCE_EXHAUSTED (the service is down or busy), recording one event.
   absl::Status Patiently(const std::string& what, const RequestContext& context,
@@ -109,6 +108,10 @@ class RunExecutor {
   EventSink sink_;
   CandidateScorer scorer_;
   OnWaiting waiting_;  // records a "waiting" event
+  // The run's id and spec, set once when Execute starts (a spec does not
+  // change after submit): group keys and stage calls read them unlocked.
+  v1::RunSpec spec_;
+  std::string run_id_;
   absl::Mutex mu_;
   v1::Run run_ ABSL_GUARDED_BY(mu_);
 };
@@ -116,6 +119,8 @@ class RunExecutor {
 // Adds one scored candidate to a run's counters (candidates, rejects,
 // infrastructure failures, verified, rewards, best trusted speedup, faster).
 void CountScored(const v1::Variant& variant, v1::Run* run);
+// The run's counters again from its stored variants (each scored one once).
+void RecountScored(const std::vector<v1::Variant>& stored, v1::Run* run);
 
 
 }  // namespace crl::orchestrator

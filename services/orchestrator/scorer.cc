@@ -79,6 +79,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   v1::ComputeRewardRequest rr;
   rr.set_preset(spec.reward_preset() != v1::REWARD_PRESET_UNSPECIFIED ? spec.reward_preset()
                                                                       : v1::REWARD_PRESET_CUDA_L1);
+  *rr.mutable_params() = spec.reward_params();
   if (parsed.error() != v1::PARSE_ERROR_UNSPECIFIED) {
     v.set_parse_error(parsed.error());
     v.set_parse_detail(parsed.error_detail());

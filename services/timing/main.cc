@@ -39,8 +39,7 @@ int main(int argc, char** argv) {
     if (options.calibrate_host) {
       oracle->SetHostCeiling({crl::timing::MeasureHostCopyBandwidth(), 0});
     }
-    service = std::make_unique<crl::TimingServiceImpl>(oracle.get(), options.rewards,
-                                                       setup.call_env());
+    service = std::make_unique<crl::TimingServiceImpl>(oracle.get(), setup.call_env());
     setup.AddService(service.get());
     return absl::OkStatus();
   });

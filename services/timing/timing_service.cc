@@ -25,7 +25,7 @@ grpc::ServerUnaryReactor* TimingServiceImpl::ComputeReward(
     crl::v1::RewardResult* response) {
   CallEnv inline_env{env_.auth, nullptr};  // pure and cheap
   return ServeUnary(context, inline_env, [this, request, response](const RequestContext&) {
-    *response = reward::ComputeReward(*request, reward_params_);
+    *response = reward::ComputeReward(*request);
     return grpc::Status::OK;
   });
 }

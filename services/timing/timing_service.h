@@ -13,8 +13,7 @@ namespace crl {
 // Thread-safe; holds no per-call state.
 class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
  public:
-  TimingServiceImpl(timing::TimingOracle* oracle, reward::RewardParams reward_params, CallEnv env)
-      : oracle_(oracle), reward_params_(reward_params), env_(env) {}
+  TimingServiceImpl(timing::TimingOracle* oracle, CallEnv env) : oracle_(oracle), env_(env) {}
 
   grpc::ServerUnaryReactor* Time(grpc::CallbackServerContext* context,
                                  const crl::v1::TimeRequest* request,
@@ -28,7 +27,6 @@ class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
 
  private:
   timing::TimingOracle* oracle_;
-  reward::RewardParams reward_params_;
   CallEnv env_;
 };
 

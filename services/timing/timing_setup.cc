@@ -28,7 +28,6 @@ void BindTimingOptions(OptionSet* set, TimingOptions* o) {
   set->Add("jump_speedup", &o->oracle.jump_speedup, "speedups above this are re-measured");
   set->Add("calibrate_host", &o->calibrate_host,
            "measure this machine's copy bandwidth as the host backend's ceiling");
-  set->Add("reward_clip", &o->rewards.clip_k, "CUDA-L1 preset: clip rewards to [-k, k]");
 }
 
 }  // namespace crl::timing

@@ -9,14 +9,12 @@
 
 #include "common/client.h"
 #include "common/options.h"
-#include "lib/reward/rewards.h"
 #include "services/timing/oracle.h"
 
 namespace crl::timing {
 
 struct TimingOptions {
   OracleOptions oracle;
-  reward::RewardParams rewards;
   // The crl-workers whose lanes are measured (HOST:PORT list; an entry
   // dns:///NAME:PORT is every address NAME resolves to), and how to reach
   // them. `worker` is the older single-address flag (used when `workers` is
@@ -31,7 +29,8 @@ struct TimingOptions {
 };
 
 // Binds --worker, --worker_auth_token_file, --worker_tls*, the oracle's
-// stopping rule and trust thresholds, and --reward_clip.
+// stopping rule and trust thresholds. (A reward's parameters come with each
+// request: a run's from its spec.)
 void BindTimingOptions(OptionSet* set, TimingOptions* options);
 
 }  // namespace crl::timing

@@ -54,14 +54,24 @@ TEST_CASE("speedup-bonus and tiered presets", "[rewards]") {
   CHECK(R(v1::VERDICT_OK, 3, v1::REWARD_PRESET_TIERED).reward() == Approx(1.0));
 }
 
-TEST_CASE("group normalization skips members without a reward", "[rewards]") {
-  std::vector<v1::RewardResult> g = {R(v1::VERDICT_OK, 2, v1::REWARD_PRESET_CUDA_L1),
-                                     R(v1::VERDICT_OK, 1, v1::REWARD_PRESET_CUDA_L1),
-                                     R(v1::VERDICT_INFRA_ERROR, 0, v1::REWARD_PRESET_CUDA_L1)};
-  auto adv = NormalizeGroup(g, 3);
-  CHECK(adv[0] == Approx(1.0));
-  CHECK(adv[1] == Approx(-1.0));
-  CHECK(adv[2] == 0);
+TEST_CASE("an API request's parameters are the reward's; absent ones take the defaults", "[rewards]") {
+  v1::ComputeRewardRequest r;
+  r.set_verdict(v1::VERDICT_OK);
+  r.set_speedup(9);
+  r.set_preset(v1::REWARD_PRESET_CUDA_L1);
+  CHECK(ComputeReward(r).reward() == Approx(3));  // the default clip
+  r.mutable_params()->set_clip(1.5);
+  CHECK(ComputeReward(r).reward() == Approx(1.5));
+  r.set_verdict(v1::VERDICT_WRONG_ANSWER);
+  CHECK(ComputeReward(r).reward() == Approx(-1));
+  r.mutable_params()->set_incorrect_reward(0);  // zero is a value, not "absent"
+  CHECK(ComputeReward(r).reward() == 0);
+  r.set_preset(v1::REWARD_PRESET_SPEEDUP_BONUS);
+  r.set_verdict(v1::VERDICT_OK);
+  r.set_speedup(100);
+  r.mutable_params()->set_speedup_cap(4);
+  r.mutable_params()->set_correctness_bonus(1);
+  CHECK(ComputeReward(r).reward() == Approx(5));
 }
 
 }  // namespace
