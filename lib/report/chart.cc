@@ -70,10 +70,12 @@ absl::Status WritePng(const Chart& c, const std::string& path) {
     }
   } else {
     for (const auto& s : c.series) {
-      for (double v : s.values) {
-        if (std::isfinite(v)) {
-          hi = std::max(hi, v);
-          lo = std::min(lo, v);
+      for (const auto* values : {&s.values, &s.low, &s.high}) {
+        for (double v : *values) {
+          if (std::isfinite(v)) {
+            hi = std::max(hi, v);
+            lo = std::min(lo, v);
+          }
         }
       }
     }
@@ -121,6 +123,27 @@ absl::Status WritePng(const Chart& c, const std::string& path) {
 
   // Data.
   if (c.kind == Chart::Kind::kLines) {
+    // Bands first, under every line: one translucent polygon per unbroken run.
+    for (const auto& s : c.series) {
+      const size_t m = std::min({s.low.size(), s.high.size(), n});
+      for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j < m && std::isfinite(s.low[j]) && std::isfinite(s.high[j])) ++j;
+        if (j == i + 1) {  // a lone point: a short bar
+          SetColor(cr, s.rgb, 0.18);
+          cairo_rectangle(cr, X(i) - 6, Y(s.high[i]), 12, Y(s.low[i]) - Y(s.high[i]));
+          cairo_fill(cr);
+        } else if (j > i) {
+          SetColor(cr, s.rgb, 0.18);
+          cairo_move_to(cr, X(i), Y(s.high[i]));
+          for (size_t k = i + 1; k < j; ++k) cairo_line_to(cr, X(k), Y(s.high[k]));
+          for (size_t k = j; k-- > i;) cairo_line_to(cr, X(k), Y(s.low[k]));
+          cairo_close_path(cr);
+          cairo_fill(cr);
+        }
+        i = j + 1;
+      }
+    }
     for (const auto& s : c.series) {
       SetColor(cr, s.rgb);
       cairo_set_line_width(cr, 2.5);

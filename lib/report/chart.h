@@ -27,6 +27,9 @@ struct Series {
   int group = 0;
   // Lines: drawn dashed.
   bool dashed = false;
+  // Lines: a shaded band from low[i] to high[i] (a confidence interval);
+  // empty: none. NaN entries leave a gap.
+  std::vector<double> low, high;
 };
 
 struct Chart {

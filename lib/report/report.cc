@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "lib/kernelbench/results.h"
 #include "lib/report/chart.h"
+#include "lib/report/learning.h"
 #include "lib/stats/stats.h"
 
 namespace crl::report {
@@ -94,6 +95,27 @@ Chart SharesChart(const Sides& s, const std::vector<std::string>& labels) {
     c.series.push_back({"faster (untrained)", PerRound(*s.untrained, labels, &RoundStats::faster_share), kUntrained,
                         0, true});
   }
+  return c;
+}
+
+// F per sampled round with its 95% Wilson interval, both sides.
+Chart FChart(const SeedComparison& pair, bool has_twin) {
+  Chart c;
+  c.title = "F: share verified and trusted faster than the reference, per round (95% CI)";
+  c.percent = true;
+  c.y_max = 1;
+  Series trained{"trained", {}, kTrained}, twin{"untrained (same start, training off)", {}, kUntrained};
+  for (const RoundPair& r : pair.rounds) {
+    c.x_labels.push_back(r.coupled > 0 && r.identical == r.coupled ? r.label + " (A/A)" : r.label);
+    for (auto [series, side] : {std::pair<Series*, const SideRound*>{&trained, &r.trained}, {&twin, &r.twin}}) {
+      const bool any = side->samples > 0;
+      series->values.push_back(any ? side->F() : kNone);
+      series->low.push_back(any ? side->F_low() : kNone);
+      series->high.push_back(any ? side->F_high() : kNone);
+    }
+  }
+  c.series.push_back(std::move(trained));
+  if (has_twin) c.series.push_back(std::move(twin));
   return c;
 }
 
@@ -251,7 +273,7 @@ std::string SpecText(const v1::Run& run) {
 }  // namespace
 
 const std::vector<std::string>& PlotFiles() {
-  static const std::vector<std::string> kFiles = {"reward_per_round.png", "shares_per_round.png",
+  static const std::vector<std::string> kFiles = {"f_per_round.png", "reward_per_round.png", "shares_per_round.png",
                                                   "verdicts_per_round.png", "speedups.png",
                                                   "best_per_task.png", "fast_p.png"};
   return kFiles;
@@ -267,7 +289,13 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const ReportInput& in, cons
   const Sides sides{trained, in.has_twin ? &twin : nullptr};
   const std::vector<std::string> labels = RoundLabels(trained, sides.untrained);
 
-  const std::vector<Chart> charts = {RewardChart(sides, labels), SharesChart(sides, labels),
+  SeedRuns pair;
+  pair.seed = in.run.spec().seed();
+  pair.trained = in.variants;
+  if (in.has_twin) pair.twin = in.twin_variants;
+  const LearningSummary learning = CompareSeeds({pair}, {}, {});
+  const SeedComparison& compared = learning.seeds.front();
+  const std::vector<Chart> charts = {FChart(compared, in.has_twin), RewardChart(sides, labels), SharesChart(sides, labels),
                                      VerdictChart(sides, labels), SpeedupChart(sides),
                                      BestPerTaskChart(sides), FastPChart(sides)};
   std::vector<std::string> written;
@@ -280,7 +308,11 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const ReportInput& in, cons
     absl::StrAppend(&images, "<figure><img alt=\"", Html(charts[i].title), "\" src=\"data:image/png;base64,",
                     absl::Base64Escape(png), "\"></figure>\n");
   }
-  const std::string text = SummaryText(trained, sides.untrained);
+  std::string text = SummaryText(trained, sides.untrained);
+  if (in.has_twin) {
+    absl::StrAppend(&text, "\n", LearningText(learning, "Trained against untrained, this seed (the CI resamples tasks; "
+                                                           "crl quickstart --seeds N resamples seeds too):"));
+  }
   const std::string json = SummaryJson(trained, sides.untrained).dump(2) + "\n";
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>crl run ", Html(in.run.run_id()),

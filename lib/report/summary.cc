@@ -18,16 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-// "s1/r0/row_sum/3" -> stage index 1, round 0 (the executor's keys).
-bool StageRound(const std::string& key, int* stage_index, int* round) {
-  std::vector<std::string> parts = absl::StrSplit(key, '/');
-  if (parts.size() < 2 || parts[0].size() < 2 || parts[1].size() < 2 || parts[0][0] != 's' ||
-      parts[1][0] != 'r') {
-    return false;
-  }
-  return absl::SimpleAtoi(parts[0].substr(1), stage_index) && absl::SimpleAtoi(parts[1].substr(1), round);
-}
-
 bool Trusted(const v1::Variant& v) {
   return v.verdict() == v1::VERDICT_OK && v.reward().status() == v1::REWARD_STATUS_OK;
 }
@@ -76,6 +66,15 @@ const RoundStats* FindRound(const RunSummary* s, const std::string& label) {
 }
 
 }  // namespace
+
+bool KeyStageRound(const std::string& key, int* stage_index, int* round) {
+  std::vector<std::string> parts = absl::StrSplit(key, '/');
+  if (parts.size() < 2 || parts[0].size() < 2 || parts[1].size() < 2 || parts[0][0] != 's' ||
+      parts[1][0] != 'r') {
+    return false;
+  }
+  return absl::SimpleAtoi(parts[0].substr(1), stage_index) && absl::SimpleAtoi(parts[1].substr(1), round);
+}
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
@@ -131,7 +130,7 @@ RunSummary Summarize(const v1::Run& run, const std::vector<v1::Variant>& variant
   for (const v1::Variant& v : variants) {
     if (!v.scored()) continue;
     int si = 0, r = v.round();
-    if (!StageRound(v.key(), &si, &r)) si = 0;
+    if (!KeyStageRound(v.key(), &si, &r)) si = 0;
     RoundStats& rs = rounds[{si, r}];
     rs.stage = v.stage();
     rs.stage_index = si;

@@ -32,6 +32,10 @@ const char* OutcomeName(Outcome o);  // "rejected", "compile error", ...
 const char* OutcomeLabel(Outcome o);
 Outcome OutcomeOf(const v1::Variant& v);
 
+// The stage index and round of an executor key ("s1/r0/row_sum/3" -> 1, 0);
+// false for a key of another shape.
+bool KeyStageRound(const std::string& key, int* stage_index, int* round);
+
 struct RoundStats {
   std::string label;  // "keep-successes 1", "contrastive-rl 2"
   std::string stage;

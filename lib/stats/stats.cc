@@ -147,4 +147,49 @@ bool ShouldStop(const StoppingRule& rule, const std::vector<double>& ref,
          rule.target_rel_ci;
 }
 
+Interval WilsonInterval(int successes, int n) {
+  if (n <= 0) return {};
+  const double z = 1.959963984540054, p = static_cast<double>(successes) / n;
+  const double denom = 1 + z * z / n;
+  const double centre = (p + z * z / (2.0 * n)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+double SignTestP(int plus, int minus) {
+  const int n = plus + minus;
+  if (n <= 0) return 1;
+  const int k = std::min(plus, minus);
+  // P(X <= k) for X ~ Binomial(n, 1/2), summed in log space.
+  double tail = 0;
+  for (int i = 0; i <= k; ++i) {
+    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
+  }
+  return std::min(1.0, 2 * tail);
+}
+
+Interval HierarchicalBootstrap(const std::vector<std::vector<double>>& groups, int resamples, uint64_t seed) {
+  std::vector<const std::vector<double>*> g;
+  for (const auto& v : groups) {
+    if (!v.empty()) g.push_back(&v);
+  }
+  if (g.empty()) return {};
+  resamples = std::max(resamples, 100);
+  std::vector<double> estimates;
+  estimates.reserve(resamples);
+  uint64_t state = seed;
+  for (int k = 0; k < resamples; ++k) {
+    double sum = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const std::vector<double>& pick = *g[Next(&state) % g.size()];
+      double inner = 0;
+      for (size_t j = 0; j < pick.size(); ++j) inner += pick[Next(&state) % pick.size()];
+      sum += inner / pick.size();
+    }
+    estimates.push_back(sum / g.size());
+  }
+  std::sort(estimates.begin(), estimates.end());
+  return {Percentile(&estimates, 0.025), Percentile(&estimates, 0.975)};
+}
+
 }  // namespace crl::stats

@@ -74,6 +74,24 @@ struct StoppingRule {
 bool ShouldStop(const StoppingRule& rule, const std::vector<double>& ref,
                 const std::vector<double>& candidate, uint64_t seed);
 
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+
+// The 95% Wilson score interval of a share successes / n ({0, 0} when n is 0).
+Interval WilsonInterval(int successes, int n);
+
+// Two-sided exact sign test: the probability, under "either side as likely",
+// of a split at least as uneven as plus : minus (ties left out). 1 when
+// there is nothing to test.
+double SignTestP(int plus, int minus);
+
+// A 95% percentile-bootstrap interval for the mean of group means, resampling
+// the groups, then the values within each picked group (a two-level design:
+// seeds, then tasks). Empty groups are left out; deterministic for `seed`.
+Interval HierarchicalBootstrap(const std::vector<std::vector<double>>& groups, int resamples, uint64_t seed);
+
 }  // namespace crl::stats
 
 #endif  // CRL_LIB_STATS_STATS_H_

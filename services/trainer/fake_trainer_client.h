@@ -67,6 +67,14 @@ class FakeTrainerClient final : public TrainerClientInterface {
     *r.mutable_version() = Version();
     return r;
   }
+  // Records the request; a restored snapshot makes a new version.
+  absl::StatusOr<v1::PolicyVersion> BeginPhase(const v1::BeginPhaseRequest& request, const RequestContext&) override {
+    absl::MutexLock lock(&mu_);
+    if (!fail_next_.ok()) return Take();
+    phases_.push_back(request);
+    if (!request.restore_snapshot().empty()) ++step_;
+    return Version();
+  }
   absl::Status WatchPolicyVersions(
       const RequestContext& context,
       const std::function<void(const v1::PolicyVersion&)>& on_version) override {
@@ -96,6 +104,10 @@ class FakeTrainerClient final : public TrainerClientInterface {
     absl::MutexLock lock(&mu_);
     return examples_;
   }
+  std::vector<v1::BeginPhaseRequest> phases() const {
+    absl::MutexLock lock(&mu_);
+    return phases_;
+  }
 
  private:
   void Step() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -119,6 +131,7 @@ class FakeTrainerClient final : public TrainerClientInterface {
   mutable absl::Mutex mu_;
   std::vector<v1::SubmitGroupRequest> groups_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::Example> examples_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::BeginPhaseRequest> phases_ ABSL_GUARDED_BY(mu_);
   int pending_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status fail_next_ ABSL_GUARDED_BY(mu_);

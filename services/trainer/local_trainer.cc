@@ -30,6 +30,10 @@ class LocalTrainerClient final : public TrainerClientInterface {
   absl::StatusOr<v1::FlushResponse> Flush(const RequestContext& context) override {
     return parts_->loop->Flush(context);
   }
+  absl::StatusOr<v1::PolicyVersion> BeginPhase(const v1::BeginPhaseRequest& request,
+                                               const RequestContext& context) override {
+    return parts_->loop->BeginPhase(request, context);
+  }
   absl::Status WatchPolicyVersions(
       const RequestContext& context,
       const std::function<void(const v1::PolicyVersion&)>& on_version) override {

@@ -37,6 +37,41 @@ std::vector<TrainSequence> SequencesFromJson(const json& j) {
   return out;
 }
 
+namespace {
+
+json PhaseToJson(const PhaseChange& c) {
+  return {{"id", c.id},
+          {"lr", c.optimizer.lr},
+          {"warmup_steps", c.optimizer.warmup_steps},
+          {"total_steps", c.optimizer.total_steps},
+          {"min_lr_ratio", c.optimizer.min_lr_ratio},
+          {"save_snapshot", c.save_snapshot},
+          {"restore_snapshot", c.restore_snapshot}};
+}
+
+// The trainer's options with the phase's schedule (betas, decay, clip stay).
+PhaseChange PhaseFromJson(const json& j, const OptimizerOptions& base) {
+  PhaseChange c;
+  c.id = j.value("id", "");
+  c.optimizer = base;
+  c.optimizer.lr = j.value("lr", base.lr);
+  c.optimizer.warmup_steps = j.value("warmup_steps", base.warmup_steps);
+  c.optimizer.total_steps = j.value("total_steps", base.total_steps);
+  c.optimizer.min_lr_ratio = j.value("min_lr_ratio", base.min_lr_ratio);
+  c.save_snapshot = j.value("save_snapshot", "");
+  c.restore_snapshot = j.value("restore_snapshot", "");
+  return c;
+}
+
+absl::Status Apply(Trainer* trainer, const PhaseChange& c) {
+  if (!c.save_snapshot.empty()) CRL_RETURN_IF_ERROR(trainer->SaveSnapshot(c.save_snapshot));
+  if (!c.restore_snapshot.empty()) CRL_RETURN_IF_ERROR(trainer->RestoreSnapshot(c.restore_snapshot));
+  trainer->BeginPhase(c.id, c.optimizer);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 StepRunner::StepRunner(Trainer* trainer, DistributedInterface* dist)
     : trainer_(trainer), dist_(dist ? dist : &single_) {}
 
@@ -64,6 +99,11 @@ absl::StatusOr<PublishedPolicy> StepRunner::Publish() {
   return trainer_->Publish();
 }
 
+absl::Status StepRunner::BeginPhase(const PhaseChange& change) {
+  CRL_RETURN_IF_ERROR(Send({{"op", "phase"}, {"phase", PhaseToJson(change)}}));
+  return Apply(trainer_, change);
+}
+
 absl::Status StepRunner::Stop() { return Send({{"op", "stop"}}); }
 
 absl::Status StepRunner::Follow() {
@@ -84,6 +124,9 @@ absl::Status StepRunner::Follow() {
       CRL_RETURN_IF_ERROR(trainer_->SaveCheckpoint(op.value("extra", json::object())));
     } else if (name == "publish") {
       CRL_RETURN_IF_ERROR(trainer_->Publish().status());
+    } else if (name == "phase") {
+      CRL_RETURN_IF_ERROR(Apply(trainer_, PhaseFromJson(op.value("phase", json::object()),
+                                                        trainer_->options().optimizer)));
     } else {
       return absl::DataLossError(absl::StrCat("follower: unknown operation '", name, "'"));
     }

@@ -7,12 +7,22 @@
 #define CRL_SERVICES_TRAINER_STEP_RUNNER_H_
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "services/trainer/trainer.h"
 
 namespace crl::trainer {
+
+// A phase change (TrainerService.BeginPhase), applied in this order: save
+// a snapshot of the weights, restore one, begin the phase.
+struct PhaseChange {
+  std::string id;
+  OptimizerOptions optimizer;
+  std::string save_snapshot;
+  std::string restore_snapshot;
+};
 
 // Not thread-safe: one thread drives it (rank 0's training thread).
 class StepRunner {
@@ -24,6 +34,7 @@ class StepRunner {
   absl::StatusOr<StepStats> Train(const std::vector<TrainSequence>& batch, Objective objective);
   absl::Status Checkpoint(const nlohmann::json& extra);
   absl::StatusOr<PublishedPolicy> Publish();
+  absl::Status BeginPhase(const PhaseChange& change);
   // Ends the other ranks' Follow().
   absl::Status Stop();
 

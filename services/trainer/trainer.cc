@@ -40,6 +40,29 @@ at::Generator DefaultGenerator(torch::Device device) {
 std::string CheckpointsDir(const std::string& out) { return (fs::path(out) / "checkpoints").string(); }
 std::string PolicyDir(const std::string& out) { return (fs::path(out) / "policy").string(); }
 
+absl::Status CheckSnapshotName(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+          std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot: '", name, "' is not a name of letters, digits, '.', '_' and '-'"));
+  }
+  return absl::OkStatus();
+}
+
+// Copies tensor `name` of `file` into `into`, which must have its shape.
+absl::Status LoadTensor(const policy::SafetensorsFile& file, const std::string& name, torch::Tensor& into) {
+  const policy::TensorView* v = file.Find(name);
+  if (!v) return absl::FailedPreconditionError(absl::StrCat(file.path(), ": no tensor '", name, "'"));
+  CRL_ASSIGN_OR_RETURN(torch::Tensor t, policy::ToTorch(*v, name));
+  if (t.sizes() != into.sizes()) {
+    return absl::FailedPreconditionError(absl::StrCat(file.path(), ": '", name, "' has shape ", c10::str(t.sizes()),
+                                                      ", the model's is ", c10::str(into.sizes())));
+  }
+  into.copy_(t);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 double LearningRate(const OptimizerOptions& o, int64_t step) {
@@ -57,7 +80,9 @@ const char* ObjectiveName(Objective o) {
 }
 
 Trainer::Trainer(TrainerOptions options, ClockInterface* clock, DistributedInterface* dist)
-    : options_(std::move(options)), clock_(clock), dist_(dist ? dist : &single_) {}
+    : options_(std::move(options)), clock_(clock), dist_(dist ? dist : &single_) {
+  phase_.optimizer = options_.optimizer;
+}
 
 Trainer::~Trainer() = default;
 
@@ -327,9 +352,10 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
   for (int u = 0; u < updates; ++u) {
     CRL_ASSIGN_OR_RETURN(PassTotals pass, Pass(mbs, objective));
     ClipGradients(pass.grad_norm);
-    const double this_lr = LearningRate(options_.optimizer, step_);
+    const double this_lr = LearningRate(phase_.optimizer, phase_.steps);
     OptimizerStep(this_lr);
     ++step_;
+    ++phase_.steps;
     if (u == 0) {  // the first pass's statistics (ratio 1 when on-policy)
       first = pass;
       lr = this_lr;
@@ -359,8 +385,8 @@ absl::StatusOr<StepStats> Trainer::TrainLocked(const std::vector<TrainSequence>&
 // parameters: ~2,700 launches a step, as many as the forward pass).
 void Trainer::OptimizerStep(double lr) {
   torch::NoGradGuard no_grad;
-  const OptimizerOptions& o = options_.optimizer;
-  const double t = static_cast<double>(step_ + 1);
+  const OptimizerOptions& o = phase_.optimizer;
+  const double t = static_cast<double>(phase_.steps + 1);
   const double bias1 = 1 - std::pow(o.beta1, t), bias2 = 1 - std::pow(o.beta2, t);
   std::vector<torch::Tensor> params, grads;
   for (auto& [name, p] : Trainable()) {
@@ -398,18 +424,25 @@ absl::Status Trainer::SaveCheckpoint(const json& extra) {
   CRL_RETURN_IF_ERROR(rng.WriteFile(
       (fs::path(staging) / absl::StrCat("rng-rank", dist_->rank(), ".safetensors")).string()));
   if (dist_->rank() == 0) {
-    policy::TensorWriter weights, optim;
+    policy::TensorWriter optim;
     const auto params = Trainable();
     for (size_t i = 0; i < params.size(); ++i) {
       const std::string& name = params[i].first;
-      CRL_RETURN_IF_ERROR(weights.Add(name, params[i].second, torch::kFloat32));
       CRL_RETURN_IF_ERROR(optim.Add(name + ".exp_avg", exp_avg_[i], torch::kFloat32));
       CRL_RETURN_IF_ERROR(optim.Add(name + ".exp_avg_sq", exp_avg_sq_[i], torch::kFloat32));
     }
-    CRL_RETURN_IF_ERROR(weights.WriteFile((fs::path(staging) / "trainable.safetensors").string()));
+    CRL_RETURN_IF_ERROR(WriteTrainable((fs::path(staging) / "trainable.safetensors").string()));
     CRL_RETURN_IF_ERROR(optim.WriteFile((fs::path(staging) / "optimizer.safetensors").string()));
+    const OptimizerOptions& po = phase_.optimizer;
     json state = {{"format", kCheckpointFormat},
                   {"step", step_},
+                  {"phase",
+                   {{"id", phase_.id},
+                    {"steps", phase_.steps},
+                    {"lr", po.lr},
+                    {"warmup_steps", po.warmup_steps},
+                    {"total_steps", po.total_steps},
+                    {"min_lr_ratio", po.min_lr_ratio}}},
                   {"world_size", dist_->world_size()},
                   {"model_dir", options_.model_dir},
                   {"lora", options_.lora},
@@ -445,38 +478,17 @@ absl::StatusOr<json> Trainer::Resume(const std::string& dir) {
         path, ": written by ", state.value("world_size", 1), " ranks, resumed by ",
         dist_->world_size(), " (the RNG streams would differ)"));
   }
-  CRL_ASSIGN_OR_RETURN(auto weights, policy::SafetensorsFile::Open(
-                                         (fs::path(path) / "trainable.safetensors").string()));
   CRL_ASSIGN_OR_RETURN(auto optim, policy::SafetensorsFile::Open(
                                        (fs::path(path) / "optimizer.safetensors").string()));
   CRL_ASSIGN_OR_RETURN(auto rng, policy::SafetensorsFile::Open(
                                      (fs::path(path) / absl::StrCat("rng-rank", dist_->rank(), ".safetensors")).string()));
-  const auto params = Trainable();
-  if (weights->tensors().size() != params.size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": the checkpoint holds ", weights->tensors().size(), " trained tensors, this model trains ",
-        params.size(), " (a different model or LoRA configuration)"));
-  }
-  auto load = [&](const policy::SafetensorsFile& file, const std::string& name,
-                  torch::Tensor& into) -> absl::Status {
-    const policy::TensorView* v = file.Find(name);
-    if (!v) return absl::FailedPreconditionError(absl::StrCat(file.path(), ": no tensor '", name, "'"));
-    CRL_ASSIGN_OR_RETURN(torch::Tensor t, policy::ToTorch(*v, name));
-    if (t.sizes() != into.sizes()) {
-      return absl::FailedPreconditionError(absl::StrCat(file.path(), ": '", name, "' has shape ",
-                                                        c10::str(t.sizes()), ", the model's is ",
-                                                        c10::str(into.sizes())));
-    }
-    into.copy_(t);
-    return absl::OkStatus();
-  };
+  CRL_RETURN_IF_ERROR(LoadTrainable((fs::path(path) / "trainable.safetensors").string()));
   {
     torch::NoGradGuard no_grad;
+    const auto params = Trainable();
     for (size_t i = 0; i < params.size(); ++i) {
-      torch::Tensor p = params[i].second;
-      CRL_RETURN_IF_ERROR(load(*weights, params[i].first, p));
-      CRL_RETURN_IF_ERROR(load(*optim, params[i].first + ".exp_avg", exp_avg_[i]));
-      CRL_RETURN_IF_ERROR(load(*optim, params[i].first + ".exp_avg_sq", exp_avg_sq_[i]));
+      CRL_RETURN_IF_ERROR(LoadTensor(*optim, params[i].first + ".exp_avg", exp_avg_[i]));
+      CRL_RETURN_IF_ERROR(LoadTensor(*optim, params[i].first + ".exp_avg_sq", exp_avg_sq_[i]));
     }
   }
   for (const auto& [device, key] : {std::pair<torch::Device, const char*>{torch::kCPU, "cpu"},
@@ -488,7 +500,75 @@ absl::StatusOr<json> Trainer::Resume(const std::string& dir) {
     DefaultGenerator(device).set_state(st);
   }
   step_ = state.value("step", int64_t{0});
+  // The phase it was in (a checkpoint from before phases: the trainer's own,
+  // every step in it).
+  const json phase = state.value("phase", json::object());
+  phase_.id = phase.value("id", "");
+  phase_.steps = phase.value("steps", step_);
+  phase_.optimizer = options_.optimizer;
+  if (!phase_.id.empty()) {
+    phase_.optimizer.lr = phase.value("lr", phase_.optimizer.lr);
+    phase_.optimizer.warmup_steps = phase.value("warmup_steps", phase_.optimizer.warmup_steps);
+    phase_.optimizer.total_steps = phase.value("total_steps", phase_.optimizer.total_steps);
+    phase_.optimizer.min_lr_ratio = phase.value("min_lr_ratio", phase_.optimizer.min_lr_ratio);
+  }
   return state.value("extra", json::object());
+}
+
+absl::Status Trainer::WriteTrainable(const std::string& file) const {
+  policy::TensorWriter weights;
+  for (const auto& [name, p] : Trainable()) CRL_RETURN_IF_ERROR(weights.Add(name, p, torch::kFloat32));
+  return weights.WriteFile(file);
+}
+
+absl::Status Trainer::LoadTrainable(const std::string& file) {
+  CRL_ASSIGN_OR_RETURN(auto weights, policy::SafetensorsFile::Open(file));
+  const auto params = Trainable();
+  if (weights->tensors().size() != params.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        file, " holds ", weights->tensors().size(), " trained tensors, this model trains ", params.size(),
+        " (a different model or LoRA configuration)"));
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, p] : params) {
+    torch::Tensor into = p;
+    CRL_RETURN_IF_ERROR(LoadTensor(*weights, name, into));
+  }
+  return absl::OkStatus();
+}
+
+void Trainer::BeginPhase(const std::string& id, const OptimizerOptions& optimizer) {
+  torch::NoGradGuard no_grad;
+  for (auto& t : exp_avg_) t.zero_();
+  for (auto& t : exp_avg_sq_) t.zero_();
+  phase_.id = id;
+  phase_.optimizer = optimizer;
+  phase_.steps = 0;
+}
+
+absl::Status Trainer::SaveSnapshot(const std::string& name) {
+  CRL_RETURN_IF_ERROR(CheckSnapshotName(name));
+  if (dist_->rank() != 0) return absl::OkStatus();  // every rank holds the same weights
+  const fs::path dir = fs::path(options_.out_dir) / "snapshots";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat(dir.string(), ": ", ec.message()));
+  // Written beside, then renamed over: a crash leaves the old snapshot or the new.
+  const std::string file = (dir / (name + ".safetensors")).string();
+  CRL_RETURN_IF_ERROR(WriteTrainable(file + ".tmp"));
+  fs::rename(file + ".tmp", file, ec);
+  if (ec) return absl::InternalError(absl::StrCat(file, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::RestoreSnapshot(const std::string& name) {
+  CRL_RETURN_IF_ERROR(CheckSnapshotName(name));
+  const std::string file = (fs::path(options_.out_dir) / "snapshots" / (name + ".safetensors")).string();
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return absl::NotFoundError(absl::StrCat("snapshot '", name, "': ", file, " does not exist"));
+  CRL_RETURN_IF_ERROR(LoadTrainable(file));
+  ++step_;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PublishedPolicy> Trainer::Publish() {

@@ -12,7 +12,8 @@
 //   kSupervised        cross-entropy on completion tokens (SFT; "keep the
 //                      successes": REINFORCE with a 0/1 reward is SFT on the 1s)
 //   kPolicyGradient    the clipped policy loss of objective.h (GRPO / DAPO)
-// The policy version is the number of optimizer steps taken.
+// The policy version counts the changes of the weights: optimizer steps, and
+// snapshots restored (RestoreSnapshot).
 //
 // Not thread-safe: one thread drives a Trainer (the service's training thread).
 #ifndef CRL_SERVICES_TRAINER_TRAINER_H_
@@ -51,6 +52,15 @@ struct OptimizerOptions {
 
 // The learning rate of optimizer step `step` (0-based).
 double LearningRate(const OptimizerOptions& o, int64_t step);
+
+// A training phase (a run's stage): its own optimizer (AdamW moments from
+// zero) and schedule, whose steps count from the phase's first. Before any
+// BeginPhase, the trainer's own schedule from step 0.
+struct Phase {
+  std::string id;  // empty: the trainer's own phase
+  OptimizerOptions optimizer;
+  int64_t steps = 0;  // optimizer steps taken in this phase
+};
 
 struct TrainerOptions {
   // Hugging Face layout: config.json, weights, tokenizer.json beside them.
@@ -147,6 +157,17 @@ class Trainer {
   // Loads the latest checkpoint under out_dir (or `dir`) and returns its
   // `extra`; NOT_FOUND when there is none.
   absl::StatusOr<nlohmann::json> Resume(const std::string& dir = "");
+  // Starts a phase: fresh optimizer moments, `optimizer`'s schedule (its
+  // betas, clip and decay are the trainer's).
+  void BeginPhase(const std::string& id, const OptimizerOptions& optimizer);
+  // Writes the trained weights to out_dir/snapshots/<name> (replacing one of
+  // that name). INVALID_ARGUMENT for a name that is not [A-Za-z0-9._-]+.
+  absl::Status SaveSnapshot(const std::string& name);
+  // Loads the trained weights of snapshot `name` (NOT_FOUND names it): a new
+  // version (step() + 1). The optimizer is left as it is (BeginPhase resets it).
+  absl::Status RestoreSnapshot(const std::string& name);
+  const Phase& phase() const { return phase_; }
+
   // Writes the current policy as version step(): a PEFT adapter for LoRA,
   // a full Hugging Face directory otherwise (rank 0 writes; others return
   // the same description).
@@ -188,6 +209,10 @@ class Trainer {
   void FillLogprobs(std::vector<MicroBatch>& mbs, bool reference);
   torch::Tensor SelectedHidden(const MicroBatch& mb, bool with_segments);
   void OptimizerStep(double lr);
+  // The trained tensors to / from one safetensors file (checkpoints,
+  // snapshots).
+  absl::Status WriteTrainable(const std::string& file) const;
+  absl::Status LoadTrainable(const std::string& file);
 
   TrainerOptions options_;
   ClockInterface* clock_;
@@ -200,6 +225,7 @@ class Trainer {
   // AdamW state of each trainable parameter, in Trainable() order.
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
   int64_t step_ = 0;
+  Phase phase_;
 };
 
 }  // namespace crl::trainer

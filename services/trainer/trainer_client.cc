@@ -42,6 +42,13 @@ absl::StatusOr<v1::FlushResponse> GrpcTrainerClient::Flush(const RequestContext&
   });
 }
 
+absl::StatusOr<v1::PolicyVersion> GrpcTrainerClient::BeginPhase(const v1::BeginPhaseRequest& request,
+                                                                const RequestContext& context) {
+  return client_.Call<v1::PolicyVersion>(context, request, [this](auto... args) {
+    stub_->async()->BeginPhase(args...);
+  });
+}
+
 absl::Status GrpcTrainerClient::WatchPolicyVersions(
     const RequestContext& context, const std::function<void(const v1::PolicyVersion&)>& on_version) {
   return client_.ReadStream<v1::PolicyVersion>(

@@ -27,6 +27,9 @@ class TrainerClientInterface {
   virtual absl::StatusOr<v1::PolicyVersion> GetPolicyVersion(const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::CheckpointResponse> Checkpoint(const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::FlushResponse> Flush(const RequestContext& context) = 0;
+  // A new training phase (trainer.proto's BeginPhase).
+  virtual absl::StatusOr<v1::PolicyVersion> BeginPhase(const v1::BeginPhaseRequest& request,
+                                                       const RequestContext& context) = 0;
   // Calls `on_version` with the current version and each one published
   // after it, until `context` ends (then CANCELLED / DEADLINE_EXCEEDED), the
   // trainer drains (OK) or the connection breaks (UNAVAILABLE).
@@ -46,6 +49,8 @@ class GrpcTrainerClient final : public TrainerClientInterface {
   absl::StatusOr<v1::PolicyVersion> GetPolicyVersion(const RequestContext& context) override;
   absl::StatusOr<v1::CheckpointResponse> Checkpoint(const RequestContext& context) override;
   absl::StatusOr<v1::FlushResponse> Flush(const RequestContext& context) override;
+  absl::StatusOr<v1::PolicyVersion> BeginPhase(const v1::BeginPhaseRequest& request,
+                                               const RequestContext& context) override;
   absl::Status WatchPolicyVersions(
       const RequestContext& context,
       const std::function<void(const v1::PolicyVersion&)>& on_version) override;

@@ -149,6 +149,14 @@ grpc::ServerUnaryReactor* TrainerServiceImpl::Flush(grpc::CallbackServerContext*
   });
 }
 
+grpc::ServerUnaryReactor* TrainerServiceImpl::BeginPhase(grpc::CallbackServerContext* context,
+                                                         const v1::BeginPhaseRequest* request,
+                                                         v1::PolicyVersion* response) {
+  return ServeUnary(context, env_, [this, request, response](const RequestContext& ctx) {
+    return FillResponse(loop_->BeginPhase(*request, ctx), response);
+  });
+}
+
 grpc::ServerWriteReactor<v1::PolicyVersion>* TrainerServiceImpl::WatchPolicyVersions(
     grpc::CallbackServerContext* context, const v1::WatchPolicyVersionsRequest*) {
   return new VersionStream(loop_, env_.auth, context);

@@ -33,6 +33,8 @@ class TrainerServiceImpl final : public v1::TrainerService::CallbackService {
   grpc::ServerUnaryReactor* Flush(grpc::CallbackServerContext* context,
                                   const v1::FlushRequest* request,
                                   v1::FlushResponse* response) override;
+  grpc::ServerUnaryReactor* BeginPhase(grpc::CallbackServerContext* context, const v1::BeginPhaseRequest* request,
+                                       v1::PolicyVersion* response) override;
   grpc::ServerWriteReactor<v1::PolicyVersion>* WatchPolicyVersions(
       grpc::CallbackServerContext* context, const v1::WatchPolicyVersionsRequest* request) override;
 

@@ -78,6 +78,7 @@ absl::Status TrainingLoop::Start() {
   absl::MutexLock lock(&mu_);
   current_ = v;
   step_ = t->step();
+  phase_id_ = t->phase().id;
   UpdateGauges();
   if (metrics_) metrics_->policy_version.Set(static_cast<double>(t->step()));
   thread_ = std::thread([this] { Run(); });
@@ -273,6 +274,41 @@ absl::StatusOr<v1::FlushResponse> TrainingLoop::Flush(const RequestContext& cont
   return last_flush_;
 }
 
+absl::StatusOr<v1::PolicyVersion> TrainingLoop::BeginPhase(const v1::BeginPhaseRequest& request,
+                                                           const RequestContext& context) {
+  const v1::OptimizerSchedule& sc = request.schedule();
+  if (sc.lr() < 0 || sc.warmup_steps() < 0 || sc.total_steps() < 0 ||
+      (sc.has_min_lr_ratio() && (sc.min_lr_ratio() < 0 || sc.min_lr_ratio() > 1))) {
+    return absl::InvalidArgumentError(
+        "schedule: lr, warmup_steps and total_steps must not be negative, min_lr_ratio is 0 to 1");
+  }
+  if (request.phase_id().empty()) return absl::InvalidArgumentError("phase_id: required");
+  PhaseChange change;
+  change.id = request.phase_id();
+  change.optimizer = runner_->trainer()->options().optimizer;
+  if (sc.lr() > 0) {
+    change.optimizer.lr = sc.lr();
+    change.optimizer.warmup_steps = sc.warmup_steps();
+    change.optimizer.total_steps = sc.total_steps();
+    if (sc.has_min_lr_ratio()) change.optimizer.min_lr_ratio = sc.min_lr_ratio();
+  }
+  change.save_snapshot = request.save_snapshot();
+  change.restore_snapshot = request.restore_snapshot();
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::UnavailableError("crl-trainer is draining");
+  if (phase_id_ == change.id && phase_requests_.empty()) return current_;  // a retry
+  phase_requests_.push_back(std::move(change));
+  const int ticket = ++phases_requested_;
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return phases_done_ >= ticket || stopping_; };
+  while (!done()) {
+    CRL_RETURN_IF_ERROR(context.Check());
+    mu_.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(250));
+  }
+  if (phases_done_ < ticket) return absl::UnavailableError("crl-trainer stopped");
+  CRL_RETURN_IF_ERROR(last_phase_);
+  return current_;
+}
+
 // ---- The training thread ----------------------------------------------------------
 
 TrainingLoop::Work TrainingLoop::NextWork(std::vector<TrainSequence>* batch,
@@ -296,7 +332,8 @@ TrainingLoop::Work TrainingLoop::NextWork(std::vector<TrainSequence>* batch,
       ++it;
     }
   }
-  const bool flush = flushes_requested_ > flushes_done_;
+  // A phase change waits for what was queued before it, as a flush does.
+  const bool flush = flushes_requested_ > flushes_done_ || !phase_requests_.empty();
   const size_t eps = static_cast<size_t>(std::max(1, options_.examples_per_step));
   const size_t gps = static_cast<size_t>(std::max(1, options_.groups_per_step));
   if (examples_.size() >= eps || (flush && !examples_.empty())) {
@@ -321,10 +358,11 @@ TrainingLoop::Work TrainingLoop::NextWork(std::vector<TrainSequence>* batch,
     UpdateGauges();
     return Work::kPolicyGradient;
   }
-  if (flush) {
+  if (flushes_requested_ > flushes_done_) {
     *last_flush_.mutable_version() = current_;
     flushes_done_ = flushes_requested_;
   }
+  if (!phase_requests_.empty()) return Work::kPhase;
   return Work::kNone;
 }
 
@@ -337,7 +375,7 @@ void TrainingLoop::Run() {
       absl::MutexLock lock(&mu_);
       auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || checkpoints_requested_ > checkpoints_done_ ||
-               flushes_requested_ > flushes_done_ ||
+               flushes_requested_ > flushes_done_ || !phase_requests_.empty() ||
                static_cast<int>(groups_.size()) >= options_.groups_per_step ||
                static_cast<int>(examples_.size()) >= options_.examples_per_step;
       };
@@ -368,6 +406,10 @@ void TrainingLoop::Run() {
       absl::MutexLock lock(&mu_);
       last_checkpoint_ = s;
       checkpoints_done_ = checkpoints_requested_;
+      continue;
+    }
+    if (work == Work::kPhase) {
+      ApplyPhase();
       continue;
     }
     const Objective objective =
@@ -413,6 +455,32 @@ void TrainingLoop::AfterStep(const absl::StatusOr<StepStats>& stats, Work work,
       w->second.loss = stats->loss;
     }
   }
+}
+
+void TrainingLoop::ApplyPhase() {
+  PhaseChange change;
+  {
+    absl::MutexLock lock(&mu_);
+    change = phase_requests_.front();
+  }
+  absl::Status s = runner_->BeginPhase(change);
+  if (s.ok()) {
+    CRL_LOG(INFO) << "crl-trainer: phase " << change.id << " begins (lr " << change.optimizer.lr << ", warm-up "
+                  << change.optimizer.warmup_steps << ", total " << change.optimizer.total_steps << " steps"
+                  << (change.restore_snapshot.empty() ? "" : ", weights of snapshot " + change.restore_snapshot)
+                  << ")";
+    if (!change.restore_snapshot.empty()) {
+      // New weights: a new version for the sampler, and for the checkpoint.
+      s = PublishNow(nullptr);
+      ++steps_since_checkpoint_;
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  phase_requests_.pop_front();
+  ++phases_done_;
+  last_phase_ = s;
+  step_ = runner_->trainer()->step();
+  phase_id_ = runner_->trainer()->phase().id;
 }
 
 absl::Status TrainingLoop::PublishNow(const StepStats* stats) {

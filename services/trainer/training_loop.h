@@ -75,6 +75,11 @@ class TrainingLoop {
   v1::PolicyVersion Current() const;
   absl::StatusOr<v1::CheckpointResponse> Checkpoint(const RequestContext& context);
   absl::StatusOr<v1::FlushResponse> Flush(const RequestContext& context);
+  // Trains what is queued, then applies the phase change (step_runner.h's
+  // PhaseChange); a restored snapshot is published as a new version. A
+  // phase_id that is current already changes nothing. INVALID_ARGUMENT for
+  // a bad schedule or snapshot name; the version current after it otherwise.
+  absl::StatusOr<v1::PolicyVersion> BeginPhase(const v1::BeginPhaseRequest& request, const RequestContext& context);
 
   // `on_version` runs (on the training thread, briefly, never concurrently
   // with itself) for every version published after this call. Returns an id
@@ -101,7 +106,7 @@ class TrainingLoop {
     double loss = 0;
     absl::Status status;
   };
-  enum class Work { kNone, kSupervised, kPolicyGradient, kCheckpoint, kStop };
+  enum class Work { kNone, kSupervised, kPolicyGradient, kCheckpoint, kPhase, kStop };
 
   void Run();
   Work NextWork(std::vector<TrainSequence>* batch, std::vector<std::string>* ids)
@@ -109,6 +114,8 @@ class TrainingLoop {
   void AfterStep(const absl::StatusOr<StepStats>& stats, Work work,
                  const std::vector<std::string>& ids);
   absl::Status PublishNow(const StepStats* stats);
+  // Applies the first queued phase change (the training thread).
+  void ApplyPhase();
   absl::Status CheckpointNow();
   nlohmann::json QueueState() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RestoreQueue(const nlohmann::json& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -137,6 +144,14 @@ class TrainingLoop {
   int flushes_requested_ ABSL_GUARDED_BY(mu_) = 0;
   int flushes_done_ ABSL_GUARDED_BY(mu_) = 0;
   v1::FlushResponse last_flush_ ABSL_GUARDED_BY(mu_);
+  // Phase changes waiting for the training thread, in order; each is
+  // applied once what was queued before it has trained.
+  std::deque<PhaseChange> phase_requests_ ABSL_GUARDED_BY(mu_);
+  int phases_requested_ ABSL_GUARDED_BY(mu_) = 0;
+  int phases_done_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status last_phase_ ABSL_GUARDED_BY(mu_);
+  // The current phase's id (the trainer's, mirrored for the submitting threads).
+  std::string phase_id_ ABSL_GUARDED_BY(mu_);
   int checkpoints_requested_ ABSL_GUARDED_BY(mu_) = 0;
   int checkpoints_done_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status last_checkpoint_ ABSL_GUARDED_BY(mu_);

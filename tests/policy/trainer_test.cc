@@ -380,6 +380,64 @@ TEST_CASE("training lowers the loss and checkpoints resume bit for bit", "[train
   CHECK(fs::exists(published->path + "/tokenizer.json"));
 }
 
+TEST_CASE("phases: fresh optimizer state and their own schedule; snapshots restore the weights", "[trainer]") {
+  TempDir dir;
+  const std::string model = dir.path() + "/model";
+  MakeModel(model, Small());
+  AdvantageOptions adv;
+  const auto sft = Batch({{0, 1, 2}}, adv, 1);
+  const auto rl = Batch({{0, 1, 2}, {2, 0, 1}}, adv, 2);
+  TrainerOptions o = Options(model, dir.path() + "/out");
+  o.optimizer.warmup_steps = 3;  // the trainer's own schedule: warm-up over 3 steps
+  OptimizerOptions phase = o.optimizer;
+  phase.lr = 5e-3;
+  phase.warmup_steps = 0;
+  phase.total_steps = 0;
+  auto weights = [](Trainer& t) {
+    std::vector<torch::Tensor> out;
+    for (auto& [name, p] : t.Trainable()) out.push_back(p.detach().clone());
+    return out;
+  };
+  // A: SFT steps, a snapshot, then an RL phase.
+  auto a = Trainer::Create(o, RealClock::Get(), nullptr);
+  REQUIRE(a.ok());
+  for (int i = 0; i < 2; ++i) REQUIRE((*a)->Train(sft, Objective::kSupervised).ok());
+  REQUIRE((*a)->SaveSnapshot("sft").ok());
+  (*a)->BeginPhase("rl", phase);
+  auto st = (*a)->Train(rl, Objective::kPolicyGradient);
+  REQUIRE(st.ok());
+  CHECK(st->lr == Approx(5e-3));  // the phase's schedule from its first step, not the trainer's warm-up
+  CHECK((*a)->phase().id == "rl");
+  CHECK((*a)->phase().steps == 1);
+  CHECK((*a)->step() == 3);
+  // B: a fresh trainer on the same out_dir, the snapshot restored (a new
+  // version), the same phase: the same weights as A, bit for bit (A's SFT
+  // moments were dropped when its phase began).
+  auto b = Trainer::Create(o, RealClock::Get(), nullptr);
+  REQUIRE(b.ok());
+  REQUIRE((*b)->RestoreSnapshot("sft").ok());
+  CHECK((*b)->step() == 1);
+  (*b)->BeginPhase("rl", phase);
+  REQUIRE((*b)->Train(rl, Objective::kPolicyGradient).ok());
+  auto wa = weights(**a), wb = weights(**b);
+  REQUIRE(wa.size() == wb.size());
+  for (size_t i = 0; i < wa.size(); ++i) CHECK(torch::equal(wa[i], wb[i]));
+  // A checkpoint keeps the phase.
+  REQUIRE((*a)->SaveCheckpoint(json::object()).ok());
+  auto c = Trainer::Create(o, RealClock::Get(), nullptr);
+  REQUIRE(c.ok());
+  REQUIRE((*c)->Resume().ok());
+  CHECK((*c)->phase().id == "rl");
+  CHECK((*c)->phase().steps == 1);
+  CHECK((*c)->phase().optimizer.lr == Approx(5e-3));
+  CHECK((*c)->phase().optimizer.warmup_steps == 0);
+  // Names are checked; a missing snapshot is named.
+  CHECK((*a)->SaveSnapshot("../up").code() == absl::StatusCode::kInvalidArgument);
+  absl::Status missing = (*a)->RestoreSnapshot("nope");
+  CHECK(missing.code() == absl::StatusCode::kNotFound);
+  CHECK_THAT(std::string(missing.message()), Catch::Contains("snapshot 'nope'"));
+}
+
 TEST_CASE("intake: errors name the field; groups that teach nothing are outcomes", "[trainer]") {
   TempDir dir;
   const std::string model = dir.path() + "/model";

@@ -126,17 +126,21 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   CHECK(spec->tasks(1).name() == "1_A");
   CHECK(spec->tasks(2).format() == v1::TASK_FORMAT_KERNELBENCH);
 
-  auto bad = run::ParseRunSpec("tasks: [t1]\nstages:\n  - {kind: grpo, rounds: 1}\n", d.path, "s.yaml");
-  REQUIRE_FALSE(bad.ok());
-  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].kind") && Catch::Contains("'grpo'"));
-  bad = run::ParseRunSpec("tasks: [t1]\ngroup_sise: 4\n", d.path, "s.yaml");
+  // Stage kinds are the orchestrator's stage registry's to check.
+  auto parsed = run::ParseRunSpec("tasks: [t1]\nstages:\n  - {kind: grpo, rounds: 1}\n  - {kind: ppo}\n", d.path);
+  REQUIRE(parsed.ok());
+  absl::Status stages = ValidateStages(*parsed);
+  CHECK_THAT(std::string(stages.message()),
+             Catch::Contains("stages[1].kind: 'ppo' is not sft, keep-successes, grpo, contrastive-rl, sample-only"));
+  parsed = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft}]\n", d.path);
+  REQUIRE(parsed.ok());
+  CHECK_THAT(std::string(ValidateStages(*parsed).message()), Catch::Contains("stages[0].kind: 'sft' needs sft_examples"));
+  auto bad = run::ParseRunSpec("tasks: [t1]\ngroup_sise: 4\n", d.path, "s.yaml");
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("s.yaml:2: group_sise: unknown field"));
   bad = run::ParseRunSpec("tasks: [missing]\n", d.path, "s.yaml");
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("tasks[0]") && Catch::Contains("does not exist"));
   bad = run::ParseRunSpec("tasks: [t1]\nbudget: {seconds: -1}\n", d.path);
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("budget.seconds"));
-  bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft}]\n", d.path);
-  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].kind: 'sft' needs sft_examples"));
 
   // sft_examples: a task's shipped candidates whose expected verdict is OK
   // (for the run's backend), with the analysis their first line gives.
@@ -216,6 +220,89 @@ TEST_CASE("a round: rejects skip the worker, infra failures move and are never r
   REQUIRE(rig.trainer.groups().size() == 1);
   CHECK(rig.trainer.groups()[0].completions_size() == 4);
   CHECK(rig.trainer.groups()[0].group_id() == "run-1/s0/r0/row_sum");
+}
+
+TEST_CASE("a run's rewards are computed with its spec's reward parameters", "[orchestrator]") {
+  Rig rig;
+  rig.prompt.Push(Parsed("fast"));
+  rig.prompt.Push(Parsed("wrong"));
+  rig.w1.Push(Verdict(v1::VERDICT_OK));
+  rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  rig.timing.Push(Timed(4.0));
+  v1::RunSpec spec = Spec("grpo", 1, 2);
+  spec.set_reward_preset(v1::REWARD_PRESET_CUDA_L1);
+  spec.mutable_reward_params()->set_clip(0.5);
+  spec.mutable_reward_params()->set_incorrect_reward(-0.25);
+  ExecutorOptions eo;
+  eo.parallel_candidates = 1;
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  auto vs = rig.store->Variants("run-1", "");
+  REQUIRE(vs.ok());
+  REQUIRE(vs->size() == 2);
+  CHECK((*vs)[0].reward().reward() == Approx(0.5));  // 4x - 1 = 3, clipped at 0.5
+  CHECK((*vs)[1].reward().reward() == Approx(-0.25));
+  // The grpo stage prompts without exemplars and sends a GRPO group.
+  REQUIRE(rig.prompt.build_requests().size() == 1);
+  CHECK(rig.prompt.build_requests()[0].selection().strategy() == v1::EXEMPLAR_STRATEGY_NONE);
+  REQUIRE(rig.trainer.groups().size() == 1);
+  CHECK(rig.trainer.groups()[0].completions(0).reward().reward() == Approx(0.5));
+}
+
+TEST_CASE("a stage's own optimizer begins a trainer phase; the negative control permutes rewards", "[orchestrator]") {
+  Rig rig;
+  for (const char* code : {"a", "b", "c", "d"}) rig.prompt.Push(Parsed(code));
+  for (int i = 0; i < 4; ++i) rig.w1.Push(Verdict(v1::VERDICT_OK));
+  for (double x : {1.5, 2.0, 3.0, 0.5}) rig.timing.Push(Timed(x));
+  v1::RunSpec spec = Spec("grpo", 1, 4);
+  spec.mutable_stages(0)->mutable_optimizer()->set_lr(0.01);
+  spec.mutable_stages(0)->mutable_optimizer()->set_total_steps(20);
+  spec.set_control("permuted-rewards");
+  spec.set_seed(5);
+  ExecutorOptions eo;
+  eo.parallel_candidates = 1;
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  auto phases = rig.trainer.phases();
+  REQUIRE(phases.size() == 1);
+  CHECK(phases[0].phase_id() == "run-1/s0");
+  CHECK(phases[0].schedule().lr() == Approx(0.01));
+  CHECK(phases[0].schedule().total_steps() == 20);
+  CHECK(phases[0].restore_snapshot().empty());
+  // The variants keep their true rewards; the trainer got the same rewards
+  // in another order.
+  auto vs = rig.store->Variants("run-1", "");
+  REQUIRE(vs.ok());
+  REQUIRE(rig.trainer.groups().size() == 1);
+  const v1::SubmitGroupRequest group = rig.trainer.groups()[0];
+  REQUIRE(group.completions_size() == 4);
+  std::multiset<double> stored, sent;
+  int moved = 0;
+  for (int i = 0; i < 4; ++i) {
+    stored.insert((*vs)[i].reward().reward());
+    sent.insert(group.completions(i).reward().reward());
+    CHECK(group.completions(i).completion_id() == (*vs)[i].variant_id());
+    moved += group.completions(i).reward().reward() != (*vs)[i].reward().reward();
+  }
+  CHECK((*vs)[0].reward().reward() == Approx(0.5));
+  CHECK(stored == sent);
+  CHECK(moved > 0);
+
+  // The untrained twin begins no phase and sends nothing.
+  Rig twin;
+  for (const char* code : {"a", "b", "c", "d"}) twin.prompt.Push(Parsed(code));
+  for (int i = 0; i < 4; ++i) twin.w1.Push(Verdict(v1::VERDICT_OK));
+  for (double x : {1.5, 2.0, 3.0, 0.5}) twin.timing.Push(Timed(x));
+  spec.set_training("none");
+  RunExecutor ex2(twin.services(), twin.store.get(), &twin.clock, eo, nullptr);
+  REQUIRE(ex2.Execute(twin.NewRun(spec), RequestContext::Background(), stopping).ok());
+  CHECK(twin.trainer.phases().empty());
+  CHECK(twin.trainer.groups().empty());
 }
 
 TEST_CASE("infrastructure that stays down is recorded as such and never rewarded", "[orchestrator]") {
@@ -383,12 +470,58 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(twin.trainer.examples().empty());
   CHECK(twin.trainer.groups().empty());
 
-  // A stage has a kind and rounds, nothing else.
+  // With exemplars asked for, odd epochs train under the contrastive
+  // prompt: round 0's scored examples are its pool.
+  Rig contrast;
+  spec.set_training("");
+  spec.mutable_selection()->set_num_exemplars(2);
+  for (const char* code : {"good", "bad", "noisy", "side"}) contrast.prompt.Push(Parsed(code));
+  contrast.w1.Push(Verdict(v1::VERDICT_OK));
+  contrast.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  contrast.w1.Push(Verdict(v1::VERDICT_OK));
+  contrast.w1.Push(Verdict(v1::VERDICT_OK));
+  contrast.timing.Push(Timed(1.5));
+  contrast.timing.Push(Timed(1.1, {v1::FLAG_NOISY}));
+  contrast.timing.Push(Timed(9.0, {v1::FLAG_SIDE_STREAM}));
+  RunExecutor ex3(contrast.services(), contrast.store.get(), &contrast.clock, eo, nullptr);
+  REQUIRE(ex3.Execute(contrast.NewRun(spec), RequestContext::Background(), stopping).ok());
+  auto built = contrast.prompt.build_requests();
+  REQUIRE(built.size() == 2);  // epoch 0 (plain) and epoch 1 (contrastive); epoch 2 reuses epoch 0's
+  CHECK(built[0].selection().strategy() == v1::EXEMPLAR_STRATEGY_NONE);
+  CHECK(built[0].pool_size() == 0);
+  CHECK(built[1].selection().strategy() != v1::EXEMPLAR_STRATEGY_NONE);
+  CHECK(built[1].pool_size() == 4);
+  auto trained = contrast.trainer.examples();
+  REQUIRE(trained.size() == 9);
+  // Epoch 1's three examples share the contrastive prompt (the fake's second).
+  int second = 0;
+  for (const auto& e : trained) second += e.messages(0).content() == "prompt 2 for row_sum";
+  CHECK(second == 3);
+
+  // A stage has a kind, rounds and an optimizer, nothing else.
   Dir d;
   fs::create_directories(d.path + "/t1");
   std::ofstream(d.path + "/t1/task.yaml") << "name: t1\n";
   auto bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft, epochs: 3}]\n", d.path);
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].epochs: unknown"));
+  auto phased = run::ParseRunSpec(
+      "tasks: [t1]\nstages: [{kind: grpo, rounds: 2, optimizer: {lr: 0.001, warmup_steps: 2, total_steps: 30}}]\n"
+      "reward: {preset: cuda-l1, clip: 2}\ncontrol: permuted-rewards\n",
+      d.path);
+  REQUIRE(phased.ok());
+  CHECK(phased->stages(0).optimizer().lr() == Approx(0.001));
+  CHECK(phased->stages(0).optimizer().warmup_steps() == 2);
+  CHECK(phased->stages(0).optimizer().total_steps() == 30);
+  CHECK_FALSE(phased->stages(0).optimizer().has_min_lr_ratio());
+  CHECK(phased->reward_params().clip() == Approx(2));
+  CHECK_FALSE(phased->reward_params().has_incorrect_reward());
+  CHECK(phased->control() == "permuted-rewards");
+  bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: grpo, optimizer: {lr: 0.1, betas: 3}}]\n", d.path, "s.yaml");
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].optimizer.betas: unknown"));
+  bad = run::ParseRunSpec("tasks: [t1]\nreward: {preset: cuda-l1, clip: 0}\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("reward.clip: must be positive"));
+  bad = run::ParseRunSpec("tasks: [t1]\ncontrol: shuffled\n", d.path);
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("control: 'shuffled' is not permuted-rewards"));
 }
 
 TEST_CASE("the orchestrator: idempotent submit, cancel, list, best variants", "[orchestrator]") {
