@@ -19,6 +19,7 @@ const char* MessageTypeName(uint32_t type) {
     case MessageType::kTimedCallRequest: return "TimedCallRequest";
     case MessageType::kTimedCallResult: return "TimedCallResult";
     case MessageType::kShutdown: return "Shutdown";
+    case MessageType::kTimedGo: return "TimedGo";
     case MessageType::kKbLoad: return "KbLoad";
     case MessageType::kKbLoaded: return "KbLoaded";
     case MessageType::kKbCall: return "KbCall";
@@ -207,6 +208,7 @@ std::string Encode(const TimedCallRequest& m) {
   w.PutStringVector(m.distributions);
   w.PutBool(m.flush_l2);
   w.PutBool(m.return_outputs);
+  w.PutBool(m.staged);
   return w.Take();
 }
 
@@ -215,7 +217,7 @@ bool Decode(std::string_view payload, TimedCallRequest* m, std::string* error) {
   bool ok = r.GetU64(&m->call_id) && GetSpecs(&r, &m->inputs) &&
             GetSpecs(&r, &m->outputs) && r.GetF64Vector(&m->scalars) &&
             r.GetU64(&m->seed) && r.GetStringVector(&m->distributions) &&
-            r.GetBool(&m->flush_l2) && r.GetBool(&m->return_outputs);
+            r.GetBool(&m->flush_l2) && r.GetBool(&m->return_outputs) && r.GetBool(&m->staged);
   return Done(&r, ok, "TimedCallRequest", error);
 }
 
@@ -230,6 +232,8 @@ std::string Encode(const TimedCallResult& m) {
   w.PutStringVector(m.output_data);
   w.PutI32(m.threads_before);
   w.PutI32(m.threads_after);
+  w.PutI64Vector(m.input_addresses);
+  w.PutI64Vector(m.output_addresses);
   return w.Take();
 }
 
@@ -238,8 +242,21 @@ bool Decode(std::string_view payload, TimedCallResult* m, std::string* error) {
   bool ok = r.GetU64(&m->call_id) && r.GetI32(&m->status) && r.GetString(&m->error) &&
             r.GetF64(&m->stream_event_seconds) && r.GetF64(&m->device_sync_seconds) &&
             r.GetF64(&m->host_seconds) && r.GetStringVector(&m->output_data) &&
-            r.GetI32(&m->threads_before) && r.GetI32(&m->threads_after);
+            r.GetI32(&m->threads_before) && r.GetI32(&m->threads_after) &&
+            r.GetI64Vector(&m->input_addresses) && r.GetI64Vector(&m->output_addresses);
   return Done(&r, ok, "TimedCallResult", error);
+}
+
+std::string Encode(const TimedGo& m) {
+  WireWriter w;
+  w.PutU64(m.call_id);
+  return w.Take();
+}
+
+bool Decode(std::string_view payload, TimedGo* m, std::string* error) {
+  WireReader r(payload);
+  bool ok = r.GetU64(&m->call_id);
+  return Done(&r, ok, "TimedGo", error);
 }
 
 std::string Encode(const Shutdown&) { return std::string(); }

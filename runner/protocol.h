@@ -9,6 +9,9 @@
 //   worker -> LoadRequest            runner -> LoadResult
 //   worker -> CallRequest            runner -> CallResult        (any number,
 //   worker -> TimedCallRequest       runner -> TimedCallResult    any order)
+//   worker -> TimedCallRequest{staged} runner -> TimedCallResult{addresses},
+//   worker -> TimedGo                runner -> TimedCallResult   (host: the
+//                                                                worker's clock)
 //   worker -> Shutdown               runner exits 0 (EOF on fd 3 does the same)
 // A runner answers every request before reading the next one. After a result
 // with status kCudaError the runner exits (code 3): a CUDA context with a
@@ -49,6 +52,7 @@ enum class MessageType : uint32_t {
   kTimedCallRequest = 5,
   kTimedCallResult = 6,
   kShutdown = 7,
+  kTimedGo = 8,
   // The KernelBench harness (runner/python/crl_kb_harness.py) speaks the same
   // framing with JSON-headed payloads; see services/worker/kb_session.h.
   kKbLoad = 20,
@@ -174,6 +178,22 @@ struct TimedCallRequest {
   std::vector<std::string> distributions;  // one per input, e.g. "normal(0, 1)"
   bool flush_l2 = true;
   bool return_outputs = false;  // return outputs so the worker can check them
+  // Staged (host backend only): allocate the buffers (outputs poisoned),
+  // flush, and answer with their addresses without calling crl_run or
+  // writing the inputs; the worker writes the inputs into the runner's
+  // memory while it is stopped, starts its own clock and sends TimedGo.
+  // Nothing the runner reports then times the call or carries its outputs:
+  // the worker's clock does, and it reads the outputs from the stopped
+  // runner (runner/process_group.h). `seed` and `distributions` are unused.
+  bool staged = false;
+};
+
+// Runs the staged call (crl_run on the staged buffers, then a device sync);
+// the answer is a TimedCallResult whose times are advisory. The buffers stay
+// allocated until the next call.
+struct TimedGo {
+  static constexpr MessageType kType = MessageType::kTimedGo;
+  uint64_t call_id = 0;
 };
 
 struct TimedCallResult {
@@ -187,6 +207,10 @@ struct TimedCallResult {
   std::vector<std::string> output_data;  // one per output, if return_outputs
   int32_t threads_before = 0;  // advisory, as in CallResult
   int32_t threads_after = 0;
+  // A staged request's answer: where each input and output buffer is in the
+  // runner's memory (one per tensor, in order).
+  std::vector<int64_t> input_addresses;
+  std::vector<int64_t> output_addresses;
 };
 
 // Asks the runner to exit 0. Empty payload.
@@ -235,6 +259,7 @@ std::string Encode(const CallResult& m);
 std::string Encode(const TimedCallRequest& m);
 std::string Encode(const TimedCallResult& m);
 std::string Encode(const Shutdown& m);
+std::string Encode(const TimedGo& m);
 
 bool Decode(std::string_view payload, LoadRequest* out, std::string* error);
 bool Decode(std::string_view payload, LoadResult* out, std::string* error);
@@ -243,6 +268,7 @@ bool Decode(std::string_view payload, CallResult* out, std::string* error);
 bool Decode(std::string_view payload, TimedCallRequest* out, std::string* error);
 bool Decode(std::string_view payload, TimedCallResult* out, std::string* error);
 bool Decode(std::string_view payload, Shutdown* out, std::string* error);
+bool Decode(std::string_view payload, TimedGo* out, std::string* error);
 
 }  // namespace crl::runner
 

@@ -60,6 +60,7 @@ class Runner {
         case MessageType::kLoadRequest: rc = HandleLoad(frame); break;
         case MessageType::kCallRequest: rc = HandleCall(frame); break;
         case MessageType::kTimedCallRequest: rc = HandleTimedCall(frame); break;
+        case MessageType::kTimedGo: rc = HandleTimedGo(frame); break;
         case MessageType::kShutdown: return 0;
         default:
           std::fprintf(stderr, "crl-runner: unexpected frame type %u\n", frame.type);
@@ -242,6 +243,57 @@ class Runner {
     retired_.clear();
   }
 
+  // Calls crl_run once on the given buffers (a device sync after it); the
+  // timing and thread counts are the runner's own (advisory).
+  void Invoke(const std::vector<TensorSpec>& in_specs, const std::vector<TensorSpec>& out_specs,
+              const std::vector<double>& scalars, const std::vector<void*>& in_ptrs,
+              const std::vector<void*>& out_ptrs, Failure* f, CallTiming* timing, int32_t* threads_before,
+              int32_t* threads_after) {
+    std::string error;
+    // The candidate gets copies; nothing below reads them back.
+    std::vector<crl_tensor> in_t, out_t;
+    for (size_t i = 0; i < in_specs.size(); ++i) in_t.push_back(MakeTensor(in_specs[i], in_ptrs[i]));
+    for (size_t i = 0; i < out_specs.size(); ++i) {
+      out_t.push_back(MakeTensor(out_specs[i], out_ptrs[i]));
+    }
+    std::vector<double> scalar_copy = scalars;
+    crl_args args;
+    std::memset(&args, 0, sizeof(args));
+    args.inputs = in_t.empty() ? nullptr : in_t.data();
+    args.num_inputs = static_cast<int32_t>(in_t.size());
+    args.outputs = out_t.empty() ? nullptr : out_t.data();
+    args.num_outputs = static_cast<int32_t>(out_t.size());
+    args.scalars = scalar_copy.empty() ? nullptr : scalar_copy.data();
+    args.num_scalars = static_cast<int32_t>(scalar_copy.size());
+
+    *threads_before = CountThreads();
+    int rc = 0;
+    crl_run_fn entry = entry_;
+    // An exception escaping crl_run (e.g. std::bad_alloc under RLIMIT_AS) is
+    // the candidate's failure, not the runner's.
+    std::string thrown;
+    BackendResult br = backend_->Invoke(
+        [&args, entry, &thrown](void* stream) {
+          args.stream = stream;
+          try {
+            return entry(&args);
+          } catch (const std::exception& e) {
+            thrown = std::string("crl_run threw ") + e.what();
+          } catch (...) {
+            thrown = "crl_run threw a non-standard exception";
+          }
+          return -1;
+        },
+        &rc, timing, &error);
+    *threads_after = CountThreads();
+    if (!Check(br, error, f)) return;
+    if (!thrown.empty() || rc != 0) {
+      f->status = kCandidateError;
+      f->error = !thrown.empty() ? thrown : "crl_run returned " + std::to_string(rc);
+      return;
+    }
+  }
+
   // The common body of both call kinds: buffers, poison, invoke, copy back.
   // `inputs` holds the host bytes of every input.
   void Execute(const std::vector<TensorSpec>& in_specs, const std::vector<TensorSpec>& out_specs,
@@ -296,48 +348,8 @@ class Runner {
     if (!Check(backend_->Synchronize(&error), error, f)) return;
     if (flush_l2 && !Check(backend_->FlushL2(&error), error, f)) return;
 
-    // The candidate gets copies; nothing below reads them back.
-    std::vector<crl_tensor> in_t, out_t;
-    for (size_t i = 0; i < in_specs.size(); ++i) in_t.push_back(MakeTensor(in_specs[i], in_ptrs[i]));
-    for (size_t i = 0; i < out_specs.size(); ++i) {
-      out_t.push_back(MakeTensor(out_specs[i], out_ptrs[i]));
-    }
-    std::vector<double> scalar_copy = scalars;
-    crl_args args;
-    std::memset(&args, 0, sizeof(args));
-    args.inputs = in_t.empty() ? nullptr : in_t.data();
-    args.num_inputs = static_cast<int32_t>(in_t.size());
-    args.outputs = out_t.empty() ? nullptr : out_t.data();
-    args.num_outputs = static_cast<int32_t>(out_t.size());
-    args.scalars = scalar_copy.empty() ? nullptr : scalar_copy.data();
-    args.num_scalars = static_cast<int32_t>(scalar_copy.size());
-
-    *threads_before = CountThreads();
-    int rc = 0;
-    crl_run_fn entry = entry_;
-    // An exception escaping crl_run (e.g. std::bad_alloc under RLIMIT_AS) is
-    // the candidate's failure, not the runner's.
-    std::string thrown;
-    BackendResult br = backend_->Invoke(
-        [&args, entry, &thrown](void* stream) {
-          args.stream = stream;
-          try {
-            return entry(&args);
-          } catch (const std::exception& e) {
-            thrown = std::string("crl_run threw ") + e.what();
-          } catch (...) {
-            thrown = "crl_run threw a non-standard exception";
-          }
-          return -1;
-        },
-        &rc, timing, &error);
-    *threads_after = CountThreads();
-    if (!Check(br, error, f)) return;
-    if (!thrown.empty() || rc != 0) {
-      f->status = kCandidateError;
-      f->error = !thrown.empty() ? thrown : "crl_run returned " + std::to_string(rc);
-      return;
-    }
+    Invoke(in_specs, out_specs, scalars, in_ptrs, out_ptrs, f, timing, threads_before, threads_after);
+    if (f->status != kOk) return;
     if (copy_outputs) {
       outputs->resize(out_ptrs.size());
       for (size_t i = 0; i < out_ptrs.size(); ++i) {
@@ -417,7 +429,15 @@ class Runner {
       f.error = "need one distribution per input";
     }
     res.call_id = req.call_id;
-    if (f.status == kOk) {
+    staged_.ready = false;
+    if (f.status == kOk && req.staged) {
+      try {
+        Stage(req, &f, &res);
+      } catch (const std::bad_alloc&) {
+        f.status = kBadRequest;
+        f.error = "runner out of memory";
+      }
+    } else if (f.status == kOk) {
       try {
         // Inputs are generated before anything is timed.
         std::vector<std::string> inputs(req.inputs.size());
@@ -457,7 +477,73 @@ class Runner {
     return f.fatal ? kCudaErrorExitCode : -1;
   }
 
+  // A staged timed call: buffers allocated (outputs poisoned), the L2
+  // flushed, the addresses answered; the worker writes the inputs.
+  void Stage(const TimedCallRequest& req, Failure* f, TimedCallResult* res) {
+    if (std::string(backend_->Name()) != "host") {
+      f->status = kBadRequest;
+      f->error = "staged timed calls are for the host backend";
+      return;
+    }
+    std::vector<uint64_t> in_bytes, out_bytes;
+    if (!CheckSpecs(req.inputs, "input", &in_bytes, f) || !CheckSpecs(req.outputs, "output", &out_bytes, f)) return;
+    std::vector<void*> in_ptrs, out_ptrs;
+    const bool ok = AllocateAll(in_bytes, &in_ptrs, f) && AllocateAll(out_bytes, &out_ptrs, f);
+    std::vector<void*> mine = in_ptrs;
+    mine.insert(mine.end(), out_ptrs.begin(), out_ptrs.end());
+    if (!f->fatal) ReleaseRetired(f);
+    retired_ = mine;
+    retired_bytes_ = in_bytes;
+    retired_bytes_.insert(retired_bytes_.end(), out_bytes.begin(), out_bytes.end());
+    if (!ok || f->status != kOk) return;
+    std::string error;
+    for (size_t i = 0; i < out_ptrs.size(); ++i) {
+      if (!Check(backend_->Poison(out_ptrs[i], req.outputs[i].dtype, out_bytes[i], &error), error, f)) return;
+    }
+    if (!Check(backend_->Synchronize(&error), error, f)) return;
+    if (req.flush_l2 && !Check(backend_->FlushL2(&error), error, f)) return;
+    staged_ = {req.inputs, req.outputs, req.scalars, in_ptrs, out_ptrs, true};
+    for (void* p : in_ptrs) res->input_addresses.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(p)));
+    for (void* p : out_ptrs) res->output_addresses.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(p)));
+  }
+
+  int HandleTimedGo(const Frame& frame) {
+    TimedGo req;
+    TimedCallResult res;
+    Failure f;
+    std::string error;
+    if (!DecodeFrame(frame, &req, &error)) {
+      f.status = kBadRequest;
+      f.error = error;
+    } else if (!staged_.ready) {
+      f.status = kBadRequest;
+      f.error = "TimedGo without a staged timed call";
+    }
+    res.call_id = req.call_id;
+    if (f.status == kOk) {
+      staged_.ready = false;
+      CallTiming timing;
+      Invoke(staged_.inputs, staged_.outputs, staged_.scalars, staged_.in_ptrs, staged_.out_ptrs, &f, &timing,
+             &res.threads_before, &res.threads_after);
+      res.stream_event_seconds = timing.stream_event_seconds;
+      res.device_sync_seconds = timing.device_sync_seconds;
+      res.host_seconds = timing.host_seconds;
+    }
+    res.status = f.status;
+    res.error = f.error;
+    if (!Send(res)) return 2;
+    return f.fatal ? kCudaErrorExitCode : -1;
+  }
+
+  struct Staged {
+    std::vector<TensorSpec> inputs, outputs;
+    std::vector<double> scalars;
+    std::vector<void*> in_ptrs, out_ptrs;
+    bool ready = false;
+  };
+
   RunnerOptions options_;
+  Staged staged_;
   std::unique_ptr<DeviceBackend> backend_;
   bool backend_fatal_ = false;
   // Brought up by a warm_only LoadRequest; the next LoadRequest only loads.

@@ -784,19 +784,8 @@ bool SandboxedProcess::PinTo(int cpu) {
   CPU_SET(cpu, &one);
   int moved = 0;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces.
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (!(rest >> state >> ppid >> pgrp) || pgrp != pid_) continue;
-    for (const auto& task : std::filesystem::directory_iterator(entry.path() / "task", ec)) {
+  for (pid_t p : GroupProcesses(pid_)) {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(p) + "/task", ec)) {
       const std::string tid = task.path().filename().string();
       if (!tid.empty() && tid.find_first_not_of("0123456789") == std::string::npos &&
           sched_setaffinity(static_cast<pid_t>(std::stol(tid)), sizeof(one), &one) == 0) {
@@ -805,6 +794,39 @@ bool SandboxedProcess::PinTo(int cpu) {
     }
   }
   return moved > 0;
+}
+
+bool SandboxedProcess::ReadPayloadMemory(const std::vector<MemoryRange>& ranges, std::string* out,
+                                         std::string* error) {
+  if (pid_ <= 0 || reaped_ || finished_) {
+    if (error) *error = "the process has ended";
+    return false;
+  }
+  if (payload_pid_ <= 0) payload_pid_ = PayloadPid(pid_, isolated_);
+  if (payload_pid_ <= 0) {
+    if (error) *error = "the payload's process was not found";
+    return false;
+  }
+  return ReadProcessMemory(payload_pid_, ranges, out, error);
+}
+
+bool SandboxedProcess::WaitPayloadStopped(double timeout_seconds) {
+  if (pid_ <= 0 || reaped_ || finished_) return false;
+  if (payload_pid_ <= 0) payload_pid_ = PayloadPid(pid_, isolated_);
+  return payload_pid_ > 0 && WaitStopped(payload_pid_, timeout_seconds);
+}
+
+bool SandboxedProcess::WritePayloadMemory(uint64_t address, const std::string& bytes, std::string* error) {
+  if (pid_ <= 0 || reaped_ || finished_) {
+    if (error) *error = "the process has ended";
+    return false;
+  }
+  if (payload_pid_ <= 0) payload_pid_ = PayloadPid(pid_, isolated_);
+  if (payload_pid_ <= 0) {
+    if (error) *error = "the payload's process was not found";
+    return false;
+  }
+  return WriteProcessMemory(payload_pid_, address, bytes, error);
 }
 
 bool SandboxedProcess::Freeze(bool frozen) {

@@ -80,6 +80,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/process_group.h"
 #include "runner/seccomp.h"
 
 namespace crl::runner {
@@ -227,6 +228,15 @@ class SandboxedProcess {
   bool Freeze(bool frozen);
   bool frozen() const { return frozen_; }
 
+  // The payload's memory, read or written from outside (process_group.h):
+  // meant for a stopped payload, which runs none of its code meanwhile.
+  // False with *error when a byte is not accessible or the process ended.
+  bool ReadPayloadMemory(const std::vector<MemoryRange>& ranges, std::string* out, std::string* error);
+  // After Freeze(true): waits up to `timeout_seconds` until every thread of
+  // the payload is stopped. False when one still runs (or it ended).
+  bool WaitPayloadStopped(double timeout_seconds);
+  bool WritePayloadMemory(uint64_t address, const std::string& bytes, std::string* error);
+
   // The log captured so far.
   std::string LogSoFar() const;
 
@@ -256,6 +266,7 @@ class SandboxedProcess {
   uint64_t cpu_limit_seconds_ = 0;
   bool isolated_ = false;
   bool frozen_ = false;
+  pid_t payload_pid_ = -1;  // found on first use (ReadPayloadMemory)
   std::string setup_error_;
   std::unique_ptr<LogCollector> log_;
   bool finished_ = false;

@@ -22,6 +22,7 @@ const char* SeccompProfileName(SeccompProfile profile) {
     case SeccompProfile::kNone: return "none";
     case SeccompProfile::kCompiler: return "compiler";
     case SeccompProfile::kRunner: return "runner";
+    case SeccompProfile::kHarness: return "harness";
   }
   return "unknown";
 }
@@ -33,6 +34,8 @@ bool SeccompProfileFromName(const std::string& name, SeccompProfile* profile) {
     *profile = SeccompProfile::kCompiler;
   } else if (name == "runner") {
     *profile = SeccompProfile::kRunner;
+  } else if (name == "harness") {
+    *profile = SeccompProfile::kHarness;
   } else {
     return false;
   }

@@ -24,6 +24,11 @@
 //   kill, kRunner only:
 //     fork, vfork, execve, execveat, clone without CLONE_THREAD (fork-style
 //     clones, e.g. fork(), posix_spawn(), system(); pthread_create is fine)
+//   errno, kRunner and kHarness (a side being timed):
+//     setsid, setpgid -> EPERM: every process a side starts stays in its
+//       process group, which the worker stops while the other side is timed
+//       (a child that left it could spin through the other side's timing);
+//     sched_setaffinity -> EPERM: a side runs on the CPUs of its lane
 //   errno:
 //     clone3 -> ENOSYS (glibc then falls back to clone(), whose flags a
 //       filter can inspect; clone3 passes flags in memory)
@@ -47,9 +52,11 @@ enum class SeccompProfile {
   kNone,      // no filter
   kCompiler,  // compilers: may fork/exec (cc1plus, as, ld, nvcc's tools)
   kRunner,    // crl-runner after backend init: no new processes, no exec
+  kHarness,   // the KernelBench harness serving a side: as kCompiler, but
+              // what it starts stays in its process group and on its CPUs
 };
 
-// "none", "compiler", "runner".
+// "none", "compiler", "runner", "harness".
 const char* SeccompProfileName(SeccompProfile profile);
 bool SeccompProfileFromName(const std::string& name, SeccompProfile* profile);
 

@@ -89,6 +89,12 @@ bool BuildSeccompProgram(SeccompProfile profile, std::vector<SeccompInstruction>
              error)) {
     return false;
   }
+  if (profile == SeccompProfile::kRunner || profile == SeccompProfile::kHarness) {
+    for (const char* name : {"setsid", "setpgid", "sched_setaffinity"}) {
+      const int nr = seccomp_syscall_resolve_name(name);
+      if (!Check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0), name, error)) return false;
+    }
+  }
   if (profile == SeccompProfile::kRunner) {
     for (const char* name : kRunnerKill) {
       if (!KillSyscall(ctx, name, error)) return false;

@@ -1,5 +1,7 @@
 #include "lib/reward/names.h"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace crl {
@@ -41,6 +43,10 @@ bool IsTrustFlagName(const std::string& name) {
   const std::string full = name.compare(0, 5, "FLAG_") == 0 ? name : "FLAG_" + name;
   if (!v1::Flag_Parse(full, &flag)) return true;
   return IsTrustFlag(flag);
+}
+
+void AddFlag(google::protobuf::RepeatedField<int>* flags, v1::Flag flag) {
+  if (std::find(flags->begin(), flags->end(), static_cast<int>(flag)) == flags->end()) flags->Add(flag);
 }
 
 }  // namespace crl

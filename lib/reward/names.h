@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <google/protobuf/repeated_field.h>
+
 #include "crl/v1/common.pb.h"
 #include "crl/v1/timing.pb.h"
 
@@ -31,6 +33,10 @@ bool IsTrustFlag(v1::Flag flag);
 // keep-the-successes); one that is merely NOISY is (its speed goes
 // unrewarded, its correctness stands).
 bool IsHonestyFlag(v1::Flag flag);
+// Adds `flag` to a message's flags unless it is there: a result's flags are
+// a set (its evidence lines may say more than once why).
+void AddFlag(google::protobuf::RepeatedField<int>* flags, v1::Flag flag);
+
 // The same for a name, with or without the "FLAG_" prefix; unknown names
 // count as trust flags (a flag we cannot read is not one we can clear).
 bool IsTrustFlagName(const std::string& name);

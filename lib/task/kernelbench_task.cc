@@ -13,7 +13,8 @@ absl::StatusOr<KbTask> LoadKbTask(const std::string& path) {
   CRL_ASSIGN_OR_RETURN(std::string source, ReadFileToString(path, "task file"));
   for (const char* needed : {"class Model", "def get_inputs", "def get_init_inputs"}) {
     if (source.find(needed) == std::string::npos) {
-      return absl::FailedPreconditionError(
+      // The request's problem (a malformed task), not the machine's.
+      return absl::InvalidArgumentError(
           absl::StrCat("task file ", path, ": no `", needed, "` (a KernelBench task defines "
                        "class Model, get_inputs() and get_init_inputs())"));
     }

@@ -152,7 +152,16 @@ def _in(root, name):
 # modules
 
 def load_module(path, name):
-    """Imports `path` under a private name that is not left in sys.modules."""
+    """Imports `path` under a private name that is not left in sys.modules.
+    A source Python cannot compile raises SyntaxError, whatever the reason
+    (a NUL byte raises ValueError on Python < 3.12): a compile error, never a
+    runtime one."""
+    with open(path, "rb") as f:
+        source = f.read()
+    try:
+        compile(source, path, "exec")
+    except ValueError as e:
+        raise SyntaxError("%s: %s" % (path, e)) from None
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look the module up
@@ -347,6 +356,8 @@ class Side:
         self.flags_before = _global_flags(torch)
         self.last_outputs = None
         self._graph = None  # (graph, its input buffers, its outputs) of the last capture
+        self._staged = None  # a staged sample's inputs (stage() -> go())
+        self._staged_inputs = None  # the last staged sample's, alive for the worker's reads
         self.trial_buffers = {}  # input index -> the tensor every trial's values go into
         self.task = load_module(_in(root, header["task"]), "crl_task")
         # Only the task's own functions make inputs; a candidate cannot reach
@@ -519,6 +530,79 @@ class Side:
                 blobs.append(_tensor_bytes(torch, p))
         return {"status": "ok", "outputs": meta, "host_seconds": host,
                 "findings": findings}, blobs
+
+    def stage(self, header):
+        """Step one of a timed sample on the host (services/worker/kb_format.cc,
+        staged timing): the reference makes the sample's inputs from its seed;
+        the candidate allocates empty tensors of the shapes the header gives
+        (the reference's), which the worker fills while this process is
+        stopped, just before it starts its own clock. Answers where each input
+        tensor is (the worker reads and writes them from outside), or
+        "unstaged" with the reason when an input is not a contiguous CPU
+        tensor or a plain number (then the sample is timed as before)."""
+        torch = self.torch
+        calls = max(1, min(int(header.get("calls", 1)), MAX_CALLS_PER_SAMPLE))
+        given = header.get("inputs")
+        if given is None:
+            batch = self.make_batch([derived_seed(int(header["seed"]), i) for i in range(calls)])
+        else:
+            batch = [[torch.empty(d["shape"], dtype=getattr(torch, d["dtype"])) if "dtype" in d else d["value"]
+                      for d in call] for call in given]
+        described = []
+        for inputs in batch:
+            call = []
+            for x in inputs:
+                if isinstance(x, torch.Tensor):
+                    if x.device.type != "cpu" or x.layout != torch.strided or not x.is_contiguous() or \
+                            x.requires_grad:
+                        return {"status": "ok", "unstaged": "an input is not a contiguous CPU tensor"}, []
+                    call.append({"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape),
+                                 "address": x.data_ptr(), "bytes": x.numel() * x.element_size()})
+                elif x is None or isinstance(x, (bool, int, float)):
+                    call.append({"value": x})
+                else:
+                    return {"status": "ok", "unstaged": "an input is a %s" % type(x).__name__}, []
+            described.append(call)
+        self._staged = batch
+        self.last_outputs = []
+        if header.get("flush_l2", True):
+            self.flush_buf.fill_(1.0)
+        return {"status": "ok", "inputs": described}, []
+
+    def go(self, header):
+        """Step two: the staged sample's forward calls, at once (the worker's
+        clock runs from just before this request to its answer). Answers where
+        each call's outputs are, a contiguous copy where one is not (made
+        here, on the clock); the worker reads them from outside while this
+        process is stopped. Nothing here is believed: the times are the
+        worker's, and what an address holds is what the worker compares."""
+        torch = self.torch
+        batch, self._staged = self._staged, None
+        if batch is None:
+            return {"status": "bad_request", "error": "no staged sample"}, []
+        threads_before = _active_count()
+        t0 = _perf()
+        outs = [self.forward(inputs) for inputs in batch]
+        t1 = _perf()
+        described, kept = [], []
+        for out in outs:
+            tensors, problems = self.normalise(out)
+            if problems:
+                return {"status": "ok", "outputs": [], "findings": {"problems": problems}}, []
+            call = []
+            for t in tensors:
+                c = t if t.is_contiguous() else t.contiguous()
+                kept.append(c)
+                call.append({"dtype": str(c.dtype).replace("torch.", ""), "shape": list(c.shape),
+                             "address": c.data_ptr(), "bytes": c.numel() * c.element_size()})
+            described.append(call)
+        self.last_outputs = kept  # alive until the next sample
+        self._staged_inputs = batch
+        first = outs[0] if isinstance(outs[0], (list, tuple)) else [outs[0]]
+        call_bytes = sum(x.numel() * x.element_size() for x in list(batch[0]) + list(first)
+                         if isinstance(x, torch.Tensor))
+        return {"status": "ok", "outputs": described, "host_seconds": t1 - t0, "call_bytes": call_bytes,
+                "python_threads_after": _active_count() - threads_before}, []
 
     def timed(self, header):
         """One timed sample: `calls` back-to-back forward calls, each on its
@@ -728,6 +812,10 @@ def serve():
         try:
             if mtype == KB_FETCH:
                 reply, blobs = side.fetch(header)
+            elif header.get("stage"):
+                reply, blobs = side.stage(header)
+            elif header.get("go"):
+                reply, blobs = side.go(header)
             elif header.get("timed"):
                 reply, blobs = side.timed(header)
             else:

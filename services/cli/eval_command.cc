@@ -172,7 +172,9 @@ int EvalCommand(int argc, char** argv) {
       // One list of flags: verification's, then the oracle's.
       nlohmann::json flags_list = j["flags"], evidence = j["flag_evidence"];
       j.update(TimeResponseJson(*timed));
-      for (const auto& f : j["flags"]) flags_list.push_back(f);
+      for (const auto& f : j["flags"]) {
+        if (std::find(flags_list.begin(), flags_list.end(), f) == flags_list.end()) flags_list.push_back(f);
+      }
       for (const auto& e : j["flag_evidence"]) evidence.push_back(e);
       j["flags"] = flags_list;
       j["flag_evidence"] = evidence;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "lib/reward/names.h"
 #include "lib/reward/rewards.h"
 
 namespace crl::orchestrator {
@@ -171,7 +172,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
     v.set_speedup(timed->speedup());
     v.set_speedup_ci_low(timed->speedup_ci_low());
     v.set_speedup_ci_high(timed->speedup_ci_high());
-    for (int f : timed->flags()) v.add_flags(static_cast<v1::Flag>(f));
+    for (int f : timed->flags()) AddFlag(v.mutable_flags(), static_cast<v1::Flag>(f));
     for (const auto& e : timed->flag_evidence()) v.add_flag_evidence(e);
   }
   rr.set_verdict(v.verdict());

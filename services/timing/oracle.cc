@@ -252,7 +252,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     return resp;
   };
   auto flag = [&](v1::Flag f, const std::string& evidence) {
-    resp.add_flags(f);
+    AddFlag(resp.mutable_flags(), f);
     resp.add_flag_evidence(absl::StrCat(v1::Flag_Name(f), ": ", evidence));
   };
 

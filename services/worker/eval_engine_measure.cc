@@ -285,13 +285,53 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
 
   // A batch of short calls gets twice one call's limit: the reference's
   // whole batch takes about a millisecond.
+  //
+  // A side runs only for its own calls: the other is stopped (SIGSTOP to its
+  // process group, which nothing it started can leave: seccomp.h) for the
+  // whole call, and a side is stopped again as soon as its call answers. No
+  // thread or child of one side can take the CPU, the memory bandwidth or
+  // the GPU's queue from the other while it is timed, nor finish work
+  // between its calls. (A session that must run to hand over its outputs
+  // lets itself go in LastOutputs.)
+  //
+  // Where both sides stage (task_format.h: KernelBench on a host lane), a
+  // pair's inputs are made once, by the reference, before either side of
+  // the pair is timed; each side then gets them written in just before its
+  // clock starts.
+  const bool staging = ref->Stages() && cand->Stages();
+  std::shared_ptr<StagedSample> staged;
+  int staged_calls = 0;
+  auto stage = [&](const PairLoop::Ask& ask) -> bool {
+    staged = std::make_shared<StagedSample>();
+    const TimedRequest sample_request{ask.seed, !request.no_l2_flush(), false, ask.calls, false};
+    for (Side side : {Side::kReference, Side::kCandidate}) {
+      SessionInterface* s = side == Side::kReference ? ref.get() : cand.get();
+      (side == Side::kReference ? cand : ref)->Freeze(true);
+      s->Freeze(false);
+      event = s->Stage(sample_request, per_call, staged);
+      s->Freeze(true);
+      if (!event.ok) {
+        fail(side, event);
+        return false;
+      }
+      if (!staged->unstaged.empty()) break;  // timed as the sides time themselves
+    }
+    staged->seed = ask.seed;
+    staged_calls = ask.calls;
+    return true;
+  };
   auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) -> bool {
+    if (staging && (!staged || staged->seed != ask.seed || staged_calls != ask.calls) && !stage(ask)) return false;
     TimedResult result;
+    SessionInterface* self = ask.is_ref ? ref.get() : cand.get();
+    SessionInterface* other = ask.is_ref ? cand.get() : ref.get();
+    other->Freeze(true);
+    self->Freeze(false);
     const absl::Time t0 = clock_->MonotonicNow();
-    event = (ask.is_ref ? ref : cand)
-                ->Timed({ask.seed, !request.no_l2_flush(), ask.check, ask.calls, ask.graph},
+    event = self->Timed({ask.seed, !request.no_l2_flush(), ask.check, ask.calls, ask.graph},
                         ask.calls > 1 ? 2 * per_call : per_call, &result);
     out->outside_seconds = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
+    self->Freeze(true);
     if (!event.ok) {
       fail(ask.is_ref ? Side::kReference : Side::kCandidate, event);
       return false;
@@ -315,6 +355,7 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     return CompareOutputs(*r.task, {}, outputs[1], outputs[0], nullptr);
   };
   const bool completed = loop.Run(timed, check, &response);
+  FreezeSides(ref.get(), cand.get(), false);  // nothing more is timed: let them end as they would
   held();
   CRL_RETURN_IF_ERROR(context.Check());
   if (!completed || response.timing_mode().empty()) return absl::OkStatus();

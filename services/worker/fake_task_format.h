@@ -10,6 +10,8 @@
 #define CRL_SERVICES_WORKER_FAKE_TASK_FORMAT_H_
 
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -94,6 +96,9 @@ struct FakeTaskSpec {
   double reference_seconds = 2e-3;
   // The task runs on cuda lanes too (the fake sessions do not care which).
   bool cuda = false;
+  // The last trial draws from the alternative distribution, where the
+  // reference's output is NaN (the verifier skips such a trial).
+  bool nonfinite_alternative = false;
 };
 
 class FakeEvalTask final : public EvalTask {
@@ -117,6 +122,7 @@ class FakeEvalTask final : public EvalTask {
       trial.index = t;
       trial.seed = seeds();
       trial.probe_eligible = spec_.probes && t < 3;
+      trial.alternative = spec_.nonfinite_alternative && t == std::clamp(requested, 1, kMaxTrials) - 1;
       trial.label = absl::StrCat("trial ", t + 1);
       plan.push_back(trial);
     }
@@ -209,6 +215,10 @@ class FakeSession final : public SessionInterface {
   RunnerEvent Trial(const TrialRequest& trial, double, TrialResult* result) override {
     if (RunnerEvent e = Common(); !e.ok) return e;
     result->outputs = Expected(task_, trial.seed);
+    if (side_ == Side::kReference && trial.alternative && task_.spec().nonfinite_alternative) {
+      const float nan = std::nanf("");
+      std::memcpy(result->outputs[0].data.data(), &nan, sizeof nan);
+    }
     if (side_ == Side::kReference) {
       if (trial.probes) {
         ++counters_->probes;

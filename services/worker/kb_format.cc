@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "crl/kernel.h"
 #include "lib/task/kernelbench_task.h"
+#include "services/worker/kb_staged.h"
 #include "services/worker/task_files.h"
 
 namespace crl {
@@ -102,8 +103,17 @@ std::vector<OutputTensor> AsOutputs(std::vector<KbTensor> tensors) {
 // One harness process: the task's Model, or the candidate's ModelNew.
 class KbHarnessSession final : public SessionInterface {
  public:
-  KbHarnessSession(Side side, std::unique_ptr<KbSession> session)
-      : side_(side), session_(std::move(session)) {}
+  // `host`: a host lane, where timing is staged (kb_staged.h).
+  KbHarnessSession(Side side, std::unique_ptr<KbSession> session, bool host)
+      : side_(side), session_(std::move(session)) {
+    if (host) staged_ = std::make_unique<KbStagedSide>(session_.get(), side);
+  }
+
+  bool Stages() const override { return staged_ != nullptr; }
+  RunnerEvent Stage(const TimedRequest& request, double timeout,
+                    const std::shared_ptr<StagedSample>& sample) override {
+    return staged_ ? staged_->Stage(request, timeout, sample) : SessionInterface::Stage(request, timeout, sample);
+  }
 
   RunnerEvent Trial(const TrialRequest& trial, double timeout, TrialResult* result) override {
     KbReply reply;
@@ -137,6 +147,8 @@ class KbHarnessSession final : public SessionInterface {
   }
 
   RunnerEvent Timed(const TimedRequest& request, double timeout, TimedResult* result) override {
+    last_staged_ = staged_ && staged_->Ready(request.seed);
+    if (last_staged_) return staged_->Timed(request, timeout, result);
     KbReply reply;
     RunnerEvent event = session_->Call(
         {{"timed", true},
@@ -170,6 +182,8 @@ class KbHarnessSession final : public SessionInterface {
   // tell a checked call from an unchecked one.
   RunnerEvent LastOutputs(double timeout, int call, const OutputSample& sample,
                           std::vector<OutputTensor>* outputs) override {
+    if (last_staged_) return staged_->LastOutputs(call, sample, outputs);
+    session_->Freeze(false);  // the harness hands them over itself
     KbReply reply;
     RunnerEvent event = session_->Fetch(call, sample, timeout, &reply);
     if (!event.ok) return event;
@@ -195,6 +209,8 @@ class KbHarnessSession final : public SessionInterface {
  private:
   const Side side_;
   std::unique_ptr<KbSession> session_;
+  std::unique_ptr<KbStagedSide> staged_;  // host lanes
+  bool last_staged_ = false;              // the last Timed() was staged
 };
 
 // A harness readied before its lane was held (KbFormat::Prepare).
@@ -294,7 +310,7 @@ std::unique_ptr<SessionInterface> KbFormat::Start(const EvalTask& task, const Se
   auto session = KbSession::Start(options_.runner, options_.kb, lane, load, spec.budget_seconds,
                                   context, event, std::move(ready));
   if (!session) return nullptr;
-  return std::make_unique<KbHarnessSession>(spec.side, std::move(session));
+  return std::make_unique<KbHarnessSession>(spec.side, std::move(session), lane.backend == BackendKind::kHost);
 }
 
 }  // namespace crl

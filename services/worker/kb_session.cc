@@ -199,11 +199,13 @@ std::unique_ptr<RunnerSession> SpawnKbHarness(const RunnerOptions& runner, const
                                               const RequestContext& context, RunnerEvent* event) {
   // The harness's own directory is the only host path it is shown; what it
   // loads arrives over the channel (CollectKbFiles). The interpreter may
-  // fork helpers (e.g. torch's compile workers), so the exec-allowing
-  // profile; network, ptrace, mounts and the rest stay fatal.
+  // fork helpers (e.g. torch's compile workers), so a profile that allows
+  // exec; what it starts cannot leave its process group or its CPUs (the
+  // worker stops the group while the other side is timed); network,
+  // ptrace, mounts and the rest stay fatal.
   auto session = RunnerSession::Spawn(runner, lane, {kb.python, "-B", kb.harness, "serve"},
                                       {fs::path(kb.harness).parent_path().string()},
-                                      runner::SeccompProfile::kCompiler, budget_seconds, context, event);
+                                      runner::SeccompProfile::kHarness, budget_seconds, context, event);
   // A harness serves one side and is thrown away: nothing in it needs a
   // clean exit, and an interpreter's shutdown with torch and a CUDA context
   // would hold the lane (ending sides holds it: EvalEngine::Retire).

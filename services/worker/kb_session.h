@@ -135,6 +135,8 @@ class KbSession {
   bool dead() const { return session_->dead(); }
   bool PinToCpu(int cpu) { return session_->PinToCpu(cpu); }
   bool Freeze(bool frozen) { return session_->Freeze(frozen); }
+  // The harness's process from outside (RunnerSession's, for a frozen side).
+  RunnerSession* process() { return session_.get(); }
   // SessionInterface::Adopt.
   void Adopt(const RequestContext& context, double budget_seconds) { session_->Adopt(context, budget_seconds); }
 

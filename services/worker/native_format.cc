@@ -162,6 +162,7 @@ class NativeSession final : public SessionInterface {
   }
 
   RunnerEvent Timed(const TimedRequest& request, double timeout, TimedResult* result) override {
+    if (lane_.backend == BackendKind::kHost) return StagedTimed(request, timeout, result);
     timed_.call_id = ++call_id_;
     timed_.seed = request.seed;
     timed_.flush_l2 = request.flush_l2;
@@ -180,8 +181,10 @@ class NativeSession final : public SessionInterface {
     return event;
   }
 
-  // Whole: a native timed call returns its outputs with its times.
+  // Whole: a native timed call returns its outputs with its times (read
+  // from the stopped runner on a host lane).
   RunnerEvent LastOutputs(double, int, const OutputSample&, std::vector<OutputTensor>* outputs) override {
+    if (!last_problem_.empty()) return {false, v1::VERDICT_WRONG_ANSWER, last_problem_};
     if (last_outputs_.size() != timed_.outputs.size()) {
       return {false, v1::VERDICT_WRONG_ANSWER, "outputs missing"};
     }
@@ -190,6 +193,89 @@ class NativeSession final : public SessionInterface {
       outputs->push_back({timed_.outputs[o], last_outputs_[o]});
     }
     return {true, v1::VERDICT_OK, ""};
+  }
+
+  // A host timed call in two steps (runner/protocol.h, staged): the runner
+  // allocates and flushes; the worker writes the sample's inputs into the
+  // stopped runner, starts its own clock, lets it go and sends TimedGo, and
+  // stops the clock and the runner at its answer. Nothing the candidate's
+  // process reports decides the time, and its outputs (when kept) and inputs
+  // are read from it while it is stopped: a result finished off the clock,
+  // or computed only when it is read (a page-fault handler over protected
+  // pages), is not there to be read.
+  RunnerEvent StagedTimed(const TimedRequest& request, double timeout, TimedResult* result) {
+    runner::TimedCallRequest stage = timed_;
+    stage.call_id = ++call_id_;
+    stage.flush_l2 = request.flush_l2;
+    stage.staged = true;
+    runner::TimedCallResult staged;
+    RunnerEvent event = runner_->TimedCall(stage, timeout, &staged);
+    if (!event.ok) return event;
+    if (staged.status != runner::kOk) {
+      return {false, VerdictForResult(staged.status, staged.error),
+              absl::StrCat(runner::RunStatusName(staged.status), ": ", staged.error)};
+    }
+    if (staged.input_addresses.size() != timed_.inputs.size() ||
+        staged.output_addresses.size() != timed_.outputs.size()) {
+      return {false, v1::VERDICT_SANDBOX_VIOLATION, "a staged call answered with the wrong number of buffers"};
+    }
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < timed_.inputs.size(); ++i) {
+      int64_t numel = 0;
+      runner::SpecNumel(timed_.inputs[i], &numel);
+      const TensorDecl& decl = task_.inputs[i];
+      inputs.push_back(runner::Generate(decl.distributions.front(), decl.dtype, numel,
+                                        runner::DeriveSeed(request.seed, i)));
+    }
+    std::string error;
+    runner_->FreezeAndWait();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!runner_->WriteMemory(static_cast<uint64_t>(staged.input_addresses[i]), inputs[i], &error)) {
+        return {false, v1::VERDICT_SANDBOX_VIOLATION,
+                absl::StrCat("input '", timed_.inputs[i].name, "' buffer is not writable: ", error)};
+      }
+    }
+    runner::TimedCallResult ran;
+    const auto t0 = std::chrono::steady_clock::now();
+    runner_->Freeze(false);
+    event = runner_->TimedGo(stage.call_id, timeout, &ran);
+    const auto t1 = std::chrono::steady_clock::now();
+    runner_->FreezeAndWait();
+    if (!event.ok) return event;
+    if (ran.status != runner::kOk) {
+      return {false, VerdictForResult(ran.status, ran.error), absl::StrCat(runner::RunStatusName(ran.status), ": ", ran.error)};
+    }
+    const double seconds = std::chrono::duration<double>(t1 - t0).count();
+    result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
+    last_problem_.clear();
+    last_outputs_.clear();
+    if (!request.keep_outputs) return event;
+    // Read now, the runner stopped: whether this sample is checked was
+    // decided after it answered, and it runs nothing until its next call.
+    std::vector<runner::MemoryRange> ranges;
+    for (size_t o = 0; o < timed_.outputs.size(); ++o) {
+      uint64_t bytes = 0;
+      runner::SpecBytes(timed_.outputs[o], &bytes);
+      ranges.push_back({static_cast<uint64_t>(staged.output_addresses[o]), bytes});
+    }
+    std::string all;
+    if (!runner_->ReadMemory(ranges, &all, &error)) {
+      last_problem_ = absl::StrCat("the outputs could not be read after the call (", error, ")");
+      return event;
+    }
+    for (const auto& r : ranges) {
+      last_outputs_.push_back(all.substr(0, r.length));
+      all.erase(0, r.length);
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::string after;
+      if (!runner_->ReadMemory({{static_cast<uint64_t>(staged.input_addresses[i]), inputs[i].size()}}, &after, &error) ||
+          after != inputs[i]) {
+        last_problem_ = absl::StrCat("input '", timed_.inputs[i].name, "' was modified by a timed call");
+        break;
+      }
+    }
+    return event;
   }
 
   std::string device_name() const override { return runner_->device_name(); }
@@ -211,6 +297,8 @@ class NativeSession final : public SessionInterface {
   std::unique_ptr<RunnerSession> runner_;
   runner::TimedCallRequest timed_;
   std::vector<std::string> last_outputs_;
+  // Why the last kept timed call's outputs cannot stand (empty: they can).
+  std::string last_problem_;
   uint64_t call_id_ = 0;
   bool has_last_ = false;
   size_t last_size_set_ = 0;

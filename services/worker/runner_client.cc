@@ -234,6 +234,28 @@ bool RunnerSession::PinToCpu(int cpu) { return !dead_ && process_->PinTo(cpu); }
 
 bool RunnerSession::Freeze(bool frozen) { return !dead_ && process_ && process_->Freeze(frozen); }
 
+bool RunnerSession::FreezeAndWait() {
+  if (!Freeze(true)) return false;
+  return process_->WaitPayloadStopped(0.05);
+}
+
+bool RunnerSession::ReadMemory(const std::vector<runner::MemoryRange>& ranges, std::string* out,
+                               std::string* error) {
+  if (dead_ || !process_) {
+    *error = "the side has ended";
+    return false;
+  }
+  return process_->ReadPayloadMemory(ranges, out, error);
+}
+
+bool RunnerSession::WriteMemory(uint64_t address, const std::string& bytes, std::string* error) {
+  if (dead_ || !process_) {
+    *error = "the side has ended";
+    return false;
+  }
+  return process_->WritePayloadMemory(address, bytes, error);
+}
+
 RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,
                                        double timeout_seconds, runner::Frame* frame) {
   RunnerEvent sent = Send(type, payload, timeout_seconds);
@@ -354,6 +376,12 @@ RunnerEvent RunnerSession::TimedCall(const runner::TimedCallRequest& request,
   RunnerEvent e = Roundtrip(request, timeout_seconds, result);
   if (e.ok && result->status == runner::kCudaError) dead_ = true;
   return e;
+}
+
+RunnerEvent RunnerSession::TimedGo(uint64_t call_id, double timeout_seconds, runner::TimedCallResult* result) {
+  runner::TimedGo go;
+  go.call_id = call_id;
+  return Roundtrip(go, timeout_seconds, result);
 }
 
 RunnerEvent RunnerSession::Fail(const std::string& what, bool timed_out) {

@@ -121,6 +121,8 @@ class RunnerSession {
                    runner::CallResult* result);
   RunnerEvent TimedCall(const runner::TimedCallRequest& request, double timeout_seconds,
                         runner::TimedCallResult* result);
+  // Runs the staged timed call (runner/protocol.h's TimedGo).
+  RunnerEvent TimedGo(uint64_t call_id, double timeout_seconds, runner::TimedCallResult* result);
   // Asks the runner to exit and reaps it (kills it, after KillOnClose).
   // Idempotent.
   void Close();
@@ -145,6 +147,13 @@ class RunnerSession {
   // (SandboxedProcess::Freeze). A frozen session that is closed is killed
   // without being let go on: nothing it holds runs again.
   bool Freeze(bool frozen);
+  // Freeze(true), then waits (at most ~50 ms) until the payload's threads
+  // have all stopped: after it, none of them runs until Freeze(false).
+  bool FreezeAndWait();
+  // The payload's memory from outside (runner/process_group.h), for a frozen
+  // session: nothing of it runs while it is read or written.
+  bool ReadMemory(const std::vector<runner::MemoryRange>& ranges, std::string* out, std::string* error);
+  bool WriteMemory(uint64_t address, const std::string& bytes, std::string* error);
 
   const std::string& device_name() const { return device_name_; }
   // The runner died or was killed; no further calls are possible.

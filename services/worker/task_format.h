@@ -127,6 +127,27 @@ struct TimedResult {
   std::string graph_error;
 };
 
+// One input of a staged timed call (SessionInterface::Stage), as the
+// reference made it: a tensor's dtype, shape and bytes, or a plain value
+// (JSON text).
+struct StagedInput {
+  runner::TensorSpec spec;
+  std::string bytes;
+  std::string value;  // non-empty: not a tensor
+};
+
+// The inputs of one staged sample: one list per call, the reference's.
+struct StagedSample {
+  uint64_t seed = 0;
+  std::vector<std::vector<StagedInput>> calls;
+  // Why the sample cannot be staged (an input no worker can write from
+  // outside): both sides are then timed as they time themselves.
+  std::string unstaged;
+  // Per call, set when its outputs were read: an output of the reference
+  // shares an input's memory (a candidate's may then too).
+  std::vector<bool> reference_aliases;
+};
+
 // One side of an evaluation, alive on a lane. A call that fails returns
 // !ok with the verdict it means for that side's code (RUNTIME_ERROR,
 // TIMEOUT, ...); the caller decides what a reference failure means (always
@@ -138,6 +159,17 @@ class SessionInterface {
                             TrialResult* result) = 0;
   virtual RunnerEvent Timed(const TimedRequest& request, double timeout_seconds,
                             TimedResult* result) = 0;
+  // Staged timing (KernelBench harnesses on host lanes): before a pair's
+  // timed calls, the reference makes the sample's inputs (filling *sample)
+  // and the candidate takes them (reading *sample); the next Timed() of the
+  // same seed then writes its inputs into the stopped process, runs the
+  // calls on the worker's clock, and LastOutputs() reads the outputs from
+  // the stopped process. Formats that time themselves answer false from
+  // Stages() and are never asked to Stage.
+  virtual bool Stages() const { return false; }
+  virtual RunnerEvent Stage(const TimedRequest&, double /*timeout_seconds*/, const std::shared_ptr<StagedSample>&) {
+    return {false, v1::VERDICT_INFRA_ERROR, "this side does not stage"};
+  }
   // The outputs of call `call` (0-based) of the last timed sample made with
   // keep_outputs, whole or at the positions `sample` draws (a format may
   // return them whole regardless: sampled_from says which).

@@ -1,6 +1,7 @@
 #include "services/worker/verifier.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <thread>
@@ -28,9 +29,14 @@ std::string Describe(const OutputTensor& o) {
 
 constexpr char kNearlyMemorised[] = "memorised within 10x the tolerance";
 
+// Every element of every floating-point output is finite (no NaN, no Inf).
 bool AllFinite(const std::vector<OutputTensor>& outputs) {
   for (const auto& o : outputs) {
-    if (CompareTensor(o.spec, o.data, o.data, {0, 0}).kind != CompareResult::kMatch) return false;
+    if (!runner::DtypeIsFloat(o.spec.dtype)) continue;
+    const int64_t n = static_cast<int64_t>(o.data.size() / runner::DtypeSize(o.spec.dtype));
+    for (int64_t i = 0; i < n; ++i) {
+      if (!std::isfinite(runner::ElementAsDouble(o.data.data(), o.spec.dtype, i))) return false;
+    }
   }
   return true;
 }

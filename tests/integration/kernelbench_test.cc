@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/file.h"
+#include "lib/stats/stats.h"
 #include "services/worker/kb_session.h"
 #include "services/worker/runner_client.h"
 #include "services/worker/worker_setup.h"
@@ -134,8 +135,16 @@ TEST_CASE("a broken KernelBench task is the task's problem, never a wrong answer
     std::ofstream(dir.path() + "/1_Broken.py") << "import torch\n";
     auto r = Engine().Evaluate(Request(dir.path() + "/1_Broken.py", candidate), RequestContext::Background());
     REQUIRE_FALSE(r.ok());
-    CHECK(r.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);  // the request's problem: exit 2 in crl eval
     CHECK_THAT(std::string(r.status().message()), Catch::Contains("class Model"));
+  }
+  SECTION("a candidate Python cannot compile is a compile error, a NUL byte included") {
+    const std::string task = kRoot + "/level1/3_Relu.py";
+    std::string nul = candidate;
+    nul.insert(nul.find("import"), std::string("# \0\n", 4));
+    auto r = Engine().Evaluate(Request(task, nul), RequestContext::Background());
+    REQUIRE(r.ok());
+    CHECK(r->verdict() == v1::VERDICT_COMPILE_ERROR);
   }
   SECTION("a reference that raises gives INFRA_ERROR, not a verdict on the candidate") {
     std::ofstream(dir.path() + "/1_Raises.py")
@@ -220,6 +229,70 @@ TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked ou
   REQUIRE(p->verdict() == v1::VERDICT_OK);
   CHECK(p->output_checks() == 5);
   CHECK(p->output_mismatches() == 0);
+}
+
+// A hack of the timing (tasks/kernelbench/hacks), verified and then measured
+// on the ReLU task: what verification said, and the measurement.
+struct Measured {
+  v1::EvaluateResponse verified;
+  v1::MeasurePairResponse measured;
+  double speedup = 0;  // median reference over median candidate sample
+};
+
+Measured VerifyAndMeasure(const std::string& hack) {
+  Measured out;
+  auto r = Engine().Evaluate(Request(kRoot + "/level1/3_Relu.py", Read(kRoot + "/hacks/" + hack)),
+                             RequestContext::Background());
+  REQUIRE(r.ok());
+  out.verified = *r;
+  INFO(hack << ": " << (r->messages_size() ? r->messages(r->messages_size() - 1) : ""));
+  REQUIRE(r->verdict() == v1::VERDICT_OK);
+  v1::MeasurePairRequest m;
+  *m.mutable_task() = Request(kRoot + "/level1/3_Relu.py", "").task();
+  m.set_candidate_artifact_id(r->artifact_id());
+  m.set_backend(v1::BACKEND_HOST);
+  m.set_min_pairs(20);
+  m.set_max_pairs(20);
+  m.set_check_outputs_every(2);
+  auto p = Engine().MeasurePair(m, RequestContext::Background());
+  REQUIRE(p.ok());
+  out.measured = *p;
+  std::vector<double> ref, cand;
+  for (const auto& s : p->reference_samples()) ref.push_back(s.device_sync_seconds());
+  for (const auto& s : p->candidate_samples()) cand.push_back(s.device_sync_seconds());
+  if (!ref.empty() && !cand.empty()) out.speedup = stats::Median(ref) / stats::Median(cand);
+  return out;
+}
+
+TEST_CASE("a KernelBench side cannot take the CPU from the other while it is timed", "[kernelbench]") {
+  // The reference's own ReLU with a forked child that spins while its side
+  // waits for a request: the worker stops the idle side, child included.
+  Measured m = VerifyAndMeasure("starve_reference_fork.py");
+  INFO("speedup " << m.speedup);
+  REQUIRE(m.measured.verdict() == v1::VERDICT_OK);
+  CHECK(m.speedup < 1.25);
+}
+
+TEST_CASE("host timing keeps the clock and reads the outputs outside the candidate's process", "[kernelbench]") {
+  // What each hack does is in its file; each passes verification, whose
+  // checks run inside the candidate's process.
+  for (const char* hack : {"lazy_output_patched_methods.py", "thread_fills_later.py", "alias_when_timed.py",
+                           "blind_checks.py"}) {
+    Measured m = VerifyAndMeasure(hack);
+    INFO(hack << ": " << m.measured.output_mismatch_detail());
+    REQUIRE(m.measured.verdict() == v1::VERDICT_OK);
+    CHECK(m.measured.output_checks() > 0);
+    CHECK(m.measured.output_mismatches() == m.measured.output_checks());
+  }
+  // A clock global of the harness, slowed: the worker's clock is the one.
+  Measured clock = VerifyAndMeasure("forge_clock.py");
+  INFO("speedup " << clock.speedup);
+  CHECK(clock.measured.output_mismatches() == 0);
+  CHECK(clock.speedup < 1.12);
+  // An honest ReLU timed the same way agrees with the reference's outputs.
+  Measured honest = VerifyAndMeasure("../generations/level_1_problem_3_sample_0_kernel.py");
+  CHECK(honest.measured.output_checks() > 0);
+  CHECK(honest.measured.output_mismatches() == 0);
 }
 
 // An honest ReLU that would notice any state a candidate before it left in

@@ -38,9 +38,9 @@ struct Fixture {
     o.target_rel_ci = 0.03;
     oracle = std::make_unique<timing::TimingOracle>(o, client.get(), RealClock::Get());
   }
-  v1::TimeResponse Time(const std::string& source_path) {
+  v1::TimeResponse Time(const std::string& source_path, const std::string& task = kTask) {
     v1::TimeRequest t;
-    t.mutable_task()->set_path(kTask);
+    t.mutable_task()->set_path(task);
     t.mutable_candidate()->set_source(ReadFile(source_path));
     t.mutable_candidate()->set_backend(v1::BACKEND_HOST);
     auto r = oracle->Time(t, RequestContext::Background());
@@ -98,6 +98,28 @@ TEST_CASE("a candidate fast only on its first call is timed at its steady state"
   INFO(Evidence(r));
   REQUIRE(r.verdict() == v1::VERDICT_OK);
   CHECK(r.speedup() < 0.5);  // 8x the reference's work on every timed call
+}
+
+TEST_CASE("a side cannot take the CPU from the other while it is timed", "[timing]") {
+  // The reference's own code with a thread that spins between its calls: on
+  // a shared CPU it would slow the reference down. The idle side is stopped.
+  Fixture f;
+  v1::TimeResponse r = f.Time(kHacks + "/starve_reference_thread.cc");
+  INFO(Evidence(r));
+  REQUIRE(r.verdict() == v1::VERDICT_OK);
+  CHECK(r.speedup() < 1.2);
+}
+
+TEST_CASE("outputs that compute themselves when read are read as they are: flagged", "[timing]") {
+  // A quarter of the output written, the rest protected and filled by a
+  // SIGSEGV handler when read: the worker reads the stopped runner's memory
+  // from outside, where no handler runs.
+  Fixture f;
+  v1::TimeResponse r = f.Time(kHacks + "/lazy_pages_transpose.cc", std::string(CRL_SOURCE_DIR) + "/tasks/native/transpose");
+  INFO(Evidence(r));
+  REQUIRE(r.verdict() == v1::VERDICT_OK);  // verification copies in its own process: the handler answers there
+  CHECK(HasFlag(r, v1::FLAG_WRITE_AFTER_RETURN));
+  CHECK_THAT(Evidence(r), Catch::Contains("could not be read"));
 }
 
 TEST_CASE("wrong outputs during timing raise FLAG_WRITE_AFTER_RETURN", "[timing]") {

@@ -32,6 +32,19 @@ TEST_CASE("a correct candidate passes every trial and leaves nothing running", "
   CHECK(rig.Evaluations("ok") == 1);
 }
 
+TEST_CASE("a trial where the reference is not finite is skipped and says so", "[engine]") {
+  FakeTaskSpec spec;
+  spec.nonfinite_alternative = true;
+  Rig rig(spec);
+  auto r = rig.Evaluate("correct");
+  REQUIRE(r.ok());
+  CHECK(r->verdict() == v1::VERDICT_OK);
+  CHECK(r->correctness().trials() == 4);  // the fifth was skipped
+  bool said = false;
+  for (const auto& m : r->messages()) said = said || m == "trial 5: skipped (the reference is not finite there)";
+  CHECK(said);
+}
+
 TEST_CASE("an evaluation answers before its sides have ended; their lane is let go once they have",
           "[engine]") {
   Rig rig;
@@ -253,8 +266,13 @@ TEST_CASE("MeasurePair times both sides until the interval is tight, checking ou
   CHECK(p->candidate_samples(0).device_sync_seconds() == 1e-3);
   CHECK(p->output_checks() == 10);
   CHECK(p->output_mismatches() == 0);
+  // Each timed call ran alone: the other side was stopped meanwhile, and
+  // let go again (its own calls and the output checks found it running).
+  CHECK(rig.format.most_live_while_timed() == 1);
+  CHECK(rig.format.frozen_calls() == 0);
   rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
+  CHECK(rig.format.frozen_sessions() == 0);
 
   auto stale = rig.Evaluate("stale");  // passes verification, replays at timing
   REQUIRE(stale->verdict() == v1::VERDICT_OK);
@@ -611,7 +629,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     auto first = measure(other, "");
     REQUIRE(first.ok());
     CHECK(first->verdict() == v1::VERDICT_OK);
-    CHECK(rig.format.most_live_while_timed() == 2);  // the kept pair was frozen
+    CHECK(rig.format.most_live_while_timed() == 1);  // the kept pair was frozen, and the idle side
     CHECK(rig.engine->KeptPairs() == 1);
     auto p = measure(kept, kept.kept_pair());
     REQUIRE(p.ok());
@@ -648,7 +666,7 @@ TEST_CASE("verified sides kept for their measurement are timed without starting 
     auto [pa, pb] = calls.TwoKeptMeasuredAtOnce();
     CHECK(pa.kept_pair_used());
     CHECK(pb.kept_pair_used());
-    CHECK(rig.format.most_live_while_timed() == 2);
+    CHECK(rig.format.most_live_while_timed() == 1);  // only the side being timed runs
     rig.engine->WaitRetired();
     CHECK(rig.format.open_sessions() == 0);
     CHECK(rig.lanes.Busy() == 0);
@@ -766,7 +784,7 @@ BesideTiming VerifyBesideTiming(Rig& rig) {
   CHECK(out.verification->verdict() == v1::VERDICT_OK);
   CHECK(out.measurement->verdict() == v1::VERDICT_OK);
   // Timing never ran beside a live verification; no frozen side was called.
-  CHECK(rig.format.most_live_while_timed() == 2);
+  CHECK(rig.format.most_live_while_timed() == 1);  // only the side being timed runs
   CHECK(rig.format.frozen_calls() == 0);
   rig.engine->WaitRetired();
   CHECK(rig.format.open_sessions() == 0);
