@@ -706,6 +706,35 @@ class Side:
                 why += "; afterwards: " + str(after).splitlines()[0][:200]
             return why
         self._graph = (graph, batch, outs)
+        return self._replay_problem(batch, seed)
+
+    def _replay_problem(self, batch, seed):
+        """Why replaying the captured graph does not compute what the calls
+        compute ("" when it does): a launch the capture did not record (a
+        kernel on the legacy default stream, a graph of the candidate's own)
+        leaves a replay's outputs stale. Replayed on other inputs and compared
+        with the calls run as launched on those inputs; a graph that differs
+        is dropped and the sample is timed as launched (timing must not change
+        what is timed). Decides only how to time, never a verdict."""
+        torch = self.torch
+        try:
+            other = self.make_batch([derived_seed(seed ^ 0x3C3C, i) for i in range(len(batch))])
+            self._fill(other)
+            self._replay(self._graph[0])
+            self._sync()
+            eager = [self.forward(inputs) for inputs in other]
+            self._sync()
+            for got, want in zip(self._graph[2], eager):
+                got = list(got) if isinstance(got, (tuple, list)) else [got]
+                want = list(want) if isinstance(want, (tuple, list)) else [want]
+                for g, w in zip(got, want):
+                    if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor) and \
+                            not torch.allclose(g.float(), w.float(), rtol=1e-3, atol=1e-4, equal_nan=True):
+                        self._graph = None
+                        return "capture does not reproduce the calls (a launch outside the captured stream?)"
+        except Exception as e:  # noqa: BLE001 — the candidate's code may raise anything here
+            self._graph = None
+            return ("replay check failed: %s: %s" % (type(e).__name__, e)).splitlines()[0][:400]
         return ""
 
     def _refill_problem(self, batch, seed):

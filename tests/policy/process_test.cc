@@ -21,6 +21,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
 #include "lib/policy/safetensors.h"
+#include "lib/policy/tokenizer.h"
+#include "lib/run/run_spec.h"
+#include "services/cli/local_cluster.h"
 #include "tests/policy/policy_test_util.h"
 
 extern char** environ;
@@ -133,6 +136,41 @@ TEST_CASE("crl policy logprobs and tokenize agree with the reference and the tok
   CHECK_THAT(Read(log), Catch::Contains("outside the vocabulary"));
   CHECK(Sh(kBin + "/crl policy generate --model " + m + " --prompt hi --chat --max_new_tokens 5 --json", log) == 0);
   CHECK(json::parse(Read(log))["ids"].size() <= 5);
+}
+
+TEST_CASE("the embedded run's token cap fits every answer its SFT teaches", "[policy][process]") {
+  // The tokenizer `make run` trains (on the same corpus, the same way), and
+  // the answers the sft stage trains on, as it renders them.
+  TempDir dir;
+  REQUIRE(cli::PrepareEmbeddedPolicy(dir.path() + "/policy", 1).ok());
+  auto tok = policy::Tokenizer::FromFile(dir.path() + "/policy/tokenizer.json");
+  REQUIRE(tok.ok());
+  const std::string root = CRL_SOURCE_DIR;
+  auto load = [&](const std::string& name) {
+    auto text = ReadFileToString(root + "/examples/" + name, "spec");
+    REQUIRE(text.ok());
+    auto spec = run::ParseRunSpec(*text, root, name);
+    REQUIRE(spec.ok());
+    return *spec;
+  };
+  const v1::RunSpec sft = load("embedded-sft.yaml"), rl = load("embedded.yaml");
+  REQUIRE(sft.sft_examples_size() >= 2 * rl.tasks_size());
+  REQUIRE(rl.max_tokens() > 0);
+  size_t longest = 0;
+  for (const v1::SftExample& e : sft.sft_examples()) {
+    const v1::Task* task = nullptr;
+    for (const auto& t : sft.tasks()) {
+      if (t.name() == e.task_name()) task = &t;
+    }
+    REQUIRE(task != nullptr);
+    // The answer and the end-of-turn token the model must also write.
+    const size_t tokens = (*tok)->Encode(run::SftAnswer(e, *task, sft.backend()), false).size() + 1;
+    INFO(e.origin() << ": " << tokens << " tokens");
+    CHECK(tokens <= static_cast<size_t>(rl.max_tokens()));
+    longest = std::max(longest, tokens);
+  }
+  // Not so loose that a runaway sample costs much more than an answer.
+  CHECK(longest * 3 / 2 >= static_cast<size_t>(rl.max_tokens()));
 }
 
 TEST_CASE("crl-trainer killed with SIGKILL resumes to the same weights, bit for bit", "[trainer][process]") {
