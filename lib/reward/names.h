@@ -24,8 +24,9 @@ std::string LabelValue(const std::string& short_name);
 
 // True for every flag that casts doubt on a measurement (all but
 // FLAG_NO_CUSTOM_KERNEL, which labels a pure-framework rewrite, and
-// FLAG_UNSPECIFIED). A speedup carrying one is never rewarded or reported
-// as fast.
+// FLAG_UNSPECIFIED). A speedup carrying one is never reported as fast; it is
+// not rewarded either, except a NOISY one, rewarded at the end of its
+// interval nearest 1 (rewards.h).
 bool IsTrustFlag(v1::Flag flag);
 // True for the trust flags that say a candidate may be cheating (all but
 // FLAG_NOISY, which says only that the measurement was not precise enough).

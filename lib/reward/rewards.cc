@@ -16,14 +16,25 @@ v1::RewardResult ComputeReward(const RewardInput& in, v1::RewardPreset preset,
     r.set_explanation("infrastructure failure: retry the evaluation; no reward");
     return r;
   }
+  bool noisy = false;
   for (v1::Flag f : in.flags) {
-    if (IsTrustFlag(f)) {
+    noisy = noisy || f == v1::FLAG_NOISY;
+    if (IsHonestyFlag(f) || (f == v1::FLAG_NOISY && ConservativeSpeedup(in) <= 0)) {
       r.set_status(v1::REWARD_STATUS_WITHHELD);
       r.set_explanation(absl::StrCat("withheld: ", v1::Flag_Name(f), " raised and not cleared"));
       return r;
     }
   }
   const bool correct = in.verdict == v1::VERDICT_OK;
+  if (correct && noisy) {
+    RewardInput conservative = in;
+    conservative.speedup = ConservativeSpeedup(in);
+    conservative.flags.clear();
+    v1::RewardResult c = ComputeReward(conservative, preset, p);
+    c.set_explanation(absl::StrCat("noisy measurement: rewarded at ", conservative.speedup, " (its interval [",
+                                   in.ci_low, ", ", in.ci_high, "], the end nearest 1), not ", in.speedup));
+    return c;
+  }
   if (correct && !(std::isfinite(in.speedup) && in.speedup > 0)) {
     r.set_status(v1::REWARD_STATUS_INFRA_RETRY);
     r.set_explanation("correct but no valid speedup was measured; no reward");
@@ -57,6 +68,13 @@ v1::RewardResult ComputeReward(const RewardInput& in, v1::RewardPreset preset,
   return r;
 }
 
+double ConservativeSpeedup(const RewardInput& in) {
+  if (!(in.ci_low > 0 && in.ci_high >= in.ci_low && std::isfinite(in.ci_high))) return 0;
+  if (in.ci_low > 1) return in.ci_low;
+  if (in.ci_high < 1) return in.ci_high;
+  return 1;
+}
+
 RewardParams ParamsFrom(const v1::RewardParams& m) {
   RewardParams p;
   if (m.has_clip()) p.clip_k = m.clip();
@@ -71,6 +89,8 @@ v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request) {
   in.verdict = request.verdict();
   in.speedup = request.speedup();
   for (int f : request.flags()) in.flags.push_back(static_cast<v1::Flag>(f));
+  in.ci_low = request.speedup_ci_low();
+  in.ci_high = request.speedup_ci_high();
   return ComputeReward(in, request.preset(), ParamsFrom(request.params()));
 }
 

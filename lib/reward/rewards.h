@@ -27,12 +27,23 @@ struct RewardInput {
   // ref_seconds / candidate_seconds; meaningful only for VERDICT_OK.
   double speedup = 0;
   std::vector<v1::Flag> flags;
+  // The speedup's 95% interval (0: unknown).
+  double ci_low = 0, ci_high = 0;
 };
+
+// The speedup a NOISY measurement is rewarded at: the end of its interval
+// nearest 1 (ci_low when the whole interval is above 1, ci_high when it is
+// below, else 1). Noise can only pull a reward toward "no change": an honest
+// candidate on a noisy machine keeps a reward it has evidence for, and
+// jitter gains a candidate nothing. 0 when the interval is unknown.
+double ConservativeSpeedup(const RewardInput& input);
 
 // The reward of one candidate under a preset:
 //  * INFRA_ERROR or an unspecified verdict -> REWARD_STATUS_INFRA_RETRY (no reward);
-//  * any trust flag (IsTrustFlag in lib/reward/names.h)
-//    -> REWARD_STATUS_WITHHELD (no reward until a person clears it);
+//  * any flag that says the candidate may cheat (IsHonestyFlag in
+//    lib/reward/names.h) -> REWARD_STATUS_WITHHELD (no reward until a person
+//    clears it); NOISY alone (the measurement was imprecise) is rewarded at
+//    ConservativeSpeedup, or withheld when the interval is unknown;
 //  * otherwise REWARD_STATUS_OK with the preset's value:
 //      CUDA_L1:        correct: clip(speedup - 1, -k, k); incorrect: incorrect_reward
 //      SPEEDUP_BONUS:  correct: bonus + min(speedup, cap); incorrect: 0

@@ -195,7 +195,7 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
         return finish(v1::RUN_STATE_FAILED, absl::StrCat(end.failed_group, ": ", end.failure.ToString()));
       }
       if (!end.budget_end.empty()) return finish(v1::RUN_STATE_SUCCEEDED, end.budget_end);
-      if (trains) {
+      if (trains && (stage->SyncsEachRound() || r + 1 == rounds)) {
         absl::Status synced = SyncPolicy(context);
         if (!context.Check().ok()) return interrupted();
         CRL_RETURN_IF_ERROR(synced);

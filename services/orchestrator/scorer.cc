@@ -177,6 +177,8 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   }
   rr.set_verdict(v.verdict());
   rr.set_speedup(v.speedup());
+  rr.set_speedup_ci_low(v.speedup_ci_low());
+  rr.set_speedup_ci_high(v.speedup_ci_high());
   *rr.mutable_flags() = v.flags();
   *v.mutable_reward() = reward::ComputeReward(rr);
   v.set_scored(true);

@@ -1,9 +1,11 @@
 // What the orchestrator keeps: runs, their events (the watch stream, in
 // order, resumable by sequence number), variants (every sampled completion,
-// from sampled to scored) and sampled groups. One interface, SQLite
-// (sqlite_store.h) behind it; every write is one transaction (a scored
-// candidate's three records are one), so a process killed at any moment
-// leaves each record either written or not.
+// from sampled to scored) and sampled groups. One interface and three
+// stores behind it: SQLite (sqlite_store.h), PostgreSQL (postgres_store.h),
+// and a wrapper that keeps large texts in the content store
+// (content_backed_store.h; open_store.h picks). Every write is one
+// transaction (a scored candidate's three records are one), so a process
+// killed at any moment leaves each record either written or not.
 #ifndef CRL_SERVICES_ORCHESTRATOR_STORE_H_
 #define CRL_SERVICES_ORCHESTRATOR_STORE_H_
 

@@ -54,6 +54,29 @@ TEST_CASE("speedup-bonus and tiered presets", "[rewards]") {
   CHECK(R(v1::VERDICT_OK, 3, v1::REWARD_PRESET_TIERED).reward() == Approx(1.0));
 }
 
+TEST_CASE("a noisy measurement is rewarded at the end of its interval nearest 1", "[rewards]") {
+  RewardInput in{v1::VERDICT_OK, 2.0, {v1::FLAG_NOISY}};
+  // No interval: nothing to be conservative with.
+  CHECK(ComputeReward(in, v1::REWARD_PRESET_CUDA_L1).status() == v1::REWARD_STATUS_WITHHELD);
+  in.ci_low = 1.5;
+  in.ci_high = 2.6;
+  auto r = ComputeReward(in, v1::REWARD_PRESET_CUDA_L1);
+  CHECK(r.status() == v1::REWARD_STATUS_OK);
+  CHECK(r.reward() == Approx(0.5));  // 1.5 - 1, not 2.0 - 1
+  CHECK_THAT(r.explanation(), Catch::Contains("noisy"));
+  in.speedup = 0.5;
+  in.ci_low = 0.3;
+  in.ci_high = 0.7;
+  CHECK(ComputeReward(in, v1::REWARD_PRESET_CUDA_L1).reward() == Approx(-0.3));  // 0.7 - 1
+  in.speedup = 1.3;
+  in.ci_low = 0.8;
+  in.ci_high = 1.9;
+  CHECK(ComputeReward(in, v1::REWARD_PRESET_CUDA_L1).reward() == Approx(0));  // straddles 1
+  // With a flag that says it may cheat, nothing.
+  in.flags.push_back(v1::FLAG_SIDE_STREAM);
+  CHECK(ComputeReward(in, v1::REWARD_PRESET_CUDA_L1).status() == v1::REWARD_STATUS_WITHHELD);
+}
+
 TEST_CASE("an API request's parameters are the reward's; absent ones take the defaults", "[rewards]") {
   v1::ComputeRewardRequest r;
   r.set_verdict(v1::VERDICT_OK);

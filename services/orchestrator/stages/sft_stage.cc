@@ -23,6 +23,7 @@ class SftStage final : public StageInterface {
  public:
   std::string kind() const override { return "sft"; }
   bool Trains() const override { return true; }
+  bool SyncsEachRound() const override { return false; }
 
   absl::Status Validate(const v1::RunSpec& spec, int index) const override {
     if (spec.sft_examples_size() > 0) return absl::OkStatus();

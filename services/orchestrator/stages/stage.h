@@ -75,6 +75,10 @@ class StageInterface {
   // Whether its groups go to a trainer (a run with `training: none` sends
   // nothing, whatever this says: its untrained twin).
   virtual bool Trains() const = 0;
+  // Whether a round must end with the sampler serving what the trainer made
+  // of it (the next round samples from it). A stage that samples nothing
+  // (sft) syncs once, after its last round.
+  virtual bool SyncsEachRound() const { return true; }
   // OK, or why stages[index] of `spec` cannot run (INVALID_ARGUMENT naming
   // the field).
   virtual absl::Status Validate(const v1::RunSpec& spec, int index) const;
