@@ -29,7 +29,7 @@ struct Series {
   bool dashed = false;
   // Lines: a shaded band from low[i] to high[i] (a confidence interval);
   // empty: none. NaN entries leave a gap.
-  std::vector<double> low, high;
+  std::vector<double> low = {}, high = {};
 };
 
 struct Chart {

@@ -140,7 +140,7 @@ RunnerEvent KbStagedSide::Stage(const TimedRequest& request, double timeout,
   return event;
 }
 
-RunnerEvent KbStagedSide::Timed(const TimedRequest& request, double timeout, TimedResult* result) {
+RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/, double timeout, TimedResult* result) {
   RunnerSession* process = session_->process();
   std::string error;
   process->FreezeAndWait();
