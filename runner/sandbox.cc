@@ -796,37 +796,30 @@ bool SandboxedProcess::PinTo(int cpu) {
   return moved > 0;
 }
 
-bool SandboxedProcess::ReadPayloadMemory(const std::vector<MemoryRange>& ranges, std::string* out,
-                                         std::string* error) {
+pid_t SandboxedProcess::Payload(std::string* error) {
   if (pid_ <= 0 || reaped_ || finished_) {
     if (error) *error = "the process has ended";
-    return false;
+    return -1;
   }
   if (payload_pid_ <= 0) payload_pid_ = PayloadPid(pid_, isolated_);
-  if (payload_pid_ <= 0) {
-    if (error) *error = "the payload's process was not found";
-    return false;
-  }
-  return ReadProcessMemory(payload_pid_, ranges, out, error);
+  if (payload_pid_ <= 0 && error) *error = "the payload's process was not found";
+  return payload_pid_;
+}
+
+bool SandboxedProcess::ReadPayloadMemory(const std::vector<MemoryRange>& ranges, std::string* out,
+                                         std::string* error) {
+  const pid_t payload = Payload(error);
+  return payload > 0 && ReadProcessMemory(payload, ranges, out, error);
 }
 
 bool SandboxedProcess::WaitPayloadStopped(double timeout_seconds) {
-  if (pid_ <= 0 || reaped_ || finished_) return false;
-  if (payload_pid_ <= 0) payload_pid_ = PayloadPid(pid_, isolated_);
-  return payload_pid_ > 0 && WaitStopped(payload_pid_, timeout_seconds);
+  const pid_t payload = Payload(nullptr);
+  return payload > 0 && WaitStopped(payload, timeout_seconds);
 }
 
 bool SandboxedProcess::WritePayloadMemory(uint64_t address, const std::string& bytes, std::string* error) {
-  if (pid_ <= 0 || reaped_ || finished_) {
-    if (error) *error = "the process has ended";
-    return false;
-  }
-  if (payload_pid_ <= 0) payload_pid_ = PayloadPid(pid_, isolated_);
-  if (payload_pid_ <= 0) {
-    if (error) *error = "the payload's process was not found";
-    return false;
-  }
-  return WriteProcessMemory(payload_pid_, address, bytes, error);
+  const pid_t payload = Payload(error);
+  return payload > 0 && WriteProcessMemory(payload, address, bytes, error);
 }
 
 bool SandboxedProcess::Freeze(bool frozen) {

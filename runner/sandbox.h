@@ -246,6 +246,8 @@ class SandboxedProcess {
   struct LogCollector;
   SandboxedProcess();
   bool Reap(bool block);
+  // The payload's pid (found once), or -1 with *error set (may be null).
+  pid_t Payload(std::string* error);
   // Blocks until the child may have exited (pidfd readable) or for at most
   // min(seconds, 1) s.
   void AwaitExitEvent(double seconds);
