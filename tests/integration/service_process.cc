@@ -110,15 +110,4 @@ std::string HttpGet(int port, const std::string& path) {
   return body;
 }
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/crl-test-XXXXXX";
-  path_ = mkdtemp(tmpl) ? tmpl : "/tmp";
-  chmod(path_.c_str(), 0755);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 }  // namespace crl::testing

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
+
 namespace crl::testing {
 
 class ServiceProcess {
@@ -38,17 +40,6 @@ class ServiceProcess {
 
 // GET http://127.0.0.1:PORT/PATH; returns the body ("" on failure).
 std::string HttpGet(int port, const std::string& path);
-
-// A fresh temporary directory, removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 }  // namespace crl::testing
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
 #include "lib/policy/config.h"
+#include "tests/support/temp_dir.h"
 
 namespace crl::policy {
 
@@ -36,24 +37,7 @@ inline ModelConfig TinyConfig(Family family, int vocab, int max_positions, int i
   return c;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = (std::filesystem::temp_directory_path() /
-             absl::StrCat("crl-policy-test-", getpid(), "-", counter++))
-                .string();
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using crl::testing::TempDir;  // tests/support/temp_dir.h
 
 inline std::string Python() {
   const char* p = std::getenv("CRL_TEST_PYTHON");

@@ -14,22 +14,6 @@
 
 namespace crl::runner::testing {
 
-TempDir::TempDir() {
-  char tmpl[] = "/tmp/crl-runner-test-XXXXXX";
-  char* p = mkdtemp(tmpl);
-  if (p != nullptr) {
-    path_ = p;
-    chmod(p, 0755);
-  }
-}
-
-TempDir::~TempDir() {
-  if (path_.empty()) return;
-  std::string cmd = "rm -rf '" + path_ + "'";
-  int rc = system(cmd.c_str());
-  (void)rc;
-}
-
 void IgnoreSigpipe() {
   static std::once_flag once;
   std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runner/protocol.h"
+#include "tests/support/temp_dir.h"
 #include "runner/sandbox.h"
 
 // Catch2 v2 has no SKIP: tests that need seccomp return early with a warning
@@ -21,16 +22,8 @@
 
 namespace crl::runner::testing {
 
-// A fresh directory under /tmp (mode 0755), removed by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// A scratch directory per test (tests/support/temp_dir.h).
+using crl::testing::TempDir;
 
 // Ignores SIGPIPE once (writes to dead runners must fail, not kill us).
 void IgnoreSigpipe();

@@ -17,22 +17,14 @@
 #include "common/hash.h"
 #include "services/orchestrator/content_backed_store.h"
 #include "services/orchestrator/sqlite_store.h"
+#include "tests/support/temp_dir.h"
 
 namespace crl {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct ScratchDir {
-  ScratchDir()
-      : path((fs::temp_directory_path() / ("crl-content-" + std::to_string(::getpid()) + "-" +
-                                           std::to_string(counter++))).string()) {
-    fs::create_directories(path);
-  }
-  ~ScratchDir() { fs::remove_all(path); }
-  static inline std::atomic<int> counter{0};
-  std::string path;
-};
+using crl::testing::TempDir;  // tests/support/temp_dir.h
 
 int FilesUnder(const std::string& dir) {
   int n = 0;
@@ -42,8 +34,8 @@ int FilesUnder(const std::string& dir) {
 
 TEST_CASE("disk content store: addresses are SHA-256, same bytes kept once, changed files detected",
           "[content]") {
-  ScratchDir dir;
-  auto store = DiskContentStore::Open(dir.path + "/content");
+  TempDir dir("content");
+  auto store = DiskContentStore::Open(dir.path() + "/content");
   REQUIRE(store.ok());
   const std::string code = std::string("__global__ void k() {}\n\0binary\xff", 32);
   auto a = (*store)->Put(code);
@@ -53,7 +45,7 @@ TEST_CASE("disk content store: addresses are SHA-256, same bytes kept once, chan
   REQUIRE(again.ok());
   CHECK(*again == *a);
   REQUIRE((*store)->Put("other").ok());
-  CHECK(FilesUnder(dir.path + "/content") == 2);
+  CHECK(FilesUnder(dir.path() + "/content") == 2);
   CHECK(fs::exists((*store)->PathOf(*a)));
   auto back = (*store)->Get(*a);
   REQUIRE(back.ok());
@@ -74,7 +66,7 @@ TEST_CASE("disk content store: addresses are SHA-256, same bytes kept once, chan
   CHECK(changed.status().code() == absl::StatusCode::kDataLoss);
   CHECK_THAT(std::string(changed.status().message()), Catch::Contains((*store)->PathOf(*a)));
   // No temporary files are left behind.
-  for (const auto& e : fs::recursive_directory_iterator(dir.path)) {
+  for (const auto& e : fs::recursive_directory_iterator(dir.path())) {
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
   }
 }
@@ -108,8 +100,8 @@ v1::Variant Scored(const std::string& key, const std::string& code) {
 
 TEST_CASE("content-backed store: rows hold addresses, reads give the text back, events and groups too",
           "[content][orchestrator]") {
-  ScratchDir dir;
-  const std::string db = dir.path + "/o.db";
+  TempDir dir("content");
+  const std::string db = dir.path() + "/o.db";
   auto rows = orchestrator::SqliteStore::Open(db);
   REQUIRE(rows.ok());
   auto content = std::make_unique<FakeContentStore>();
@@ -191,8 +183,8 @@ TEST_CASE("content-backed store: rows hold addresses, reads give the text back, 
 
 TEST_CASE("content-backed store: a content store that fails fails the write or the read, by name",
           "[content][orchestrator]") {
-  ScratchDir dir;
-  auto rows = orchestrator::SqliteStore::Open(dir.path + "/o.db");
+  TempDir dir("content");
+  auto rows = orchestrator::SqliteStore::Open(dir.path() + "/o.db");
   REQUIRE(rows.ok());
   auto content = std::make_unique<FakeContentStore>();
   FakeContentStore* blobs = content.get();

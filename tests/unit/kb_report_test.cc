@@ -12,6 +12,7 @@
 #include "lib/kernelbench/files.h"
 #include "lib/kernelbench/results.h"
 #include "lib/reward/names.h"
+#include "tests/support/temp_dir.h"
 
 namespace crl::kb {
 namespace {
@@ -20,29 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // A fresh directory under the system temp dir, removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "crl_kb_test_XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  // Writes `content` to path()/rel, creating parent directories.
-  std::string Write(const std::string& rel, const std::string& content = "# x\n") const {
-    fs::path p = path_ / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p.string();
-  }
-
- private:
-  fs::path path_;
-};
+using crl::testing::TempDir;  // tests/support/temp_dir.h
 
 SampleResult Sample(int problem, int sample, const std::string& verdict, double speedup,
                     std::vector<std::string> flags = {}, int level = 1) {
@@ -317,7 +296,7 @@ TEST_CASE("baseline errors name the file and the key", "[kb]") {
   CHECK_THAT(error(R"({"level1": {"1_Foo.py": 3}})"), Catch::Contains("level1/1_Foo.py: expected an object"));
   CHECK_THAT(error("[]"), Catch::Contains("expected an object of levels"));
   CHECK_THAT(error("{\"level1\": "), Catch::Contains("not JSON"));
-  auto missing = ReadBaseline((dir.path() / "nope.json").string());
+  auto missing = ReadBaseline((fs::path(dir.path()) / "nope.json").string());
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
 }
 
@@ -345,7 +324,7 @@ TEST_CASE("tasks are listed by level and problem, other files ignored", "[kb]") 
   dir.Write("level2/1_Conv_ReLU.py");
   dir.Write("levels/5_NotALevel.py");
   dir.Write("README.md");
-  auto tasks = ListTasks(dir.path().string());
+  auto tasks = ListTasks(dir.path());
   INFO(tasks.status());
   REQUIRE(tasks.ok());
   REQUIRE(tasks->size() == 4);
@@ -353,7 +332,7 @@ TEST_CASE("tasks are listed by level and problem, other files ignored", "[kb]") 
   for (const auto& t : *tasks) order.push_back({t.level, t.problem});
   CHECK(order == std::vector<std::pair<int, int>>{{1, 1}, {1, 2}, {1, 10}, {2, 1}});
   CHECK((*tasks)[2].name == "10_Conv.py");
-  CHECK((*tasks)[2].path == (dir.path() / "level1" / "10_Conv.py").string());
+  CHECK((*tasks)[2].path == (fs::path(dir.path()) / "level1" / "10_Conv.py").string());
   CHECK(ParseTaskFileName("12_Foo_bar_.py") == 12);
   CHECK_FALSE(ParseTaskFileName("12_.py"));
   CHECK_FALSE(ParseTaskFileName("0_Zero.py"));
@@ -363,18 +342,18 @@ TEST_CASE("tasks are listed by level and problem, other files ignored", "[kb]") 
 
 TEST_CASE("task listing errors: missing, empty, duplicate problem", "[kb]") {
   TempDir dir;
-  auto missing = ListTasks((dir.path() / "nope").string());
+  auto missing = ListTasks((fs::path(dir.path()) / "nope").string());
   CHECK(missing.status().code() == absl::StatusCode::kNotFound);
-  auto empty = ListTasks(dir.path().string());
+  auto empty = ListTasks(dir.path());
   REQUIRE_FALSE(empty.ok());
   CHECK_THAT(std::string(empty.status().message()), Catch::Contains("no level<N>/ subdirectory"));
   dir.Write("level1/README.md");
-  auto no_tasks = ListTasks(dir.path().string());
+  auto no_tasks = ListTasks(dir.path());
   REQUIRE_FALSE(no_tasks.ok());
   CHECK_THAT(std::string(no_tasks.status().message()), Catch::Contains("no <id>_<Name>.py file"));
   dir.Write("level1/1_Foo.py");
   dir.Write("level1/01_Bar.py");
-  auto dup = ListTasks(dir.path().string());
+  auto dup = ListTasks(dir.path());
   REQUIRE_FALSE(dup.ok());
   std::string m(dup.status().message());
   CHECK_THAT(m, Catch::Contains("1_Foo.py"));
@@ -409,25 +388,25 @@ TEST_CASE("generations are listed from the directory and one level below", "[kb]
   dir.Write("level_2/deeper/level_2_problem_9_sample_0_kernel.py");  // two levels down: ignored
   dir.Write("level_1/notes.txt");
   dir.Write("eval_results.json");
-  auto gens = ListGenerations(dir.path().string());
+  auto gens = ListGenerations(dir.path());
   INFO(gens.status());
   REQUIRE(gens.ok());
   REQUIRE(gens->size() == 4);
   std::vector<std::tuple<int, int, int>> order;
   for (const auto& g : *gens) order.push_back({g.level, g.problem, g.sample});
   CHECK(order == std::vector<std::tuple<int, int, int>>{{1, 2, 0}, {1, 2, 1}, {1, 10, 0}, {2, 1, 0}});
-  CHECK((*gens)[1].path == (dir.path() / "level_1" / "level_1_problem_2_sample_1_kernel.py").string());
+  CHECK((*gens)[1].path == (fs::path(dir.path()) / "level_1" / "level_1_problem_2_sample_1_kernel.py").string());
 
   dir.Write("level_1/level_1_problem_2_sample_0_kernel.py");  // same sample as the top-level one
-  auto dup = ListGenerations(dir.path().string());
+  auto dup = ListGenerations(dir.path());
   REQUIRE_FALSE(dup.ok());
   CHECK_THAT(std::string(dup.status().message()), Catch::Contains("level 1 problem 2 sample 0 appears twice"));
 
   TempDir empty;
-  auto none = ListGenerations(empty.path().string());
+  auto none = ListGenerations(empty.path());
   REQUIRE(none.ok());
   CHECK(none->empty());
-  CHECK(ListGenerations((empty.path() / "nope").string()).status().code() == absl::StatusCode::kNotFound);
+  CHECK(ListGenerations((fs::path(empty.path()) / "nope").string()).status().code() == absl::StatusCode::kNotFound);
 }
 
 TEST_CASE("CUDA-L1 rows: null, None, missing and real custom code", "[kb]") {
@@ -487,7 +466,7 @@ TEST_CASE("CUDA-L1 errors name the line and the field", "[kb]") {
   CHECK_THAT(error(R"({"level_id": 1, "task_id": 2, "score_x": "fast"})"),
              Catch::Contains("line 1: score_x: expected a number"));
   CHECK_THAT(error("[1, 2]"), Catch::Contains("line 1: expected a JSON object, got array"));
-  CHECK(ReadCudaL1((dir.path() / "nope.jsonl").string()).status().code() == absl::StatusCode::kNotFound);
+  CHECK(ReadCudaL1((fs::path(dir.path()) / "nope.jsonl").string()).status().code() == absl::StatusCode::kNotFound);
 }
 
 TEST_CASE("CUDA-L1 streams a large file and a callback can stop it", "[kb]") {

@@ -21,21 +21,14 @@
 #include "services/timing/fake_timing_client.h"
 #include "services/trainer/fake_trainer_client.h"
 #include "services/worker/fake_worker_client.h"
+#include "tests/support/temp_dir.h"
 
 namespace crl::orchestrator {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Dir {
-  Dir() : path((fs::temp_directory_path() / ("crl-orch-" + std::to_string(::getpid()) + "-" +
-                                              std::to_string(counter++))).string()) {
-    fs::create_directories(path);
-  }
-  ~Dir() { fs::remove_all(path); }
-  static inline std::atomic<int> counter{0};
-  std::string path;
-};
+using crl::testing::TempDir;  // tests/support/temp_dir.h
 
 v1::RunSpec Spec(const std::string& stage, int rounds, int group) {
   v1::RunSpec s;
@@ -83,7 +76,7 @@ v1::TimeResponse Timed(double speedup, std::vector<v1::Flag> flags = {}) {
 }
 
 struct Rig {
-  Dir dir;
+  TempDir dir{"orch"};
   std::unique_ptr<SqliteStore> store;
   FakePromptClient prompt;
   FakeSamplerClient sampler;
@@ -94,7 +87,7 @@ struct Rig {
   std::unique_ptr<WorkerPool> pool;
 
   Rig() {
-    auto s = SqliteStore::Open(dir.path + "/o.db");
+    auto s = SqliteStore::Open(dir.path() + "/o.db");
     REQUIRE(s.ok());
     store = std::move(*s);
     pool = std::make_unique<WorkerPool>(std::vector<PooledWorker>{{"w1", &w1}, {"w2", &w2}}, 1, &clock);
@@ -113,13 +106,13 @@ struct Rig {
 };
 
 TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchestrator]") {
-  Dir d;
-  fs::create_directories(d.path + "/t1");
-  std::ofstream(d.path + "/t1/task.yaml") << "name: t1\n";
-  fs::create_directories(d.path + "/level1");
-  std::ofstream(d.path + "/level1/1_A.py") << "class Model: pass\n";
-  std::ofstream(d.path + "/level1/2_B.py") << "class Model: pass\n";
-  auto spec = run::ParseRunSpec("tasks: [t1, level1]\nstages: [{kind: contrastive-rl, rounds: 2}]\n", d.path);
+  TempDir d("orch");
+  fs::create_directories(d.path() + "/t1");
+  std::ofstream(d.path() + "/t1/task.yaml") << "name: t1\n";
+  fs::create_directories(d.path() + "/level1");
+  std::ofstream(d.path() + "/level1/1_A.py") << "class Model: pass\n";
+  std::ofstream(d.path() + "/level1/2_B.py") << "class Model: pass\n";
+  auto spec = run::ParseRunSpec("tasks: [t1, level1]\nstages: [{kind: contrastive-rl, rounds: 2}]\n", d.path());
   REQUIRE(spec.ok());
   REQUIRE(spec->tasks_size() == 3);
   CHECK(spec->tasks(0).format() == v1::TASK_FORMAT_NATIVE);
@@ -127,31 +120,31 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   CHECK(spec->tasks(2).format() == v1::TASK_FORMAT_KERNELBENCH);
 
   // Stage kinds are the orchestrator's stage registry's to check.
-  auto parsed = run::ParseRunSpec("tasks: [t1]\nstages:\n  - {kind: grpo, rounds: 1}\n  - {kind: ppo}\n", d.path);
+  auto parsed = run::ParseRunSpec("tasks: [t1]\nstages:\n  - {kind: grpo, rounds: 1}\n  - {kind: ppo}\n", d.path());
   REQUIRE(parsed.ok());
   absl::Status stages = ValidateStages(*parsed);
   CHECK_THAT(std::string(stages.message()),
              Catch::Contains("stages[1].kind: 'ppo' is not sft, keep-successes, grpo, contrastive-rl, sample-only"));
-  parsed = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft}]\n", d.path);
+  parsed = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft}]\n", d.path());
   REQUIRE(parsed.ok());
   CHECK_THAT(std::string(ValidateStages(*parsed).message()), Catch::Contains("stages[0].kind: 'sft' needs sft_examples"));
-  auto bad = run::ParseRunSpec("tasks: [t1]\ngroup_sise: 4\n", d.path, "s.yaml");
+  auto bad = run::ParseRunSpec("tasks: [t1]\ngroup_sise: 4\n", d.path(), "s.yaml");
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("s.yaml:2: group_sise: unknown field"));
-  bad = run::ParseRunSpec("tasks: [missing]\n", d.path, "s.yaml");
+  bad = run::ParseRunSpec("tasks: [missing]\n", d.path(), "s.yaml");
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("tasks[0]") && Catch::Contains("does not exist"));
-  bad = run::ParseRunSpec("tasks: [t1]\nbudget: {seconds: -1}\n", d.path);
+  bad = run::ParseRunSpec("tasks: [t1]\nbudget: {seconds: -1}\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("budget.seconds"));
 
   // sft_examples: a task's shipped candidates whose expected verdict is OK
   // (for the run's backend), with the analysis their first line gives.
-  fs::create_directories(d.path + "/t1/candidates");
-  std::ofstream(d.path + "/t1/candidates/expect.yaml")
+  fs::create_directories(d.path() + "/t1/candidates");
+  std::ofstream(d.path() + "/t1/candidates/expect.yaml")
       << "fast.cc: {verdict: OK, faster_than_reference: true}\nslow.cc: OK\nwrong.cc: WRONG_ANSWER\nfast.cu: OK\n";
-  std::ofstream(d.path + "/t1/candidates/fast.cc") << "// expect: OK \xe2\x80\x94 one pass per row\nint x;\n";
-  std::ofstream(d.path + "/t1/candidates/slow.cc") << "int y;\n";
-  std::ofstream(d.path + "/t1/candidates/wrong.cc") << "int z;\n";
-  std::ofstream(d.path + "/t1/candidates/fast.cu") << "int w;\n";
-  auto sft = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped\nstages: [{kind: sft, rounds: 3}]\n", d.path);
+  std::ofstream(d.path() + "/t1/candidates/fast.cc") << "// expect: OK \xe2\x80\x94 one pass per row\nint x;\n";
+  std::ofstream(d.path() + "/t1/candidates/slow.cc") << "int y;\n";
+  std::ofstream(d.path() + "/t1/candidates/wrong.cc") << "int z;\n";
+  std::ofstream(d.path() + "/t1/candidates/fast.cu") << "int w;\n";
+  auto sft = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped\nstages: [{kind: sft, rounds: 3}]\n", d.path());
   REQUIRE(sft.ok());
   REQUIRE(sft->sft_examples_size() == 2);
   CHECK(sft->sft_examples(0).task_name() == "t1");
@@ -160,18 +153,18 @@ TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchest
   CHECK(sft->sft_examples(1).source() == "int y;\n");
   CHECK(sft->sft_examples(1).analysis().empty());
   // shipped:PREFIX keeps the candidates whose file name starts with it.
-  auto fast = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped:fast\nstages: [{kind: sft}]\n", d.path);
+  auto fast = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped:fast\nstages: [{kind: sft}]\n", d.path());
   REQUIRE(fast.ok());
   REQUIRE(fast->sft_examples_size() == 1);
   CHECK(fast->sft_examples(0).source() == "int x;\n");
-  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped:quick\nstages: [{kind: sft}]\n", d.path);
+  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: shipped:quick\nstages: [{kind: sft}]\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("'shipped:quick' matches no shipped candidate"));
   // A JSON-lines file: each line names its task; errors name file and line.
-  std::ofstream(d.path + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n\n{\"task\": \"t9\", \"source\": \"b\"}\n";
-  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path);
+  std::ofstream(d.path() + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n\n{\"task\": \"t9\", \"source\": \"b\"}\n";
+  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("sft_examples[1].task: 't9' is not a task"));
-  std::ofstream(d.path + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n{\"source\": \"b\"}\n";
-  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path);
+  std::ofstream(d.path() + "/ex.jsonl") << "{\"task\": \"t1\", \"source\": \"int a;\"}\n{\"source\": \"b\"}\n";
+  bad = run::ParseRunSpec("tasks: [t1]\nsft_examples: ex.jsonl\nstages: [{kind: sft}]\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("ex.jsonl:2: needs \"task\" and \"source\""));
 }
 
@@ -500,15 +493,15 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(second == 3);
 
   // A stage has a kind, rounds and an optimizer, nothing else.
-  Dir d;
-  fs::create_directories(d.path + "/t1");
-  std::ofstream(d.path + "/t1/task.yaml") << "name: t1\n";
-  auto bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft, epochs: 3}]\n", d.path);
+  TempDir d("orch");
+  fs::create_directories(d.path() + "/t1");
+  std::ofstream(d.path() + "/t1/task.yaml") << "name: t1\n";
+  auto bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: sft, epochs: 3}]\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].epochs: unknown"));
   auto phased = run::ParseRunSpec(
       "tasks: [t1]\nstages: [{kind: grpo, rounds: 2, optimizer: {lr: 0.001, warmup_steps: 2, total_steps: 30}}]\n"
       "reward: {preset: cuda-l1, clip: 2}\ncontrol: permuted-rewards\n",
-      d.path);
+      d.path());
   REQUIRE(phased.ok());
   CHECK(phased->stages(0).optimizer().lr() == Approx(0.001));
   CHECK(phased->stages(0).optimizer().warmup_steps() == 2);
@@ -517,11 +510,11 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(phased->reward_params().clip() == Approx(2));
   CHECK_FALSE(phased->reward_params().has_incorrect_reward());
   CHECK(phased->control() == "permuted-rewards");
-  bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: grpo, optimizer: {lr: 0.1, betas: 3}}]\n", d.path, "s.yaml");
+  bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: grpo, optimizer: {lr: 0.1, betas: 3}}]\n", d.path(), "s.yaml");
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].optimizer.betas: unknown"));
-  bad = run::ParseRunSpec("tasks: [t1]\nreward: {preset: cuda-l1, clip: 0}\n", d.path);
+  bad = run::ParseRunSpec("tasks: [t1]\nreward: {preset: cuda-l1, clip: 0}\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("reward.clip: must be positive"));
-  bad = run::ParseRunSpec("tasks: [t1]\ncontrol: shuffled\n", d.path);
+  bad = run::ParseRunSpec("tasks: [t1]\ncontrol: shuffled\n", d.path());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("control: 'shuffled' is not permuted-rewards"));
 }
 
