@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/backoff.h"
 
 namespace crl::cluster {
 namespace {
@@ -27,9 +28,7 @@ Supervisor::Supervisor(std::vector<ServicePlan> plans, ProcessLauncherInterface*
 }
 
 absl::Duration Supervisor::Backoff(int restarts) const {
-  absl::Duration d = options_.initial_backoff;
-  for (int i = 1; i < restarts && d < options_.max_backoff; ++i) d *= 2;
-  return std::min(d, options_.max_backoff);
+  return crl::Backoff::Nth(options_.initial_backoff, options_.max_backoff, std::max(0, restarts - 1));
 }
 
 absl::Status Supervisor::StartOne(ServiceState& s) {

@@ -162,37 +162,14 @@ absl::StatusOr<std::string> TrainBpe(const std::vector<std::string>& documents,
     }
   }
 
-  json vocab = json::object();
-  for (size_t id = 0; id < tokens.size(); ++id) vocab[tokens[id]] = id;
-  json merge_list = json::array();
-  for (const auto& [a, b] : merges) merge_list.push_back({a, b});
-  json added = json::array();
+  ByteLevelBpeJson out;
+  for (size_t id = 0; id < tokens.size(); ++id) out.vocab.emplace_back(tokens[id], static_cast<int>(id));
+  out.merges = merges;
   for (int i = 0; i < specials; ++i) {
-    added.push_back({{"id", static_cast<int>(tokens.size()) + i},
-                     {"content", options.special_tokens[i]}, {"single_word", false},
-                     {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+    out.added.push_back({static_cast<int>(tokens.size()) + i, options.special_tokens[i], true});
   }
-  json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false},
-                     {"use_regex", false}};
-  json j = {{"version", "1.0"},
-            {"truncation", nullptr},
-            {"padding", nullptr},
-            {"added_tokens", added},
-            {"normalizer", {{"type", "NFC"}}},
-            {"pre_tokenizer",
-             {{"type", "Sequence"},
-              {"pretokenizers",
-               {{{"type", "Split"}, {"pattern", {{"Regex", kPattern}}}, {"behavior", "Isolated"},
-                 {"invert", false}},
-                byte_level}}}},
-            {"post_processor", nullptr},
-            {"decoder", byte_level},
-            {"model",
-             {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr},
-              {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""}, {"fuse_unk", false},
-              {"byte_fallback", false}, {"ignore_merges", false}, {"vocab", vocab},
-              {"merges", merge_list}}}};
-  return j.dump(1) + "\n";
+  out.pattern = kPattern;
+  return out.Dump();
 }
 
 absl::StatusOr<std::vector<std::string>> ReadCorpus(const std::string& dir) {

@@ -421,41 +421,50 @@ bool Tokenizer::IsSpecial(int id) const {
   return id >= 0 && id < vocab_size() && data_->special[id];
 }
 
-std::string Tokenizer::ToJson() const {
-  json added = json::array();
-  std::vector<AddedToken> by_id = data_->added;
-  std::sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  for (const auto& a : by_id) {
-    added.push_back({{"id", a.id}, {"content", a.content}, {"single_word", false},
-                     {"lstrip", false}, {"rstrip", false}, {"normalized", false},
-                     {"special", a.special}});
+std::string ByteLevelBpeJson::Dump() const {
+  std::vector<Added> by_id = added;
+  std::sort(by_id.begin(), by_id.end(), [](const Added& x, const Added& y) { return x.id < y.id; });
+  json added_list = json::array();
+  for (const Added& a : by_id) {
+    added_list.push_back({{"id", a.id}, {"content", a.content}, {"single_word", false}, {"lstrip", false},
+                          {"rstrip", false}, {"normalized", false}, {"special", a.special}});
   }
-  json vocab = json::object();
-  for (const auto& [token, id] : data_->vocab) vocab[token] = id;
-  json merges = json::array();
-  for (const auto& [a, b] : data_->merges) merges.push_back({a, b});
-  json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", data_->add_prefix_space},
-                     {"trim_offsets", false}, {"use_regex", false}};
-  json j = {
+  json vocab_map = json::object();
+  for (const auto& [token, id] : vocab) vocab_map[token] = id;
+  json merge_list = json::array();
+  for (const auto& [x, y] : merges) merge_list.push_back({x, y});
+  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space},
+                           {"trim_offsets", false}, {"use_regex", false}};
+  const json j = {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", data_->nfc ? json{{"type", "NFC"}} : json(nullptr)},
+      {"added_tokens", added_list},
+      {"normalizer", nfc ? json{{"type", "NFC"}} : json(nullptr)},
       {"pre_tokenizer",
        {{"type", "Sequence"},
         {"pretokenizers",
-         {{{"type", "Split"}, {"pattern", {{"Regex", data_->pattern}}}, {"behavior", "Isolated"},
-           {"invert", false}},
+         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
           byte_level}}}},
       {"post_processor", nullptr},
       {"decoder", byte_level},
       {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr},
-        {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""}, {"fuse_unk", false},
-        {"byte_fallback", false}, {"ignore_merges", data_->ignore_merges}, {"vocab", vocab},
-        {"merges", merges}}}};
+       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
+        {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false},
+        {"ignore_merges", ignore_merges}, {"vocab", vocab_map}, {"merges", merge_list}}}};
   return j.dump(1) + "\n";
+}
+
+std::string Tokenizer::ToJson() const {
+  ByteLevelBpeJson out;
+  for (const AddedToken& a : data_->added) out.added.push_back({a.id, a.content, a.special});
+  out.vocab.assign(data_->vocab.begin(), data_->vocab.end());
+  out.merges = data_->merges;
+  out.pattern = data_->pattern;
+  out.nfc = data_->nfc;
+  out.add_prefix_space = data_->add_prefix_space;
+  out.ignore_merges = data_->ignore_merges;
+  return out.Dump();
 }
 
 // ---- Chat formats -----------------------------------------------------------

@@ -14,11 +14,32 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace crl::policy {
+
+// The fields of a byte-level BPE tokenizer.json in Hugging Face tokenizers'
+// layout, and its one writer (crl's BPE trainer and Tokenizer::ToJson both
+// write through it).
+struct ByteLevelBpeJson {
+  struct Added {
+    int id = 0;
+    std::string content;
+    bool special = true;
+  };
+  std::vector<std::pair<std::string, int>> vocab;  // token, id
+  std::vector<std::pair<std::string, std::string>> merges;  // by rank
+  std::vector<Added> added;                                // written in id order
+  std::string pattern;                                     // the Split pre-tokenizer's regex
+  bool nfc = true;
+  bool add_prefix_space = false;
+  bool ignore_merges = false;
+  // The tokenizer.json text.
+  std::string Dump() const;
+};
 
 // Thread-safe (encoding caches pieces under a lock).
 class Tokenizer {

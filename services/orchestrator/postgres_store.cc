@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "common/backoff.h"
 #include "common/status.h"
 #include "services/orchestrator/store_schema.h"
 
@@ -100,7 +101,7 @@ absl::Status PostgresStore::Transact(const char* what, const std::function<absl:
                                      bool read_only) {
   absl::MutexLock lock(&mu_);
   const absl::Time give_up = options_.clock->MonotonicNow() + options_.reconnect_for;
-  absl::Duration backoff = options_.initial_backoff;
+  Backoff backoff(options_.initial_backoff, absl::Seconds(5));
   for (;;) {
     std::string lost;
     try {
@@ -137,14 +138,13 @@ absl::Status PostgresStore::Transact(const char* what, const std::function<absl:
       return absl::InternalError(absl::StrCat("store: ", what, ": ", e.what()));
     }
     if (conn_ != nullptr && !conn_->c.is_open()) conn_.reset();
-    if (options_.clock->MonotonicNow() + backoff > give_up) {
+    if (options_.clock->MonotonicNow() + backoff.Peek() > give_up) {
       conn_.reset();
       return absl::UnavailableError(absl::StrCat("store: ", what, ": PostgreSQL at ", RedactPostgresUrl(url_),
                                                  " unavailable for ", absl::FormatDuration(options_.reconnect_for),
                                                  ": ", lost));
     }
-    options_.clock->SleepFor(backoff);
-    backoff = std::min(backoff * 2, absl::Seconds(5));
+    options_.clock->SleepFor(backoff.Next());
   }
 }
 

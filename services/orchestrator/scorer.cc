@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/backoff.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
 #include "lib/reward/rewards.h"
@@ -29,7 +30,7 @@ void OnThreads(int parallelism, size_t items, const std::function<void()>& work)
 absl::Status RetryTransient(const std::string& what, const RequestContext& context, ClockInterface* clock,
                             absl::Duration initial_backoff, absl::Duration max_backoff,
                             const OnWaiting& on_waiting, const std::function<absl::Status()>& call) {
-  absl::Duration backoff = initial_backoff;
+  Backoff backoff(initial_backoff, max_backoff);
   bool told = false;
   for (;;) {
     absl::Status s = call();
@@ -39,8 +40,7 @@ absl::Status RetryTransient(const std::string& what, const RequestContext& conte
       CRL_RETURN_IF_ERROR(on_waiting(what, s));
       told = true;
     }
-    clock->SleepFor(std::min(backoff, context.Remaining()));
-    backoff = std::min(backoff * 2, max_backoff);
+    clock->SleepFor(std::min(backoff.Next(), context.Remaining()));
   }
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/backoff.h"
 #include "common/file.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -140,9 +141,7 @@ void OpenAiBackend::Release(int index) {
 
 absl::Duration OpenAiBackend::Backoff(int attempt, absl::Duration retry_after) {
   // Full jitter: uniform in [0, min(max, initial * 2^attempt)].
-  absl::Duration cap = options_.initial_backoff;
-  for (int i = 0; i < attempt && cap < options_.max_backoff; ++i) cap *= 2;
-  cap = std::min(cap, options_.max_backoff);
+  const absl::Duration cap = crl::Backoff::Nth(options_.initial_backoff, options_.max_backoff, attempt);
   double u;
   {
     absl::MutexLock lock(&mu_);

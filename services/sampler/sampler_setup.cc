@@ -1,6 +1,7 @@
 #include "services/sampler/sampler_setup.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/backoff.h"
 #include "common/logging.h"
 #include "common/status.h"
 
@@ -53,7 +54,7 @@ void SamplerParts::Stop() {
 void SamplerParts::FollowTrainer() {
   if (!trainer) return;
   follower_ = std::thread([this] {
-    absl::Duration backoff = absl::Milliseconds(200);
+    Backoff backoff(absl::Milliseconds(200), absl::Seconds(10));
     while (!follow_.IsCancelled()) {
       absl::Status s = trainer->WatchPolicyVersions(follow_, [this](const v1::PolicyVersion& v) {
         if (v.checkpoint_uri().empty()) return;
@@ -63,11 +64,10 @@ void SamplerParts::FollowTrainer() {
       });
       if (follow_.IsCancelled()) return;
       CRL_LOG(WARNING) << "crl-sampler: the trainer's version stream ended (" << s << "); reconnecting";
-      for (absl::Duration left = backoff; left > absl::ZeroDuration() && !follow_.IsCancelled();) {
+      for (absl::Duration left = backoff.Next(); left > absl::ZeroDuration() && !follow_.IsCancelled();) {
         absl::SleepFor(absl::Milliseconds(100));
         left -= absl::Milliseconds(100);
       }
-      backoff = std::min(backoff * 2, absl::Seconds(10));
     }
   });
 }

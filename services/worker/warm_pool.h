@@ -35,6 +35,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/context.h"
 #include "common/logging.h"
@@ -192,13 +193,13 @@ class WarmPool {
         LaneState& s = state_[i];
         stats_.failed += failed;
         if (failed > 0) {
-          s.backoff = s.backoff == absl::ZeroDuration() ? options_.retry_after_failure
-                                                      : std::min(s.backoff * 2, options_.retry_after_failure * 16);
-          s.retry_at = Now() + s.backoff;
+          const absl::Duration wait =
+              Backoff::Nth(options_.retry_after_failure, options_.retry_after_failure * 16, s.failures++);
+          s.retry_at = Now() + wait;
           CRL_LOG(WARNING) << "warm pool: " << lane.name << ": " << failed << " process(es) failed to start ("
-                           << error.substr(0, 500) << "); next try in " << absl::FormatDuration(s.backoff);
+                           << error.substr(0, 500) << "); next try in " << absl::FormatDuration(wait);
         } else {
-          s.backoff = absl::ZeroDuration();
+          s.failures = 0;
         }
       }
     }
@@ -227,7 +228,7 @@ class WarmPool {
     std::deque<Ready> prepared;  // started and prepared, device not up yet
     absl::Time wanted_until = absl::InfinitePast();
     absl::Time retry_at = absl::InfinitePast();
-    absl::Duration backoff = absl::ZeroDuration();
+    int failures = 0;  // start failures in a row: the back-off's attempt
   };
 
   absl::Time Now() const { return options_.clock->MonotonicNow(); }
