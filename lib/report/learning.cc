@@ -18,9 +18,6 @@ namespace {
 using nlohmann::json;
 
 bool Sampled(const v1::Variant& v) { return v.scored() && v.stage() != "sft" && !v.infra_failure(); }
-bool Trusted(const v1::Variant& v) {
-  return v.verdict() == v1::VERDICT_OK && v.reward().status() == v1::REWARD_STATUS_OK;
-}
 bool FastAt(const v1::Variant& v, double p) { return Trusted(v) && v.speedup() > p; }
 
 std::string Code(const v1::Variant& v) {
@@ -280,13 +277,16 @@ LearningSummary CompareSeeds(const std::vector<SeedRuns>& seeds, const std::map<
   for (const SeedRuns& s : seeds) {
     std::vector<double> deltas;
     out.seeds.push_back(Compare(s, answers, points, options, &deltas, &out.sign_plus, &out.sign_minus));
+    // A seed with no task to compare says nothing: left out of Δ as the
+    // bootstrap leaves it out.
+    if (deltas.empty()) continue;
     groups.push_back(std::move(deltas));
     gap += out.seeds.back().verified_gap;
     out.delta += out.seeds.back().delta;
   }
-  if (!seeds.empty()) {
-    out.delta /= seeds.size();
-    out.verified_gap = gap / seeds.size();
+  if (!groups.empty()) {
+    out.delta /= groups.size();
+    out.verified_gap = gap / groups.size();
   }
   const stats::Interval ci = stats::HierarchicalBootstrap(groups, options.bootstrap_resamples, options.bootstrap_seed);
   out.ci_low = ci.low;

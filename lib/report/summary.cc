@@ -11,16 +11,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "lib/kernelbench/results.h"
+#include "lib/reward/names.h"
 #include "lib/stats/stats.h"
 
 namespace crl::report {
 namespace {
 
 using nlohmann::json;
-
-bool Trusted(const v1::Variant& v) {
-  return v.verdict() == v1::VERDICT_OK && v.reward().status() == v1::REWARD_STATUS_OK;
-}
 
 double Share(int n, int of) { return of > 0 ? static_cast<double>(n) / of : 0.0; }
 
@@ -102,6 +99,14 @@ const char* OutcomeLabel(Outcome o) {
     case Outcome::kInfra: return "infrastructure_failure";
   }
   return "unknown";
+}
+
+bool Trusted(const v1::Variant& v) {
+  if (v.verdict() != v1::VERDICT_OK || v.reward().status() != v1::REWARD_STATUS_OK) return false;
+  for (int f : v.flags()) {
+    if (IsTrustFlag(static_cast<v1::Flag>(f))) return false;
+  }
+  return true;
 }
 
 Outcome OutcomeOf(const v1::Variant& v) {

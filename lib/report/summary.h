@@ -31,6 +31,10 @@ const char* OutcomeName(Outcome o);  // "rejected", "compile error", ...
 // The same as a metric label: "rejected", "compile_error", ...
 const char* OutcomeLabel(Outcome o);
 Outcome OutcomeOf(const v1::Variant& v);
+// Verified, rewarded and timed with no trust flag: the only speedups counted
+// as speedups (faster, best, F, Fast@p). A NOISY result is rewarded at the end
+// of its interval nearest 1 but its speedup is not counted.
+bool Trusted(const v1::Variant& v);
 
 // The stage index and round of an executor key ("s1/r0/row_sum/3" -> 1, 0);
 // false for a key of another shape.

@@ -31,16 +31,17 @@ bool IsTrustFlag(v1::Flag flag);
 // True for the trust flags that say a candidate may be cheating (all but
 // FLAG_NOISY, which says only that the measurement was not precise enough).
 // A verified candidate carrying one is never imitated (SFT,
-// keep-the-successes); one that is merely NOISY is (its speed goes
-// unrewarded, its correctness stands).
+// keep-the-successes); one that is merely NOISY is (its correctness stands;
+// its speed is rewarded only at the end of its interval nearest 1).
 bool IsHonestyFlag(v1::Flag flag);
+
+// IsTrustFlag for a name, with or without the "FLAG_" prefix; unknown names
+// count as trust flags (a flag we cannot read is not one we can clear).
+bool IsTrustFlagName(const std::string& name);
+
 // Adds `flag` to a message's flags unless it is there: a result's flags are
 // a set (its evidence lines may say more than once why).
 void AddFlag(google::protobuf::RepeatedField<int>* flags, v1::Flag flag);
-
-// The same for a name, with or without the "FLAG_" prefix; unknown names
-// count as trust flags (a flag we cannot read is not one we can clear).
-bool IsTrustFlagName(const std::string& name);
 
 }  // namespace crl
 

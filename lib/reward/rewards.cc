@@ -45,7 +45,7 @@ v1::RewardResult ComputeReward(const RewardInput& in, v1::RewardPreset preset,
   switch (preset) {
     case v1::REWARD_PRESET_CUDA_L1:
     case v1::REWARD_PRESET_UNSPECIFIED:
-      value = correct ? std::clamp(in.speedup - 1, -p.clip_k, p.clip_k) : p.incorrect_reward;
+      value = correct ? std::max(-p.clip_k, std::min(p.clip_k, in.speedup - 1)) : p.incorrect_reward;
       break;
     case v1::REWARD_PRESET_SPEEDUP_BONUS:
       value = correct ? p.correctness_bonus + std::min(in.speedup, p.speedup_cap) : 0;
@@ -82,6 +82,22 @@ RewardParams ParamsFrom(const v1::RewardParams& m) {
   if (m.has_correctness_bonus()) p.correctness_bonus = m.correctness_bonus();
   if (m.has_speedup_cap()) p.speedup_cap = m.speedup_cap();
   return p;
+}
+
+absl::Status ValidateRewardParams(const v1::RewardParams& m) {
+  if (m.has_clip() && !(m.clip() > 0 && std::isfinite(m.clip()))) {
+    return absl::InvalidArgumentError(absl::StrCat("reward.clip: must be positive and finite, not ", m.clip()));
+  }
+  if (m.has_speedup_cap() && !(m.speedup_cap() > 0 && std::isfinite(m.speedup_cap()))) {
+    return absl::InvalidArgumentError(absl::StrCat("reward.cap: must be positive and finite, not ", m.speedup_cap()));
+  }
+  if (m.has_incorrect_reward() && !std::isfinite(m.incorrect_reward())) {
+    return absl::InvalidArgumentError("reward.incorrect: must be finite");
+  }
+  if (m.has_correctness_bonus() && !std::isfinite(m.correctness_bonus())) {
+    return absl::InvalidArgumentError("reward.bonus: must be finite");
+  }
+  return absl::OkStatus();
 }
 
 v1::RewardResult ComputeReward(const v1::ComputeRewardRequest& request) {

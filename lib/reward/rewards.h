@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "crl/v1/timing.pb.h"
 
 namespace crl::reward {
@@ -56,6 +57,10 @@ v1::RewardResult ComputeReward(const RewardInput& input, v1::RewardPreset preset
 
 // The parameters an API message gives (defaults where a field is absent).
 RewardParams ParamsFrom(const v1::RewardParams& message);
+// INVALID_ARGUMENT naming the field unless clip and cap are positive and
+// every parameter finite (a run spec's are checked on submit; a
+// ComputeReward request's by the service).
+absl::Status ValidateRewardParams(const v1::RewardParams& message);
 
 // The same for an API request (TimingService.ComputeReward, a run's
 // scorer), with the request's parameters.

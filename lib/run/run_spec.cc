@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
 #include "common/status.h"
+#include "lib/reward/rewards.h"
 
 namespace crl::run {
 namespace {
@@ -452,10 +453,7 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   if (!spec.control().empty() && spec.control() != "permuted-rewards") {
     return bad("control", absl::StrCat("'", spec.control(), "' is not permuted-rewards"));
   }
-  if (spec.reward_params().has_clip() && !(spec.reward_params().clip() > 0)) return bad("reward.clip", "must be positive");
-  if (spec.reward_params().has_speedup_cap() && !(spec.reward_params().speedup_cap() > 0)) {
-    return bad("reward.cap", "must be positive");
-  }
+  CRL_RETURN_IF_ERROR(reward::ValidateRewardParams(spec.reward_params()));
   if (spec.max_infra_attempts() < 0 || spec.max_infra_attempts() > 20) return bad("max_infra_attempts", "0 to 20");
   if (spec.selection().num_exemplars() < 0 || spec.selection().num_exemplars() > 16) {
     return bad("exemplars.count", "0 to 16");

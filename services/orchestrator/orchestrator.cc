@@ -7,10 +7,12 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/backoff.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/status.h"
 #include "lib/report/report.h"
+#include "lib/report/summary.h"
 #include "lib/run/run_spec.h"
 
 namespace crl::orchestrator {
@@ -92,7 +94,7 @@ void Orchestrator::Launch(const v1::Run& run) {
   RequestContext* ctx = a.context.get();
   a.thread = std::thread([this, run, ctx] {
     v1::Run current = run;
-    absl::Duration backoff = absl::Seconds(1);
+    Backoff backoff(absl::Seconds(1), absl::Seconds(30));
     for (;;) {
       RunExecutor executor(services_, store_, clock_, options_.executor,
                            [this](const v1::RunEvent& e) { Notify(e); });
@@ -106,10 +108,10 @@ void Orchestrator::Launch(const v1::Run& run) {
       if (end.status().code() != absl::StatusCode::kUnavailable) break;
       std::optional<v1::Run> stored;
       while (!stored && !stopping_.load()) {
-        for (absl::Duration slept; slept < backoff && !stopping_.load(); slept += absl::Milliseconds(100)) {
+        const absl::Duration wait = backoff.Next();
+        for (absl::Duration slept; slept < wait && !stopping_.load(); slept += absl::Milliseconds(100)) {
           clock_->SleepFor(absl::Milliseconds(100));
         }
-        backoff = std::min(backoff * 2, absl::Seconds(30));
         if (auto again = store_->GetRun(run.run_id()); again.ok()) stored = *std::move(again);
       }
       if (!stored || RunEnded(stored->state())) break;
@@ -228,7 +230,7 @@ absl::StatusOr<std::vector<v1::Variant>> Orchestrator::Best(const std::string& r
   CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(run_id, ""));
   std::map<std::string, std::vector<v1::Variant>> by_task;
   for (auto& v : all) {
-    if (v.verdict() == v1::VERDICT_OK && v.reward().status() == v1::REWARD_STATUS_OK) {
+    if (report::Trusted(v)) {
       by_task[v.task_name()].push_back(std::move(v));
     }
   }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "lib/report/summary.h"
 #include "lib/run/run_spec.h"
 
 namespace crl::orchestrator {
@@ -21,7 +22,7 @@ void CountScored(const v1::Variant& v, v1::Run* run) {
   if (v.reward().status() == v1::REWARD_STATUS_OK) {
     run->set_reward_sum(run->reward_sum() + v.reward().reward());
     run->set_rewarded(run->rewarded() + 1);
-    if (v.verdict() == v1::VERDICT_OK) {
+    if (report::Trusted(v)) {
       run->set_best_speedup(std::max(run->best_speedup(), v.speedup()));
       if (v.speedup() > 1) run->set_faster(run->faster() + 1);
     }

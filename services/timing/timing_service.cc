@@ -25,6 +25,7 @@ grpc::ServerUnaryReactor* TimingServiceImpl::ComputeReward(
     crl::v1::RewardResult* response) {
   CallEnv inline_env{env_.auth, nullptr};  // pure and cheap
   return ServeUnary(context, inline_env, [this, request, response](const RequestContext&) {
+    if (absl::Status s = reward::ValidateRewardParams(request->params()); !s.ok()) return ToGrpcStatus(s);
     *response = reward::ComputeReward(*request);
     return grpc::Status::OK;
   });

@@ -97,6 +97,25 @@ TEST_CASE("a run summary: verdict mix, shares over judged candidates, trusted sp
   CHECK(s.speedups == std::vector<double>{0.9, 2.0, 3.0});
 }
 
+TEST_CASE("a NOISY timing rewarded at its interval's end is not a trusted speedup", "[report]") {
+  v1::Variant v = V("s0/r0/a/0", "contrastive-rl", "a", v1::VERDICT_OK, 2.0, 0.2);
+  CHECK(Trusted(v));
+  CHECK(OutcomeOf(v) == Outcome::kFaster);
+  // The scorer rewards a NOISY result at the end of its interval nearest 1
+  // (status OK); its raw speedup still counts for nothing.
+  v.add_flags(v1::FLAG_NOISY);
+  REQUIRE(v.reward().status() == v1::REWARD_STATUS_OK);
+  CHECK_FALSE(Trusted(v));
+  CHECK(OutcomeOf(v) == Outcome::kFlagged);
+  const RunSummary s = Summarize(RunOf("r", "on"), {v});
+  REQUIRE(s.rounds.size() == 1);
+  CHECK(s.rounds[0].faster_share == 0);
+  // FLAG_NO_CUSTOM_KERNEL labels a rewrite; it casts no doubt.
+  v1::Variant plain = V("s0/r0/a/1", "contrastive-rl", "a", v1::VERDICT_OK, 2.0, 0.2);
+  plain.add_flags(v1::FLAG_NO_CUSTOM_KERNEL);
+  CHECK(Trusted(plain));
+}
+
 TEST_CASE("a report: files, real PNGs, every plot embedded, both sides in summary.json", "[report]") {
   const std::string dir = (fs::temp_directory_path() / ("crl-report-" + std::to_string(::getpid()))).string();
   ReportInput in;
