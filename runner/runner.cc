@@ -379,6 +379,8 @@ class Runner {
     CallResult res;
     Failure f;
     std::string error;
+    // A call reuses or frees the buffers a staged call would run on.
+    staged_.ready = false;
     if (!DecodeFrame(frame, &req, &error)) {
       f.status = kBadRequest;
       f.error = error;

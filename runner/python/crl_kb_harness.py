@@ -49,6 +49,9 @@ SHUTDOWN = 7
 CUDA_ERROR_EXIT = 3
 TOOLCHAIN_READY = "crl-harness: toolchain ready"
 TRIAL_BUFFER_MAX_BYTES = 256 << 20
+# The dtypes the worker reads and writes in a stopped process (runner/dtype.cc's
+# names); a sample with an input of another is timed unstaged.
+STAGED_DTYPES = frozenset(("float32", "float64", "float16", "bfloat16", "int32", "int64", "int8", "uint8", "bool"))
 MAX_CALLS_PER_SAMPLE = 4096  # the worker asks for far fewer (eval.proto)
 
 # Bound before any candidate code runs.
@@ -556,6 +559,8 @@ class Side:
                     if x.device.type != "cpu" or x.layout != torch.strided or not x.is_contiguous() or \
                             x.requires_grad:
                         return {"status": "ok", "unstaged": "an input is not a contiguous CPU tensor"}, []
+                    if str(x.dtype).replace("torch.", "") not in STAGED_DTYPES:
+                        return {"status": "ok", "unstaged": "an input is a %s tensor" % x.dtype}, []
                     call.append({"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape),
                                  "address": x.data_ptr(), "bytes": x.numel() * x.element_size()})
                 elif x is None or isinstance(x, (bool, int, float)):
@@ -732,6 +737,9 @@ class Side:
                             not torch.allclose(g.float(), w.float(), rtol=1e-3, atol=1e-4, equal_nan=True):
                         self._graph = None
                         return "capture does not reproduce the calls (a launch outside the captured stream?)"
+            # The input buffers are `batch`'s tensors, now holding the other
+            # inputs: the sample's own go back before it is timed.
+            self._fill(self.make_batch([derived_seed(seed, i) for i in range(len(batch))]))
         except Exception as e:  # noqa: BLE001 — the candidate's code may raise anything here
             self._graph = None
             return ("replay check failed: %s: %s" % (type(e).__name__, e)).splitlines()[0][:400]

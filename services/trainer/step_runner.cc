@@ -100,6 +100,8 @@ absl::StatusOr<PublishedPolicy> StepRunner::Publish() {
 }
 
 absl::Status StepRunner::BeginPhase(const PhaseChange& change) {
+  // Refused here, before the other ranks are told: they cannot refuse alone.
+  CRL_RETURN_IF_ERROR(trainer_->CheckPhaseSnapshots(change.save_snapshot, change.restore_snapshot));
   CRL_RETURN_IF_ERROR(Send({{"op", "phase"}, {"phase", PhaseToJson(change)}}));
   return Apply(trainer_, change);
 }

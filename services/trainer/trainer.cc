@@ -561,11 +561,20 @@ absl::Status Trainer::SaveSnapshot(const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::Status Trainer::RestoreSnapshot(const std::string& name) {
-  CRL_RETURN_IF_ERROR(CheckSnapshotName(name));
-  const std::string file = (fs::path(options_.out_dir) / "snapshots" / (name + ".safetensors")).string();
+absl::Status Trainer::CheckPhaseSnapshots(const std::string& save, const std::string& restore) const {
+  if (!save.empty()) CRL_RETURN_IF_ERROR(CheckSnapshotName(save));
+  if (restore.empty()) return absl::OkStatus();
+  CRL_RETURN_IF_ERROR(CheckSnapshotName(restore));
+  const std::string file = (fs::path(options_.out_dir) / "snapshots" / (restore + ".safetensors")).string();
   std::error_code ec;
-  if (!fs::exists(file, ec)) return absl::NotFoundError(absl::StrCat("snapshot '", name, "': ", file, " does not exist"));
+  if (!fs::exists(file, ec)) return absl::NotFoundError(absl::StrCat("snapshot '", restore, "': ", file, " does not exist"));
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::RestoreSnapshot(const std::string& name) {
+  if (name.empty()) return absl::InvalidArgumentError("snapshot: a name is required");
+  CRL_RETURN_IF_ERROR(CheckPhaseSnapshots("", name));
+  const std::string file = (fs::path(options_.out_dir) / "snapshots" / (name + ".safetensors")).string();
   CRL_RETURN_IF_ERROR(LoadTrainable(file));
   ++step_;
   return absl::OkStatus();

@@ -166,6 +166,10 @@ class Trainer {
   // Loads the trained weights of snapshot `name` (NOT_FOUND names it): a new
   // version (step() + 1). The optimizer is left as it is (BeginPhase resets it).
   absl::Status RestoreSnapshot(const std::string& name);
+  // Whether a phase could save `save` and restore `restore` (either may be
+  // empty): the names are valid and the snapshot to restore exists. Checked
+  // before a phase is sent to the other ranks.
+  absl::Status CheckPhaseSnapshots(const std::string& save, const std::string& restore) const;
   const Phase& phase() const { return phase_; }
 
   // Writes the current policy as version step(): a PEFT adapter for LoRA,

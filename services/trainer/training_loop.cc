@@ -297,15 +297,23 @@ absl::StatusOr<v1::PolicyVersion> TrainingLoop::BeginPhase(const v1::BeginPhaseR
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("crl-trainer is draining");
   if (phase_id_ == change.id && phase_requests_.empty()) return current_;  // a retry
-  phase_requests_.push_back(std::move(change));
-  const int ticket = ++phases_requested_;
+  // A retry of a request still queued waits for that one (applying a phase
+  // twice would reset the moments and restore the snapshot again).
+  int ticket = 0;
+  for (size_t i = 0; i < phase_requests_.size(); ++i) {
+    if (phase_requests_[i].id == change.id) ticket = phases_done_ + 1 + static_cast<int>(i);
+  }
+  if (ticket == 0) {
+    phase_requests_.push_back(std::move(change));
+    ticket = ++phases_requested_;
+  }
   auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return phases_done_ >= ticket || stopping_; };
   while (!done()) {
     CRL_RETURN_IF_ERROR(context.Check());
     mu_.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(250));
   }
   if (phases_done_ < ticket) return absl::UnavailableError("crl-trainer stopped");
-  CRL_RETURN_IF_ERROR(last_phase_);
+  if (auto it = phase_results_.find(ticket); it != phase_results_.end()) CRL_RETURN_IF_ERROR(it->second);
   return current_;
 }
 
@@ -477,8 +485,8 @@ void TrainingLoop::ApplyPhase() {
   }
   absl::MutexLock lock(&mu_);
   phase_requests_.pop_front();
-  ++phases_done_;
-  last_phase_ = s;
+  phase_results_[++phases_done_] = s;
+  while (phase_results_.size() > 64) phase_results_.erase(phase_results_.begin());
   step_ = runner_->trainer()->step();
   phase_id_ = runner_->trainer()->phase().id;
 }

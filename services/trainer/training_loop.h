@@ -149,7 +149,9 @@ class TrainingLoop {
   std::deque<PhaseChange> phase_requests_ ABSL_GUARDED_BY(mu_);
   int phases_requested_ ABSL_GUARDED_BY(mu_) = 0;
   int phases_done_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Status last_phase_ ABSL_GUARDED_BY(mu_);
+  // Each phase request's outcome by its ticket (the phases_done_ it made);
+  // the latest few only.
+  std::map<int, absl::Status> phase_results_ ABSL_GUARDED_BY(mu_);
   // The current phase's id (the trainer's, mirrored for the submitting threads).
   std::string phase_id_ ABSL_GUARDED_BY(mu_);
   int checkpoints_requested_ ABSL_GUARDED_BY(mu_) = 0;

@@ -143,7 +143,7 @@ RunnerEvent KbStagedSide::Stage(const TimedRequest& request, double timeout,
 RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/, double timeout, TimedResult* result) {
   RunnerSession* process = session_->process();
   std::string error;
-  process->FreezeAndWait();
+  if (!process->FreezeAndWait()) return RunnerSession::NotStopped();
   for (size_t c = 0; c < inputs_.size(); ++c) {
     for (size_t i = 0; i < inputs_[c].size(); ++i) {
       const Tensor& t = inputs_[c][i];
@@ -158,9 +158,10 @@ RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/
   process->Freeze(false);
   RunnerEvent event = session_->Call({{"go", true}}, timeout, &reply);
   const auto t1 = std::chrono::steady_clock::now();
-  process->FreezeAndWait();
+  const bool stopped = process->FreezeAndWait();
   outputs_.clear();
   if (!event.ok) return event;
+  if (!stopped) return RunnerSession::NotStopped();
   if (Status(reply) != "ok") {
     return {false, v1::VERDICT_RUNTIME_ERROR, KbField<std::string>(reply.header, "error", "failed").substr(0, 3000)};
   }

@@ -228,7 +228,7 @@ class NativeSession final : public SessionInterface {
                                         runner::DeriveSeed(request.seed, i)));
     }
     std::string error;
-    runner_->FreezeAndWait();
+    if (!runner_->FreezeAndWait()) return RunnerSession::NotStopped();
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!runner_->WriteMemory(static_cast<uint64_t>(staged.input_addresses[i]), inputs[i], &error)) {
         return {false, v1::VERDICT_SANDBOX_VIOLATION,
@@ -240,8 +240,9 @@ class NativeSession final : public SessionInterface {
     runner_->Freeze(false);
     event = runner_->TimedGo(stage.call_id, timeout, &ran);
     const auto t1 = std::chrono::steady_clock::now();
-    runner_->FreezeAndWait();
+    const bool stopped = runner_->FreezeAndWait();
     if (!event.ok) return event;
+    if (!stopped) return RunnerSession::NotStopped();
     if (ran.status != runner::kOk) {
       return {false, VerdictForResult(ran.status, ran.error), absl::StrCat(runner::RunStatusName(ran.status), ": ", ran.error)};
     }

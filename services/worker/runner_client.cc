@@ -236,7 +236,12 @@ bool RunnerSession::Freeze(bool frozen) { return !dead_ && process_ && process_-
 
 bool RunnerSession::FreezeAndWait() {
   if (!Freeze(true)) return false;
-  return process_->WaitPayloadStopped(0.05);
+  return process_->WaitPayloadStopped(1.0);
+}
+
+RunnerEvent RunnerSession::NotStopped() {
+  return {false, v1::VERDICT_INFRA_ERROR,
+          "the side's threads did not all stop within 1 s of SIGSTOP: its memory was not read or written"};
 }
 
 bool RunnerSession::ReadMemory(const std::vector<runner::MemoryRange>& ranges, std::string* out,

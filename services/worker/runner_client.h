@@ -147,9 +147,14 @@ class RunnerSession {
   // (SandboxedProcess::Freeze). A frozen session that is closed is killed
   // without being let go on: nothing it holds runs again.
   bool Freeze(bool frozen);
-  // Freeze(true), then waits (at most ~50 ms) until the payload's threads
-  // have all stopped: after it, none of them runs until Freeze(false).
+  // Freeze(true), then waits (at most 1 s; at once in practice) until the
+  // payload's threads have all stopped: after it, none of them runs until
+  // Freeze(false). False: the side ended, or a thread did not stop; then
+  // nothing may be read or written as if it were stopped (NotStopped()).
   bool FreezeAndWait();
+  // What a staged call answers when FreezeAndWait() failed: an
+  // infrastructure error (retried), never the candidate's verdict.
+  static RunnerEvent NotStopped();
   // The payload's memory from outside (runner/process_group.h), for a frozen
   // session: nothing of it runs while it is read or written.
   bool ReadMemory(const std::vector<runner::MemoryRange>& ranges, std::string* out, std::string* error);
