@@ -270,7 +270,7 @@ int QuickstartCommand(int argc, char** argv) {
   std::printf("crl quickstart%s: a local cluster in %s, then SFT, and %d seed(s) of an untrained twin and the "
               "trained run%s (%s on two cores)\n",
               quick ? " --quick" : "", lc.data_dir.c_str(), seeds, control ? " and a negative control" : "",
-              quick ? "a few minutes" : seeds == 1 && !control ? "about 25 minutes" : "about 16 minutes, then 10 a seed (15 with the control)");
+              quick ? "a few minutes" : seeds == 1 && !control ? "about 30 minutes" : "about 18 minutes, then 13 a seed (20 with the control)");
   std::fflush(stdout);
   auto cluster = StartLocalCluster(lc);
   if (!cluster.ok()) return Fail(cluster.status());
