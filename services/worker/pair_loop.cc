@@ -34,7 +34,7 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, uint64_
       checked_elements_(request.checked_elements() > 0 ? request.checked_elements() : int64_t{1} << 20),
       target_(request.target_rel_ci() > 0 ? request.target_rel_ci() : 0.01),
       budget_(request.budget_seconds() > 0 ? request.budget_seconds() : 30),
-      min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : (gpu ? 1e-2 : 1e-3)),
+      min_sample_(request.min_sample_seconds() != 0 ? request.min_sample_seconds() : (gpu ? 1e-2 : 5e-3)),
       max_calls_(request.max_calls_per_sample() > 0 ? request.max_calls_per_sample() : 256),
       want_graph_(gpu && !request.eager_timing()),
       seed_(seed),
@@ -70,16 +70,30 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
   if (!warm_ref.empty()) {
     ref_call = *std::min_element(warm_ref.begin() + warm_ref.size() / 2, warm_ref.end());
   }
-  const int calls = CallsPerSample(ref_call, call_bytes, min_sample_, max_calls_);
-  response->set_calls_per_sample(calls);
+  int calls = CallsPerSample(ref_call, call_bytes, min_sample_, max_calls_);
   // One more warm-up pair at that size; where graphs are wanted, it is the
   // one that captures them, and the loop replays only if both sides could.
+  // A single call's time also holds the round trip of a whole sample, so a
+  // short call sizes batches too small: the reference's batch, whose round
+  // trip its calls share, sizes them again (at most kResizes times, only
+  // ever larger) towards samples of min_sample_seconds.
+  constexpr int kResizes = 2;
   bool graph = false;
   if (calls > 1 || want_graph_) {
-    const uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_);
     Timed probe[2];
-    for (int side = 0; side < 2; ++side) {
-      if (!timed({side == 0, s, calls, false, want_graph_}, &probe[side])) return false;
+    for (int resize = 0;; ++resize) {
+      // Two pairs at each size: the first batch of a size still grows the
+      // sides' heaps (and captures their graphs); the second sizes.
+      for (int rep = 0; rep < 2; ++rep) {
+        const uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_ + 2 * resize + rep);
+        for (int side = 0; side < 2; ++side) {
+          if (!timed({side == 0, s, calls, false, want_graph_}, &probe[side])) return false;
+        }
+      }
+      const int again = CallsPerSample(probe[0].sample.device_sync_seconds() / calls, call_bytes, min_sample_,
+                                       max_calls_);
+      if (resize == kResizes || again <= calls) break;
+      calls = again;
     }
     graph = want_graph_ && probe[0].graph && probe[1].graph;
     if (want_graph_ && !graph) {
@@ -90,10 +104,12 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
                         probe[side].graph_error.empty() ? "its format times calls as launched"
                                                         : probe[side].graph_error);
       }
+      response->set_calls_per_sample(calls);
       response->set_graph_fallback(why);
       return true;  // the caller measures again, as launched, with fresh sides
     }
   }
+  response->set_calls_per_sample(calls);
   response->set_timing_mode(graph ? "graph" : "eager");
   auto per_call = [calls](Timed* x) {
     v1::TimingSample& s = x->sample;

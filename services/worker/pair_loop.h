@@ -30,8 +30,8 @@ int CallsPerSample(double ref_call_seconds, int64_t call_bytes, double min_sampl
 class PairLoop {
  public:
   // Zero request fields take the defaults of eval.proto; the default sample
-  // length depends on `gpu` (10 ms on a GPU; 1 ms on the host, where a
-  // batch's fresh allocations page-fault in alternate samples). `clock`
+  // length depends on `gpu` (10 ms on a GPU; 5 ms on the host, whose staged
+  // round trip is a few tenths of a millisecond). `clock`
   // measures the budget and must outlive the loop. The inputs' seeds and
   // the sides' order derive from `seed`; which pair of each check_every
   // is checked, which call of its batch and at which positions derive from

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -157,7 +158,42 @@ TEST_CASE("batches are sized from the fastest later warm-up call; the host's sam
     };
     v1::MeasurePairResponse response;
     REQUIRE(loop.Run(timed, [](int, int, const OutputSample&) { return std::string(); }, &response));
-    CHECK(response.calls_per_sample() == (gpu ? 100 : 10));  // 10 ms, or 1 ms on the host
+    CHECK(response.calls_per_sample() == (gpu ? 100 : 50));  // 10 ms, or 5 ms on the host
+  }
+}
+
+TEST_CASE("a batch sizes batches again: a sample's round trip is shared by its calls", "[pair_loop]") {
+  // Every sample costs a 1 ms round trip besides its calls (100 us each on
+  // both sides): one call alone looks like 1.1 ms and would size 5-call
+  // batches of 1.5 ms. The batches size again, only ever larger, at most
+  // twice: 5 -> 17 -> 32 calls.
+  FakeClock clock;
+  v1::MeasurePairRequest request;
+  request.set_min_pairs(5);
+  request.set_max_pairs(5);
+  for (double round_trip : {1e-3, 0.0}) {
+    std::vector<int> sizes;
+    auto timed = [&](const PairLoop::Ask& ask, PairLoop::Timed* out) {
+      if (ask.is_ref) sizes.push_back(ask.calls);
+      out->sample.set_device_sync_seconds(round_trip + 100e-6 * ask.calls);
+      out->call_bytes = 64;
+      return true;
+    };
+    v1::MeasurePairResponse response;
+    REQUIRE(PairLoop(request, 5, 50, &clock, /*gpu=*/false)
+                .Run(timed, [](int, int, const OutputSample&) { return std::string(); }, &response));
+    if (round_trip > 0) {
+      CHECK(response.calls_per_sample() == 32);
+      // Warm-up singles, then two pairs at each size (the first of a size
+      // still grows the heap), then the loop's pairs.
+      const std::vector<int> probes(sizes.begin() + 5, sizes.begin() + 11);
+      CHECK(probes == std::vector<int>{5, 5, 17, 17, 32, 32});
+    } else {
+      CHECK(response.calls_per_sample() == 50);  // sized right the first time: no more probes
+      CHECK(std::count(sizes.begin(), sizes.end(), 50) == 2 + 5);
+    }
+    CHECK(response.reference_samples(0).device_sync_seconds() ==
+          Approx((round_trip + 100e-6 * response.calls_per_sample()) / response.calls_per_sample()));
   }
 }
 
@@ -188,7 +224,7 @@ struct GraphSide {
   std::vector<PairLoop::Ask> asks;
 };
 
-TEST_CASE("graphs are captured at the last warm-up pair and replayed only when both sides could",
+TEST_CASE("graphs are captured at the warm-up pairs of the sample's size and replayed only when both sides could",
           "[pair_loop]") {
   v1::MeasurePairRequest request;
   request.set_min_pairs(5);
@@ -230,17 +266,16 @@ TEST_CASE("graphs are captured at the last warm-up pair and replayed only when b
     CHECK(response.reference_samples_size() == (std::string(c.mode).empty() ? 0 : 5));
     CHECK(response.graph_fallback() == c.fallback);
     for (const GraphSide& side : sides) {
-      // Five single-call warm-ups as launched, on a GPU one pair at the
-      // sample's size (10 calls of 1 ms) asking for graphs unless eager
-      // timing was asked for (the host's samples are 1 ms: one call, no
-      // such pair), then the loop.
-      const size_t probe = c.gpu ? 1 : 0;
+      // Five single-call warm-ups as launched, then two pairs at the
+      // sample's size (on a GPU 10 calls of 1 ms, asking for graphs unless
+      // eager timing was asked for; on the host 5), then the loop.
+      const size_t probe = 2;
       const size_t looped = std::string(c.mode).empty() ? 0 : 5;
       REQUIRE(side.asks.size() == 5 + probe + looped);
       for (int i = 0; i < 5; ++i) CHECK_FALSE(side.asks[i].graph);
-      if (c.gpu) {
-        CHECK(side.asks[5].graph == !c.eager);
-        CHECK(side.asks[5].calls == 10);
+      for (int i = 5; i < 7; ++i) {
+        CHECK(side.asks[i].graph == (c.gpu && !c.eager));
+        CHECK(side.asks[i].calls == (c.gpu ? 10 : 5));
       }
       for (size_t i = 5 + probe; i < side.asks.size(); ++i) {
         CHECK(side.asks[i].graph == (std::string(c.mode) == "graph"));
