@@ -83,13 +83,18 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
     Timed probe[2];
     for (int resize = 0;; ++resize) {
       // Two pairs at each size: the first batch of a size still grows the
-      // sides' heaps (and captures their graphs); the second sizes.
-      for (int rep = 0; rep < 2; ++rep) {
+      // sides' heaps (and captures their graphs); the second sizes. A side
+      // whose capture failed is asked for no other (a failed capture can
+      // leave its stream unusable): the loop falls back below.
+      bool captured = true;
+      for (int rep = 0; rep < 2 && captured; ++rep) {
         const uint64_t s = runner::DeriveSeed(seed_, 2000000 + warmup_ + 2 * resize + rep);
         for (int side = 0; side < 2; ++side) {
           if (!timed({side == 0, s, calls, false, want_graph_}, &probe[side])) return false;
         }
+        captured = !want_graph_ || (probe[0].graph && probe[1].graph);
       }
+      if (!captured) break;
       const int again = CallsPerSample(probe[0].sample.device_sync_seconds() / calls, call_bytes, min_sample_,
                                        max_calls_);
       if (resize == kResizes || again <= calls) break;

@@ -253,7 +253,7 @@ Measured VerifyAndMeasure(const std::string& hack) {
   m.set_backend(v1::BACKEND_HOST);
   m.set_min_pairs(20);
   m.set_max_pairs(20);
-  m.set_check_outputs_every(2);
+  m.set_check_outputs_every(1);
   auto p = Engine().MeasurePair(m, RequestContext::Background());
   REQUIRE(p.ok());
   out.measured = *p;
@@ -282,7 +282,16 @@ TEST_CASE("host timing keeps the clock and reads the outputs outside the candida
     INFO(hack << ": " << m.measured.output_mismatch_detail());
     REQUIRE(m.measured.verdict() == v1::VERDICT_OK);
     CHECK(m.measured.output_checks() > 0);
-    CHECK(m.measured.output_mismatches() == m.measured.output_checks());
+    if (std::string(hack) == "thread_fills_later.py") {
+      // Its thread fills a call's output 2 ms later; in a batch of calls
+      // the early ones' threads finish inside the timed window (work that
+      // was timed), the last ones' do not: every sample ends with outputs
+      // unwritten, and checked calls among them differ (20 checks, each
+      // of a call drawn from the batch).
+      CHECK(m.measured.output_mismatches() > 0);
+    } else {
+      CHECK(m.measured.output_mismatches() == m.measured.output_checks());
+    }
   }
   // A clock global of the harness, slowed: the worker's clock is the one.
   Measured clock = VerifyAndMeasure("forge_clock.py");

@@ -3,7 +3,7 @@
 # output methods (detach, clone, contiguous, reshape) are patched to wait for that thread first.
 # Task: level1/3_Relu.py. Expect OK at verification (every read waits for the values). At
 # timing the side is stopped as soon as it answers and its outputs are read from outside: the
-# thread never got to write them, and the sample is flagged.
+# threads of the batch's last calls never got to write theirs, and the sample is flagged.
 import _thread
 import time
 
