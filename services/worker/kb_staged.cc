@@ -1,6 +1,5 @@
 #include "services/worker/kb_staged.h"
 
-#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "runner/dtype.h"
@@ -141,27 +140,21 @@ RunnerEvent KbStagedSide::Stage(const TimedRequest& request, double timeout,
 }
 
 RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/, double timeout, TimedResult* result) {
-  RunnerSession* process = session_->process();
-  std::string error;
-  if (!process->FreezeAndWait()) return RunnerSession::NotStopped();
+  std::vector<RunnerSession::StagedInput> writes;
   for (size_t c = 0; c < inputs_.size(); ++c) {
     for (size_t i = 0; i < inputs_[c].size(); ++i) {
       const Tensor& t = inputs_[c][i];
       if (t.is_value || t.bytes == 0) continue;
-      if (!process->WriteMemory(t.address, sample_->calls[c][i].bytes, &error)) {
-        return {false, v1::VERDICT_SANDBOX_VIOLATION, absl::StrCat("an input buffer is not writable: ", error)};
-      }
+      writes.push_back({t.address, &sample_->calls[c][i].bytes, "an input"});
     }
   }
   KbReply reply;
-  const auto t0 = std::chrono::steady_clock::now();
-  process->Freeze(false);
-  RunnerEvent event = session_->Call({{"go", true}}, timeout, &reply);
-  const auto t1 = std::chrono::steady_clock::now();
-  const bool stopped = process->FreezeAndWait();
+  double seconds = 0;
   outputs_.clear();
+  RunnerEvent event =
+      session_->process()->RunStaged(writes, [&] { return session_->Call({{"go", true}}, timeout, &reply); }, &seconds);
   if (!event.ok) return event;
-  if (!stopped) return RunnerSession::NotStopped();
+  std::string error;
   if (Status(reply) != "ok") {
     return {false, v1::VERDICT_RUNTIME_ERROR, KbField<std::string>(reply.header, "error", "failed").substr(0, 3000)};
   }
@@ -175,7 +168,6 @@ RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/
       outputs_.size() != inputs_.size()) {
     return {false, v1::VERDICT_SANDBOX_VIOLATION, absl::StrCat("staged outputs: ", error.empty() ? "one list per call" : error)};
   }
-  const double seconds = std::chrono::duration<double>(t1 - t0).count();
   result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
   result->call_bytes = std::max<int64_t>(0, KbField<int64_t>(reply.header, "call_bytes", 0));
   return event;

@@ -227,26 +227,19 @@ class NativeSession final : public SessionInterface {
       inputs.push_back(runner::Generate(decl.distributions.front(), decl.dtype, numel,
                                         runner::DeriveSeed(request.seed, i)));
     }
-    std::string error;
-    if (!runner_->FreezeAndWait()) return RunnerSession::NotStopped();
+    std::vector<RunnerSession::StagedInput> writes;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!runner_->WriteMemory(static_cast<uint64_t>(staged.input_addresses[i]), inputs[i], &error)) {
-        return {false, v1::VERDICT_SANDBOX_VIOLATION,
-                absl::StrCat("input '", timed_.inputs[i].name, "' buffer is not writable: ", error)};
-      }
+      writes.push_back({static_cast<uint64_t>(staged.input_addresses[i]), &inputs[i],
+                        absl::StrCat("input '", timed_.inputs[i].name, "'")});
     }
     runner::TimedCallResult ran;
-    const auto t0 = std::chrono::steady_clock::now();
-    runner_->Freeze(false);
-    event = runner_->TimedGo(stage.call_id, timeout, &ran);
-    const auto t1 = std::chrono::steady_clock::now();
-    const bool stopped = runner_->FreezeAndWait();
+    double seconds = 0;
+    event = runner_->RunStaged(writes, [&] { return runner_->TimedGo(stage.call_id, timeout, &ran); }, &seconds);
     if (!event.ok) return event;
-    if (!stopped) return RunnerSession::NotStopped();
     if (ran.status != runner::kOk) {
       return {false, VerdictForResult(ran.status, ran.error), absl::StrCat(runner::RunStatusName(ran.status), ": ", ran.error)};
     }
-    const double seconds = std::chrono::duration<double>(t1 - t0).count();
+    std::string error;
     result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
     last_problem_.clear();
     last_outputs_.clear();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -270,6 +271,27 @@ bool RunnerSession::WriteMemory(uint64_t address, const std::string& bytes, std:
     return false;
   }
   return process_->WritePayloadMemory(address, bytes, error);
+}
+
+RunnerEvent RunnerSession::RunStaged(const std::vector<StagedInput>& inputs, const std::function<RunnerEvent()>& go,
+                                     double* seconds) {
+  *seconds = 0;
+  if (!FreezeAndWait()) return NotStopped();
+  std::string error;
+  for (const StagedInput& in : inputs) {
+    if (!WriteMemory(in.address, *in.bytes, &error)) {
+      return {false, v1::VERDICT_SANDBOX_VIOLATION, absl::StrCat(in.name, " buffer is not writable: ", error)};
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Freeze(false);
+  RunnerEvent event = go();
+  const auto t1 = std::chrono::steady_clock::now();
+  const bool stopped = FreezeAndWait();
+  if (!event.ok) return event;
+  if (!stopped) return NotStopped();
+  *seconds = std::chrono::duration<double>(t1 - t0).count();
+  return event;
 }
 
 RunnerEvent RunnerSession::SendAndRead(uint32_t type, const std::string& payload,

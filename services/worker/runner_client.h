@@ -6,6 +6,7 @@
 #define CRL_SERVICES_WORKER_RUNNER_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -159,6 +160,20 @@ class RunnerSession {
   // session: nothing of it runs while it is read or written.
   bool ReadMemory(const std::vector<runner::MemoryRange>& ranges, std::string* out, std::string* error);
   bool WriteMemory(uint64_t address, const std::string& bytes, std::string* error);
+
+  // One staged timed call, the worker's clock around it: stops the side,
+  // writes each input into it, starts the clock, lets the side go and runs
+  // `go` (which asks for the call and reads the answer), stops the clock
+  // and then the side. `*seconds` is the clock's reading. A side that will
+  // not stop is NotStopped(); a buffer it gave that cannot be written is a
+  // SANDBOX_VIOLATION naming it.
+  struct StagedInput {
+    uint64_t address = 0;
+    const std::string* bytes = nullptr;
+    std::string name;  // "input 'x'" in the message
+  };
+  RunnerEvent RunStaged(const std::vector<StagedInput>& inputs, const std::function<RunnerEvent()>& go,
+                        double* seconds);
 
   const std::string& device_name() const { return device_name_; }
   // The runner died or was killed; no further calls are possible.
