@@ -126,6 +126,8 @@ absl::Status OptionSet::Set(const std::string& name, const std::string& value) {
   return absl::OkStatus();
 }
 
+bool IsHelpArg(const std::string& arg) { return arg == "help" || arg == "--help" || arg == "-h"; }
+
 absl::Status OptionSet::Parse(int argc, char** argv, std::vector<std::string>* positional) {
   // Flags win over the config file wherever it appears, so collect first.
   std::vector<std::pair<std::string, std::string>> flags;
@@ -140,6 +142,10 @@ absl::Status OptionSet::Parse(int argc, char** argv, std::vector<std::string>* p
         positional->push_back(argv[i]);
       }
       break;
+    }
+    if (arg == "-h") {
+      help_requested_ = true;
+      continue;
     }
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
       if (!positional) {

@@ -27,6 +27,9 @@
 
 namespace crl {
 
+// Whether a command's first word asks for its usage: help, --help or -h.
+bool IsHelpArg(const std::string& arg);
+
 // Not thread-safe; used from main() only.
 class OptionSet {
  public:
@@ -48,7 +51,8 @@ class OptionSet {
   // Parses argv[1..]. Recognises --name=value, --name value, --flag / --noflag
   // for bools, --config FILE, --help, and "--" (the rest is positional).
   // Non-flag arguments are appended to `positional` (may be null only when
-  // none are expected). Unknown flags are errors.
+  // none are expected). Unknown flags are errors. --help, --h and -h ask
+  // for the usage (help_requested()), wherever they appear.
   absl::Status Parse(int argc, char** argv, std::vector<std::string>* positional);
 
   // Applies a YAML mapping. `source` names it in errors ("worker.yaml").

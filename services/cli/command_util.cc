@@ -2,6 +2,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "services/cli/commands.h"
@@ -12,6 +13,17 @@ int UsageError(const OptionSet& flags, const absl::Status& status) {
   if (!status.ok()) std::fprintf(stderr, "error: %s\n\n", std::string(status.message()).c_str());
   std::fputs(flags.Usage().c_str(), status.ok() ? stdout : stderr);
   return status.ok() ? 0 : 2;
+}
+
+void OrchestratorFromEnvironment(std::string* address, ClientOptions* client) {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (std::string v = env("CRL_ORCHESTRATOR"); !v.empty()) *address = v;
+  if (std::string v = env("CRL_AUTH_TOKEN_FILE"); !v.empty()) client->auth_token_file = v;
+  if (std::string v = env("CRL_TLS"); v == "1" || v == "true") client->tls = true;
+  if (std::string v = env("CRL_TLS_CA_FILE"); !v.empty()) client->tls_ca_file = v;
 }
 
 int Fail(const absl::Status& status) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/client.h"
 #include "common/options.h"
 
 namespace crl::cli {
@@ -29,6 +30,11 @@ int RewardCommand(int argc, char** argv);
 
 // Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
 int UsageError(const OptionSet& flags, const absl::Status& status);
+// The orchestrator a client command talks to and how, from the
+// environment before any flag: CRL_ORCHESTRATOR (HOST:PORT), CRL_AUTH_TOKEN_FILE,
+// CRL_TLS (1 or true), CRL_TLS_CA_FILE. Flags bound after it win; --help
+// shows the values it set as the defaults.
+void OrchestratorFromEnvironment(std::string* address, ClientOptions* client);
 // Prints an infrastructure error; returns 3.
 int Fail(const absl::Status& status);
 // A message as JSON with the .proto field names (indented when `pretty`;

@@ -42,7 +42,7 @@ int DemoCommand(int argc, char** argv) {
   if (s.ok() && !ParseBackend(backend_name, &backend)) {
     s = absl::InvalidArgumentError("--backend must be host or cuda");
   }
-  if (s.ok() && (tasks_dir.empty() || !fs::is_directory(tasks_dir))) {
+  if (s.ok() && !flags.help_requested() && (tasks_dir.empty() || !fs::is_directory(tasks_dir))) {
     s = absl::NotFoundError(absl::StrCat("no task suite at '", tasks_dir, "' (use --tasks)"));
   }
   if (!s.ok() || flags.help_requested()) return UsageError(flags, s);

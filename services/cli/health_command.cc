@@ -13,7 +13,9 @@ int HealthCommand(int argc, char** argv) {
   client.timeout = absl::Seconds(5);
   std::string service;
   OptionSet flags("crl health ADDR",
-                  "Checks a crl service's health. Exit 0 when SERVING, 1 when not, 2 on error.");
+                  "Checks a crl service's health. Exit 0 when SERVING; 1 when not serving, unknown or\n"
+                  "unreachable (no answer within --timeout); 2 on bad usage; 3 on any other error\n"
+                  "(e.g. refused credentials).");
   BindClientOptions(&flags, &client);
   flags.Add("service", &service, "health service name (\"\": liveness; e.g. crl.v1.EvalService)");
   std::vector<std::string> args;
@@ -35,7 +37,14 @@ int HealthCommand(int argc, char** argv) {
   if (!status.ok()) {
     std::fprintf(stderr, "crl health: %s: %s\n", args[0].c_str(),
                  FromGrpcStatus(status).ToString().c_str());
-    return status.error_code() == grpc::StatusCode::NOT_FOUND ? 1 : 2;
+    switch (status.error_code()) {
+      case grpc::StatusCode::NOT_FOUND:
+      case grpc::StatusCode::UNAVAILABLE:
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        return 1;
+      default:
+        return 3;
+    }
   }
   std::printf("%s\n", grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()).c_str());
   return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;

@@ -6,10 +6,14 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +32,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// The supervisor this process forked (StartLocalCluster), for
+// StopLocalClusterOnSignal: it can be stopped before its cluster.json is up.
+std::atomic<pid_t> g_forked_supervisor{0};
+// StopLocalClusterOnSignal's self-pipe: the handler writes the signal's
+// number, a thread reads it and does the rest.
+int g_signal_pipe[2] = {-1, -1};
+
+void OnStopSignal(int sig) {
+  const unsigned char b = static_cast<unsigned char>(sig);
+  const int saved = errno;
+  if (::write(g_signal_pipe[1], &b, 1) < 0) {
+  }
+  errno = saved;
+}
 
 std::string ClusterFile(const std::string& data_dir) { return (fs::path(data_dir) / "cluster.json").string(); }
 
@@ -277,6 +296,7 @@ absl::StatusOr<json> StartLocalCluster(const LocalClusterOptions& o) {
   std::fflush(stderr);
   const pid_t pid = ::fork();
   if (pid < 0) return absl::UnavailableError("fork failed");
+  if (pid > 0) g_forked_supervisor = pid;
   if (pid == 0) {
     ::setsid();
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -320,6 +340,32 @@ absl::Status RunLocalClusterForeground(const LocalClusterOptions& o) {
   CRL_ASSIGN_OR_RETURN(std::vector<cluster::ServicePlan> plans, Plan(o));
   if (Supervise(std::move(plans), o.data_dir) != 0) return absl::UnavailableError("the cluster did not start");
   return absl::OkStatus();
+}
+
+void StopLocalClusterOnSignal(const std::string& data_dir) {
+  if (g_signal_pipe[0] >= 0 || ::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  std::thread([data_dir] {
+    unsigned char sig = 0;
+    while (::read(g_signal_pipe[0], &sig, 1) < 0 && errno == EINTR) {
+    }
+    std::fprintf(stderr, "\n%s: stopping the local cluster in %s\n", strsignal(sig), data_dir.c_str());
+    absl::Status s = StopLocalCluster(data_dir);
+    if (const pid_t pid = g_forked_supervisor; absl::IsNotFound(s) && pid > 0 && cluster::ProcessAlive(pid)) {
+      // Still starting (no cluster.json yet): its stop signals wait, blocked,
+      // until its services are up; then it stops them.
+      ::kill(pid, SIGTERM);
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      s = absl::OkStatus();
+    }
+    if (!s.ok() && !absl::IsNotFound(s)) std::fprintf(stderr, "warning: %s\n", s.ToString().c_str());
+    std::fflush(stderr);
+    ::_exit(128 + sig);
+  }).detach();
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
 
 absl::Status StopLocalCluster(const std::string& data_dir, absl::Duration timeout) {

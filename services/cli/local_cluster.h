@@ -45,6 +45,11 @@ absl::StatusOr<nlohmann::json> StartLocalCluster(const LocalClusterOptions& opti
 absl::Status RunLocalClusterForeground(const LocalClusterOptions& options);
 // Stops the cluster in data_dir (SIGTERM to its supervisor) and waits.
 absl::Status StopLocalCluster(const std::string& data_dir, absl::Duration timeout = absl::Minutes(2));
+// For a command that starts a cluster and must not leave it behind (crl
+// quickstart): from now on SIGINT, SIGTERM or SIGHUP stops the cluster in
+// data_dir (or the supervisor StartLocalCluster forked, if it is not up yet),
+// then ends the process with 128 + the signal. Call once per process.
+void StopLocalClusterOnSignal(const std::string& data_dir);
 // cluster.json of a running cluster; NOT_FOUND when none is up there.
 absl::StatusOr<nlohmann::json> ReadLocalCluster(const std::string& data_dir);
 // Client options that carry the cluster's token.

@@ -308,7 +308,7 @@ int PolicyCommand(int argc, char** argv) {
   if (verb == "tokenize") return Tokenize(argc - 1, argv + 1);
   if (verb == "logprobs") return Logprobs(argc - 1, argv + 1);
   if (verb == "generate") return Generate(argc - 1, argv + 1);
-  if (verb == "--help" || verb == "help") {
+  if (IsHelpArg(verb)) {
     std::fputs(kUsage, stdout);
     return 0;
   }

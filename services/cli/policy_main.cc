@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/options.h"
 #include "services/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -12,5 +13,5 @@ int main(int argc, char** argv) {
   if (command == "policy") return crl::cli::PolicyCommand(argc - 1, argv + 1);
   if (command == "sample") return crl::cli::SampleCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "usage: crl-policy policy SUBCOMMAND ... | crl-policy sample ... (as `crl policy`, `crl sample`)\n");
-  return (argc == 2 && !std::strcmp(argv[1], "--help")) ? 0 : 2;
+  return (argc == 2 && crl::IsHelpArg(argv[1])) ? 0 : 2;
 }

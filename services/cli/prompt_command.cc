@@ -228,7 +228,7 @@ int PromptCommand(int argc, char** argv) {
   const std::string verb = argv[1];
   if (verb == "build") return Build(argc - 1, argv + 1);
   if (verb == "parse") return Parse(argc - 1, argv + 1);
-  if (verb == "--help" || verb == "help") {
+  if (IsHelpArg(verb)) {
     std::fputs(kUsage, stdout);
     return 0;
   }

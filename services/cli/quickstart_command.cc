@@ -272,6 +272,8 @@ int QuickstartCommand(int argc, char** argv) {
               quick ? " --quick" : "", lc.data_dir.c_str(), seeds, control ? " and a negative control" : "",
               quick ? "a few minutes" : seeds == 1 && !control ? "about 30 minutes" : "about 18 minutes, then 13 a seed (20 with the control)");
   std::fflush(stdout);
+  // Ctrl-C (or a scheduler's SIGTERM) takes the cluster down with the command.
+  if (!keep_up) StopLocalClusterOnSignal(lc.data_dir);
   auto cluster = StartLocalCluster(lc);
   if (!cluster.ok()) return Fail(cluster.status());
   std::printf("%s cluster up: six services on loopback (crl status --data_dir %s)\n", Elapsed(start).c_str(),

@@ -100,6 +100,7 @@ int RewardCommand(int argc, char** argv) {
   bool json = false;
   ClientOptions client;
   client.timeout = absl::Minutes(30);  // --timeout: one call's (one batch's) scoring
+  OrchestratorFromEnvironment(&address, &client);
   OptionSet flags("crl reward", "crl's rewards for another RL engine: score completions, or serve OpenRLHF's endpoint.");
   flags.Add("orchestrator", &address, "HOST:PORT of the crl-orchestrator");
   flags.Add("cluster", &cluster_dir, "a local cluster's directory (crl up --data_dir): its orchestrator and token");
@@ -111,9 +112,10 @@ int RewardCommand(int argc, char** argv) {
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
-  if (!parsed.ok() || args.size() != 1 || (args[0] != "score" && args[0] != "serve")) {
-    return UsageError(flags, parsed.ok() ? absl::InvalidArgumentError("usage: crl reward score|serve --spec SPEC ...")
-                                         : parsed);
+  if (!parsed.ok() || flags.help_requested() || args.size() != 1 || (args[0] != "score" && args[0] != "serve")) {
+    return UsageError(flags, !parsed.ok() || flags.help_requested()
+                                 ? parsed
+                                 : absl::InvalidArgumentError("usage: crl reward score|serve --spec SPEC ..."));
   }
   if (spec_file.empty()) return UsageError(flags, absl::InvalidArgumentError("spec: a run spec file is required"));
   auto spec = run::LoadRunSpecFile(spec_file);

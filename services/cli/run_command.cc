@@ -98,6 +98,7 @@ int RunCommand(int argc, char** argv) {
   int page_size = 50;
   int64_t after = 0;
   ClientOptions client;
+  OrchestratorFromEnvironment(&address, &client);
   OptionSet flags("crl run", "Runs on a crl-orchestrator: submit, watch, list, show, cancel, export.");
   flags.Add("orchestrator", &address, "HOST:PORT of the crl-orchestrator");
   std::string cluster_dir;
@@ -114,10 +115,11 @@ int RunCommand(int argc, char** argv) {
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
-  if (!parsed.ok() || args.empty()) {
-    return UsageError(flags, parsed.ok() ? absl::InvalidArgumentError(
-                                               "usage: crl run spec|submit|watch|list|show|cancel|export ...")
-                                         : parsed);
+  if (!parsed.ok() || flags.help_requested() || args.empty()) {
+    return UsageError(flags, !parsed.ok() || flags.help_requested()
+                                 ? parsed
+                                 : absl::InvalidArgumentError(
+                                       "usage: crl run spec|submit|watch|list|show|cancel|export ..."));
   }
   const std::string verb = args[0];
   if (!cluster_dir.empty()) {

@@ -133,12 +133,16 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
                             "stages: [{kind: keep-successes, rounds: 1}, {kind: contrastive-rl, rounds: 1}]\n"
                             "group_size: 5\ntiming_budget_seconds: 1\nseed: 3\n")
               .ok());
-  // Submitted through the CLI, as a researcher would.
-  auto submit = [&] {
-    return kBin + "/crl run submit " + dir.path() + "/spec.yaml --key drill --json --orchestrator " +
-           orchestrator->grpc_address() + " > " + dir.path() + "/submitted.json";
+  // Submitted through the CLI, as a researcher would: the address by flag,
+  // or (the resubmission below) from the environment.
+  auto submit = [&](bool from_env) {
+    const std::string where = from_env ? "CRL_ORCHESTRATOR=" + orchestrator->grpc_address() + " "
+                                       : "";
+    return where + kBin + "/crl run submit " + dir.path() + "/spec.yaml --key drill --json" +
+           (from_env ? "" : " --orchestrator " + orchestrator->grpc_address()) + " > " + dir.path() +
+           "/submitted.json";
   };
-  REQUIRE(std::system(submit().c_str()) == 0);
+  REQUIRE(std::system(submit(false).c_str()) == 0);
   auto submitted = ReadFileToString(dir.path() + "/submitted.json", "out");
   REQUIRE(submitted.ok());
   const std::string run_id = json::parse(*submitted)["run_id"].get<std::string>();
@@ -166,9 +170,13 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
   REQUIRE(orchestrator->started());
 
   // A resubmission with the same key is the same run, not a second one.
-  REQUIRE(std::system(submit().c_str()) == 0);
+  REQUIRE(std::system(submit(true).c_str()) == 0);
   auto again = ReadFileToString(dir.path() + "/submitted.json", "out");
   CHECK(json::parse(*again)["run_id"] == run_id);
+  // A flag wins over the environment.
+  CHECK(std::system(("CRL_ORCHESTRATOR=127.0.0.1:1 " + kBin + "/crl run show " + run_id + " --orchestrator " +
+                     orchestrator->grpc_address() + " > /dev/null")
+                        .c_str()) == 0);
 
   // The watcher reconnects from its sequence number and follows to the end.
   auto client = GrpcOrchestratorClient::Create(orchestrator->grpc_address(), ClientOptions());

@@ -279,4 +279,63 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   CHECK_FALSE(fs::exists(cluster + "/cluster.json"));
 }
 
+TEST_CASE("crl quickstart: -h only prints the usage; SIGINT or SIGTERM takes its cluster down with it", "[e2e]") {
+  TempDir dir;
+  // -h asks every command for its usage, as --help does (exit 0, no run).
+  for (const char* command : {"quickstart -h --data_dir", "health -h", "run -h", "run list -h", "reward -h",
+                              "eval -h", "up -h --data_dir", "policy -h", "prompt -h", "-h"}) {
+    std::string line = kBin + "/crl " + command;
+    if (line.find("--data_dir") != std::string::npos) line += " " + dir.path() + "/no";
+    const std::string out = Run(line + " 2>&1; echo rc=$?");
+    INFO(command << ": " << out);
+    CHECK(out.find("rc=0") != std::string::npos);
+    CHECK(out.find("usage") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir.path() + "/no"));
+
+  for (int sig : {SIGINT, SIGTERM}) {
+    const std::string cluster = dir.path() + "/cluster-" + std::to_string(sig);
+    const std::string log = cluster + ".log";
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t qs = fork();
+    REQUIRE(qs >= 0);
+    if (qs == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      execl((kBin + "/crl").c_str(), "crl", "quickstart", "--quick", "--data_dir", dir.path().c_str(),
+            "--cluster_dir", cluster.c_str(), nullptr);
+      _exit(127);
+    }
+    // Signalled once its cluster is up: the services must go with it.
+    json up = json::object();
+    for (int i = 0; i < 1200 && !up.value("ready", false); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      up = ReadJson(cluster + "/cluster.json");
+    }
+    INFO(Run("cat " + log));
+    REQUIRE(up.value("ready", false));
+    const pid_t supervisor = up["supervisor_pid"].get<pid_t>();
+    std::vector<pid_t> services;
+    for (const auto& [name, s] : up["services"].items()) services.push_back(s.value("pid", 0));
+    REQUIRE(kill(qs, sig) == 0);
+    int status = 0;
+    bool ended = false;
+    for (int i = 0; i < 1200 && !ended; ++i) {
+      ended = waitpid(qs, &status, WNOHANG) == qs;
+      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE(ended);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + sig);
+    CHECK(kill(supervisor, 0) != 0);
+    for (pid_t p : services) {
+      INFO("service pid " << p);
+      CHECK((p <= 0 || kill(p, 0) != 0));
+    }
+    CHECK_FALSE(fs::exists(cluster + "/cluster.json"));
+  }
+}
+
 }  // namespace crl::testing

@@ -67,6 +67,23 @@ TEST_CASE("flags of every kind parse", "[options]") {
   CHECK_FALSE(o.verbose);
 }
 
+TEST_CASE("-h, --h and --help ask for the usage anywhere; -h is never an argument", "[options]") {
+  for (const char* help : {"-h", "--h", "--help"}) {
+    Opts o;
+    OptionSet set = Bind(&o);
+    std::vector<std::string> pos;
+    REQUIRE(ParseArgs(&set, {"localhost:1", help, "--lanes=3"}, &pos).ok());
+    CHECK(set.help_requested());
+    CHECK(pos == std::vector<std::string>{"localhost:1"});
+  }
+  Opts o;
+  OptionSet set = Bind(&o);
+  REQUIRE(ParseArgs(&set, {"--lanes=3"}).ok());
+  CHECK_FALSE(set.help_requested());
+  for (const char* word : {"help", "--help", "-h"}) CHECK(IsHelpArg(word));
+  for (const char* word : {"list", "-x", "--helpful", ""}) CHECK_FALSE(IsHelpArg(word));
+}
+
 TEST_CASE("bad flags name the flag", "[options]") {
   Opts o;
   OptionSet set = Bind(&o);
