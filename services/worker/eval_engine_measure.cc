@@ -330,7 +330,7 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     const absl::Time t0 = clock_->MonotonicNow();
     event = self->Timed({ask.seed, !request.no_l2_flush(), ask.check, ask.calls, ask.graph},
                         ask.calls > 1 ? 2 * per_call : per_call, &result);
-    out->outside_seconds = absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
+    out->outside_seconds = result.staged ? result.host_seconds : absl::ToDoubleSeconds(clock_->MonotonicNow() - t0);
     self->Freeze(true);
     if (!event.ok) {
       fail(ask.is_ref ? Side::kReference : Side::kCandidate, event);

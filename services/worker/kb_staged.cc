@@ -170,6 +170,7 @@ RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/
   }
   result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
   result->call_bytes = std::max<int64_t>(0, KbField<int64_t>(reply.header, "call_bytes", 0));
+  result->staged = true;
   return event;
 }
 

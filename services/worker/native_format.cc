@@ -241,6 +241,7 @@ class NativeSession final : public SessionInterface {
     }
     std::string error;
     result->stream_event_seconds = result->device_sync_seconds = result->host_seconds = seconds;
+    result->staged = true;
     last_problem_.clear();
     last_outputs_.clear();
     if (!request.keep_outputs) return event;

@@ -125,6 +125,12 @@ struct TimedResult {
   // false, why (empty: the format has no graphs).
   bool graph = false;
   std::string graph_error;
+  // A staged call (its times are the worker's own clock around the call, the
+  // side stopped before and after): the round trip is that same clock, so
+  // nothing can hide outside it, and the worker's writing of the inputs
+  // (page faults in the side's fresh buffers, which differ between sides)
+  // is not counted as the side's. False: the engine's clock around Timed().
+  bool staged = false;
 };
 
 // One input of a staged timed call (SessionInterface::Stage), as the

@@ -220,6 +220,13 @@ TEST_CASE("KernelBench candidates are timed in interleaved pairs with checked ou
   CHECK(p->output_checks() == 5);
   CHECK(p->output_mismatches() == 0);
   for (const auto& s : p->candidate_samples()) CHECK(s.device_sync_seconds() > 0);
+  // Staged: the round trip is the sample's own clock (the worker's writing
+  // of the inputs, before it, is not the side's time).
+  REQUIRE(p->candidate_outside_seconds_size() == 10);
+  for (int i = 0; i < 10; ++i) {
+    CHECK(p->candidate_outside_seconds(i) == Approx(p->candidate_samples(i).host_seconds()));
+    CHECK(p->reference_outside_seconds(i) == Approx(p->reference_samples(i).host_seconds()));
+  }
 
   // Checked at 1,000 sampled positions of the ReLU's output: the two
   // processes draw the same positions, so a correct candidate still agrees.

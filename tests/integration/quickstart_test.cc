@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -86,6 +87,35 @@ json Service(const json& cluster, const std::string& name) {
   return cluster["services"][name];
 }
 
+// `crl quickstart ARGS...` in the background, its output in `log`.
+pid_t StartQuickstart(const std::vector<std::string>& args, const std::string& log) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv = {const_cast<char*>("crl"), const_cast<char*>("quickstart")};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv((kBin + "/crl").c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// cluster.json once it says the cluster is ready (waits up to 2 minutes;
+// what it says then, otherwise).
+json AwaitClusterUp(const std::string& cluster) {
+  json up = json::object();
+  for (int i = 0; i < 1200 && !up.value("ready", false); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    up = ReadJson(cluster + "/cluster.json");
+  }
+  return up;
+}
+
 }  // namespace
 
 TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, the report in Chromium",
@@ -94,28 +124,16 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   const std::string runs = dir.path() + "/runs", cluster = dir.path() + "/cluster";
   // The quickstart in the background, as `make run` would start it.
   const std::string log = dir.path() + "/quickstart.log";
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t qs = fork();
+  // 60 SFT epochs (about a second each) keep the runs going through the
+  // six kills below (~55 s): a quick run is otherwise over in ~35 s.
+  const pid_t qs = StartQuickstart({"--quick", "--quick_sft_epochs", "60", "--data_dir", runs, "--cluster_dir",
+                                    cluster, "--keep_up"},
+                                   log);
   REQUIRE(qs >= 0);
-  if (qs == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    // 60 SFT epochs (about a second each) keep the runs going through the
-    // six kills below (~55 s): a quick run is otherwise over in ~35 s.
-    execl((kBin + "/crl").c_str(), "crl", "quickstart", "--quick", "--quick_sft_epochs", "60", "--data_dir",
-          runs.c_str(), "--cluster_dir", cluster.c_str(), "--keep_up", nullptr);
-    _exit(127);
-  }
   auto quickstart_done = [&](int* status) { return waitpid(qs, status, WNOHANG) == qs; };
 
   // The cluster comes up.
-  json up = json::object();
-  for (int i = 0; i < 1200 && !up.value("ready", false); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    up = ReadJson(cluster + "/cluster.json");
-  }
+  json up = AwaitClusterUp(cluster);
   INFO(Run("cat " + log));
   REQUIRE(up.value("ready", false));
   REQUIRE(up["services"].size() == 6);
@@ -296,24 +314,10 @@ TEST_CASE("crl quickstart: -h only prints the usage; SIGINT or SIGTERM takes its
   for (int sig : {SIGINT, SIGTERM}) {
     const std::string cluster = dir.path() + "/cluster-" + std::to_string(sig);
     const std::string log = cluster + ".log";
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t qs = fork();
+    const pid_t qs = StartQuickstart({"--quick", "--data_dir", dir.path(), "--cluster_dir", cluster}, log);
     REQUIRE(qs >= 0);
-    if (qs == 0) {
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      execl((kBin + "/crl").c_str(), "crl", "quickstart", "--quick", "--data_dir", dir.path().c_str(),
-            "--cluster_dir", cluster.c_str(), nullptr);
-      _exit(127);
-    }
     // Signalled once its cluster is up: the services must go with it.
-    json up = json::object();
-    for (int i = 0; i < 1200 && !up.value("ready", false); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      up = ReadJson(cluster + "/cluster.json");
-    }
+    json up = AwaitClusterUp(cluster);
     INFO(Run("cat " + log));
     REQUIRE(up.value("ready", false));
     const pid_t supervisor = up["supervisor_pid"].get<pid_t>();
