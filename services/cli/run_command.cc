@@ -6,7 +6,7 @@
 //   crl run list [--state running] [--page_size N] [--json]
 //   crl run show RUN_ID [--json]
 //   crl run cancel RUN_ID [--json]
-//   crl run export RUN_ID --format jsonl|kernelbench|report --out DIR [--baseline RUN_ID]
+//   crl run export RUN_ID --format jsonl|kernelbench|report --out DIR [--baseline RUN_ID] [--on_server]
 //
 // Exit codes: 0 done (a watched run succeeded), 1 a watched run failed or
 // was cancelled, 2 bad usage or spec, 3 the orchestrator could not be reached.
@@ -19,6 +19,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/file.h"
 #include "common/status.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
@@ -27,6 +28,24 @@
 
 namespace crl::cli {
 namespace {
+
+// An export's files, as the orchestrator sent them, under `dir` (made if
+// missing). A path that is absolute or climbs out of `dir` is refused.
+absl::Status WriteExportedFiles(const v1::ExportRunResponse& r, const std::string& dir) {
+  namespace fs = std::filesystem;
+  for (const v1::File& f : r.files()) {
+    const fs::path rel = fs::path(f.path()).lexically_normal();
+    if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") {
+      return absl::DataLossError(absl::StrCat("export: the orchestrator sent a file named '", f.path(), "'"));
+    }
+    const fs::path to = fs::path(dir) / rel;
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (ec) return absl::FailedPreconditionError(absl::StrCat("export: cannot create ", to.parent_path().string()));
+    CRL_RETURN_IF_ERROR(WriteStringToFile(to.string(), f.content()));
+  }
+  return absl::OkStatus();
+}
 
 const char* StateName(v1::RunState s) {
   switch (s) {
@@ -111,7 +130,9 @@ int RunCommand(int argc, char** argv) {
   flags.Add("after", &after, "watch: events after this sequence number");
   flags.Add("format", &format, "export: jsonl, kernelbench or report");
   flags.Add("baseline", &baseline, "export report: the untrained twin's run id, shown beside the run");
-  flags.Add("out", &out, "export: directory on the orchestrator's machine");
+  flags.Add("out", &out, "export: directory to write into, on this machine (made if missing)");
+  bool on_server = false;
+  flags.Add("on_server", &on_server, "export: --out is a directory on the orchestrator's machine, which writes it");
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
@@ -188,12 +209,20 @@ int RunCommand(int argc, char** argv) {
     req.set_format(format);
     // The orchestrator writes: a relative directory is resolved here, where
     // the person typing it is (the same machine for a local cluster).
-    req.set_out_dir(out.empty() ? out : std::filesystem::absolute(out).string());
+    if (out.empty()) return UsageError(flags, absl::InvalidArgumentError("export: --out DIR is required"));
+    // Written here by default (the orchestrator sends the files back); with
+    // --on_server the orchestrator writes (a relative directory is resolved
+    // here, where the person typing it is).
+    if (on_server) req.set_out_dir(std::filesystem::absolute(out).string());
     req.set_baseline_run_id(baseline);
     auto r = (*c)->ExportRun(req, ctx);
     if (!r.ok()) return r.status().code() == absl::StatusCode::kInvalidArgument ? UsageError(flags, r.status())
                                                                                  : Fail(r.status());
-    std::printf("%d files written to %s\n", r->files_written(), r->out_dir().c_str());
+    if (!on_server) {
+      if (absl::Status s = WriteExportedFiles(*r, out); !s.ok()) return Fail(s);
+    }
+    std::printf("%d files written to %s\n", on_server ? r->files_written() : r->files_size(),
+                on_server ? r->out_dir().c_str() : out.c_str());
     return 0;
   }
   return UsageError(flags, absl::InvalidArgumentError(absl::StrCat("run ", verb, ": unknown verb or missing RUN_ID")));

@@ -1,5 +1,7 @@
 #include "services/orchestrator/orchestrator.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -243,8 +245,33 @@ absl::StatusOr<std::vector<v1::Variant>> Orchestrator::Best(const std::string& r
 }
 
 absl::StatusOr<v1::ExportRunResponse> Orchestrator::Export(const v1::ExportRunRequest& request) {
-  if (request.out_dir().empty()) return absl::InvalidArgumentError("out_dir: required");
   CRL_RETURN_IF_ERROR(store_->GetRun(request.run_id()).status());
+  if (request.out_dir().empty()) {
+    // For a caller elsewhere: exported into a scratch folder of this
+    // process, read back into the response, and removed.
+    std::string scratch = (fs::temp_directory_path() / "crl-export-XXXXXX").string();
+    if (!::mkdtemp(scratch.data())) return absl::UnavailableError("export: cannot make a scratch folder");
+    v1::ExportRunRequest into = request;
+    into.set_out_dir(scratch);
+    absl::StatusOr<v1::ExportRunResponse> r = Export(into);
+    std::error_code ec;
+    if (r.ok()) {
+      r->clear_out_dir();
+      for (const auto& e : fs::recursive_directory_iterator(scratch, ec)) {
+        if (!e.is_regular_file(ec)) continue;
+        auto content = ReadFileToString(e.path().string(), "exported file");
+        if (!content.ok()) {
+          r = content.status();
+          break;
+        }
+        v1::File* f = r->add_files();
+        f->set_path(fs::relative(e.path(), scratch, ec).string());
+        f->set_content(std::move(*content));
+      }
+    }
+    fs::remove_all(scratch, ec);
+    return r;
+  }
   std::error_code ec;
   fs::create_directories(request.out_dir(), ec);
   if (ec) return absl::FailedPreconditionError(absl::StrCat("out_dir: cannot create ", request.out_dir(), ": ", ec.message()));

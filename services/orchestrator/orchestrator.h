@@ -50,6 +50,8 @@ class Orchestrator {
   absl::StatusOr<v1::Run> Cancel(const std::string& run_id);
   // The best verified, trusted variants per task (limit per task).
   absl::StatusOr<std::vector<v1::Variant>> Best(const std::string& run_id, int limit);
+  // Writes the export into request.out_dir on this machine, or (out_dir
+  // empty) returns its files in the response and writes nothing here.
   absl::StatusOr<v1::ExportRunResponse> Export(const v1::ExportRunRequest& request);
   // Scores completions outside any run (CandidateScorer, at most
   // parallel_candidates at once); stores nothing. An error only for a bad

@@ -135,11 +135,16 @@ def main(cluster_dir, spec_path):
     print(f"submit: run {end.run_id} {pb.RunState.Name(end.state)}, {end.candidates} candidates")
 
     with tempfile.TemporaryDirectory() as out:
-        written = c.export(end.run_id, "jsonl", out)
-        lines = open(os.path.join(out, "variants.jsonl")).read().splitlines()
-        assert written.files_written == 1 and len(lines) == 2, (written, len(lines))
-        assert all(json.loads(l)["scored"] for l in lines)
-    print("export: variants.jsonl")
+        # Written here from the files the orchestrator sends back...
+        written = c.export(end.run_id, "jsonl", out + "/here")
+        assert written == [os.path.join(out, "here", "variants.jsonl")], written
+        lines = open(written[0]).read().splitlines()
+        assert len(lines) == 2 and all(json.loads(l)["scored"] for l in lines), lines
+        # ... or by the orchestrator on its own disk.
+        on_server = c.export(end.run_id, "jsonl", out + "/server", on_server=True)
+        assert on_server.files_written == 1 and not on_server.files, on_server
+        assert open(os.path.join(out, "server", "variants.jsonl")).read().splitlines() == lines
+    print("export: variants.jsonl, here and on the orchestrator")
 
     check_rewards(cluster_dir, spec_path)
 

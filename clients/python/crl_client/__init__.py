@@ -166,9 +166,24 @@ class CrlClient:
             req.items.add(task_name=task, completion=completion)
         return list(self._call(self._stub.ScoreCompletions, req).results)
 
-    def export(self, run_id, fmt, out_dir, baseline=None):
+    def export(self, run_id, fmt, out_dir, baseline=None, on_server=False):
         """Writes the run as `fmt` ("jsonl", "kernelbench" or "report") into
-        `out_dir` on the orchestrator's machine."""
-        req = pb.ExportRunRequest(run_id=run_id, format=fmt, out_dir=os.path.abspath(out_dir),
-                                  baseline_run_id=baseline or "")
-        return self._call(self._stub.ExportRun, req)
+        `out_dir` on this machine (the orchestrator sends the files), or with
+        `on_server` on the orchestrator's machine. Returns the paths written
+        (on_server: the orchestrator's response)."""
+        req = pb.ExportRunRequest(run_id=run_id, format=fmt, baseline_run_id=baseline or "",
+                                  out_dir=os.path.abspath(out_dir) if on_server else "")
+        resp = self._call(self._stub.ExportRun, req)
+        if on_server:
+            return resp
+        written = []
+        root = os.path.abspath(out_dir)
+        for f in resp.files:
+            to = os.path.normpath(os.path.join(root, f.path))
+            if os.path.isabs(f.path) or not to.startswith(root + os.sep):
+                raise ValueError("export: the orchestrator sent a file named %r" % f.path)
+            os.makedirs(os.path.dirname(to), exist_ok=True)
+            with open(to, "wb") as out:
+                out.write(f.content)
+            written.append(to)
+        return written
