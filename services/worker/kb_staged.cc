@@ -1,6 +1,5 @@
 #include "services/worker/kb_staged.h"
 
-
 #include "absl/strings/str_cat.h"
 #include "runner/dtype.h"
 #include "runner/inputs.h"

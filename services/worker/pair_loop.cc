@@ -71,8 +71,8 @@ bool PairLoop::Run(const TimedFn& timed, const CheckFn& check,
     ref_call = *std::min_element(warm_ref.begin() + warm_ref.size() / 2, warm_ref.end());
   }
   int calls = CallsPerSample(ref_call, call_bytes, min_sample_, max_calls_);
-  // One more warm-up pair at that size; where graphs are wanted, it is the
-  // one that captures them, and the loop replays only if both sides could.
+  // Warm-up pairs at that size; where graphs are wanted, they are the ones
+  // that capture them, and the loop replays only if both sides could.
   // A single call's time also holds the round trip of a whole sample, so a
   // short call sizes batches too small: the reference's batch, whose round
   // trip its calls share, sizes them again (at most kResizes times, only
