@@ -2,7 +2,6 @@
 // policy ...` and `crl sample --policy DIR`); `crl` runs this binary for
 // them, and it can be run directly the same way: crl-policy policy init ...
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "common/options.h"

@@ -139,7 +139,7 @@ RunnerEvent KbStagedSide::Stage(const TimedRequest& request, double timeout,
 }
 
 RunnerEvent KbStagedSide::Timed(const TimedRequest& /*request: staged by Stage*/, double timeout, TimedResult* result) {
-  std::vector<RunnerSession::StagedInput> writes;
+  std::vector<RunnerSession::InputWrite> writes;
   for (size_t c = 0; c < inputs_.size(); ++c) {
     for (size_t i = 0; i < inputs_[c].size(); ++i) {
       const Tensor& t = inputs_[c][i];

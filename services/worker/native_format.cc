@@ -227,7 +227,7 @@ class NativeSession final : public SessionInterface {
       inputs.push_back(runner::Generate(decl.distributions.front(), decl.dtype, numel,
                                         runner::DeriveSeed(request.seed, i)));
     }
-    std::vector<RunnerSession::StagedInput> writes;
+    std::vector<RunnerSession::InputWrite> writes;
     for (size_t i = 0; i < inputs.size(); ++i) {
       writes.push_back({static_cast<uint64_t>(staged.input_addresses[i]), &inputs[i],
                         absl::StrCat("input '", timed_.inputs[i].name, "'")});

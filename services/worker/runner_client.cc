@@ -273,12 +273,12 @@ bool RunnerSession::WriteMemory(uint64_t address, const std::string& bytes, std:
   return process_->WritePayloadMemory(address, bytes, error);
 }
 
-RunnerEvent RunnerSession::RunStaged(const std::vector<StagedInput>& inputs, const std::function<RunnerEvent()>& go,
+RunnerEvent RunnerSession::RunStaged(const std::vector<InputWrite>& inputs, const std::function<RunnerEvent()>& go,
                                      double* seconds) {
   *seconds = 0;
   if (!FreezeAndWait()) return NotStopped();
   std::string error;
-  for (const StagedInput& in : inputs) {
+  for (const InputWrite& in : inputs) {
     if (!WriteMemory(in.address, *in.bytes, &error)) {
       return {false, v1::VERDICT_SANDBOX_VIOLATION, absl::StrCat(in.name, " buffer is not writable: ", error)};
     }

@@ -167,12 +167,12 @@ class RunnerSession {
   // and then the side. `*seconds` is the clock's reading. A side that will
   // not stop is NotStopped(); a buffer it gave that cannot be written is a
   // SANDBOX_VIOLATION naming it.
-  struct StagedInput {
+  struct InputWrite {
     uint64_t address = 0;
     const std::string* bytes = nullptr;
     std::string name;  // "input 'x'" in the message
   };
-  RunnerEvent RunStaged(const std::vector<StagedInput>& inputs, const std::function<RunnerEvent()>& go,
+  RunnerEvent RunStaged(const std::vector<InputWrite>& inputs, const std::function<RunnerEvent()>& go,
                         double* seconds);
 
   const std::string& device_name() const { return device_name_; }
