@@ -157,7 +157,17 @@ json CudaL1ResultJson(const CudaL1Result& r) {
   j["measure_seconds"] = r.measure_seconds;
   j["timing_mode"] = r.timing_mode.empty() ? json(nullptr) : json(r.timing_mode);
   j["graph_fallback"] = r.graph_fallback.empty() ? json(nullptr) : json(r.graph_fallback);
+  j["cuda_l1_verdict"] = CudaL1Verdict(r);
   return j;
+}
+
+std::string CudaL1Verdict(const CudaL1Result& r) {
+  if (r.status == "OK") return "OK";
+  if (r.status == "WRONG_ANSWER" && r.max_abs_error && r.max_rel_error &&
+      CertainlyWithin(*r.max_abs_error, kCudaL1Tolerance)) {
+    return "OK";
+  }
+  return r.status;
 }
 
 bool CertainlyWithin(double max_abs_error, double tol) { return max_abs_error <= tol; }
@@ -165,9 +175,11 @@ bool CertainlyWithin(double max_abs_error, double tol) { return max_abs_error <=
 json CudaL1Summary(const std::vector<CudaL1Result>& results) {
   std::map<std::string, int> by_status, by_flag;
   std::vector<double> measured, reported;
-  int correct = 0, tolerance_decided = 0;
+  int correct = 0, tolerance_decided = 0, timed = 0, correct_at_cuda_l1 = 0;
   for (const auto& r : results) {
     ++by_status[r.status];
+    if (r.speedup) ++timed;
+    if (CudaL1Verdict(r) == "OK") ++correct_at_cuda_l1;
     if (r.status == "WRONG_ANSWER" && r.max_abs_error && r.max_rel_error &&
         CertainlyWithin(*r.max_abs_error, kCudaL1Tolerance)) {
       ++tolerance_decided;
@@ -189,6 +201,8 @@ json CudaL1Summary(const std::vector<CudaL1Result>& results) {
   j["rows"] = results.size();
   j["correct"] = correct;
   j["trusted"] = measured.size();
+  j["timed"] = timed;
+  j["correct_at_cuda_l1"] = correct_at_cuda_l1;
   j["by_status"] = by_status.empty() ? json::object() : json(by_status);
   j["by_flag"] = by_flag.empty() ? json::object() : json(by_flag);
   // Wrong at our tolerance, right at CUDA-L1's.

@@ -77,11 +77,19 @@ bool CertainlyWithin(double max_abs_error, double tol);
 // within_cuda_l1_tolerance (whether the errors pass at CUDA-L1's 1e-2: the
 // answer to "did the tolerance decide?" for a WRONG_ANSWER), verify_seconds,
 // time_seconds, timing_pairs, calls_per_sample, measure_seconds, timing_mode
-// and graph_fallback (null when not timed, or when no fallback happened);
-// absent optionals are null.
+// and graph_fallback (null when not timed, or when no fallback happened), and
+// cuda_l1_verdict (CudaL1Verdict); absent optionals are null.
 nlohmann::json CudaL1ResultJson(const CudaL1Result& r);
 
-// {"rows", "correct", "trusted", "by_status": {status: n}, "by_flag": {flag: n},
+// The verdict CUDA-L1's harness would give, beside crl's `status`: "OK" for
+// a row crl verified (its trust flags are crl's own: their harness has none of
+// these checks) and for a WRONG_ANSWER whose errors certainly pass at 1e-2;
+// otherwise crl's status.
+std::string CudaL1Verdict(const CudaL1Result& r);
+
+// {"rows", "correct", "trusted", "timed" (rows with a measured speedup, flagged
+//  or not), "correct_at_cuda_l1" (rows whose CudaL1Verdict is OK),
+//  "by_status": {status: n}, "by_flag": {flag: n},
 //  "wrong_within_cuda_l1_tolerance" (WRONG_ANSWER rows whose errors pass at 1e-2),
 //  "measured_speedup": {"count", "mean", "median", "geomean"},
 //  "reported_score": {"count", "mean", "median", "geomean"}}.

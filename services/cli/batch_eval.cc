@@ -116,10 +116,12 @@ std::optional<Outcome> OutcomeFromJson(const nlohmann::json& j) {
 
 
 Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
-               const std::string& filename, double keep_for_timing_seconds) {
+               const std::string& filename, double keep_for_timing_seconds,
+               const v1::VerifyOptions& options) {
   Outcome o;
   v1::EvaluateRequest request;
   request.set_keep_for_timing_seconds(keep_for_timing_seconds);
+  *request.mutable_options() = options;
   *request.mutable_task() = task;
   request.mutable_candidate()->set_source(source);
   request.mutable_candidate()->set_filename(filename);
@@ -246,7 +248,7 @@ std::vector<Outcome> VerifyThenTime(const Endpoints& endpoints, const TimingSett
       // Timed at once, on the sides verification started when the worker
       // could keep them; in two phases, later on sides of its own.
       outcomes[i] = Verify(endpoints.worker.get(), s.task, s.source, s.filename,
-                           endpoints.timing && !two_phase ? settings.keep_for_timing_seconds : 0);
+                           endpoints.timing && !two_phase ? settings.keep_for_timing_seconds : 0, s.options);
       const absl::Time t1 = absl::Now();
       outcomes[i].verify_seconds = absl::ToDoubleSeconds(t1 - t0);
       verify_ms += absl::ToInt64Milliseconds(t1 - t0);

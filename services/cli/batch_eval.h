@@ -73,12 +73,14 @@ struct BatchSample {
   std::string source;
   std::string filename;
   std::string error;
+  v1::VerifyOptions options;  // sent with the sample's EvaluateRequest
 };
 
 // Compiles and verifies (no timing). `keep_for_timing_seconds` > 0: a
 // verified candidate's sides are kept that long for its timing (kept_pair).
 Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::string& source,
-               const std::string& filename, double keep_for_timing_seconds = 0);
+               const std::string& filename, double keep_for_timing_seconds = 0,
+               const v1::VerifyOptions& options = {});
 
 // The verdict, and the speedup when timed ("OK 1.23x"), for progress lines.
 std::string Label(const Outcome& o);

@@ -196,4 +196,34 @@ bool TensorWithin(const runner::TensorSpec& spec, const std::string& got, const 
   return true;
 }
 
+ProbeDistances MeasureProbe(const runner::TensorSpec& spec, const std::string& got, const std::string& want,
+                            const std::string& probe, bool probe_constant, Tolerance tol) {
+  ProbeDistances d;
+  uint64_t bytes = 0;
+  int64_t n = 0;
+  if (!runner::SpecBytes(spec, &bytes) || !runner::SpecNumel(spec, &n) || n <= 0) return d;
+  const size_t element = runner::DtypeSize(spec.dtype);
+  if (got.size() != bytes || want.size() != bytes || probe.size() != (probe_constant ? element : bytes)) return d;
+  double candidate = 0, trivial = 0, between = 0, reference = 0, share = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = runner::ElementAsDouble(got.data(), spec.dtype, i);
+    const double w = runner::ElementAsDouble(want.data(), spec.dtype, i);
+    const double z = runner::ElementAsDouble(probe.data(), spec.dtype, probe_constant ? 0 : i);
+    if (!std::isfinite(g) || !std::isfinite(w) || !std::isfinite(z)) return d;
+    candidate += (g - w) * (g - w);
+    trivial += (z - w) * (z - w);
+    between += (g - z) * (g - z);
+    reference += w * w;
+    const double bound = tol.atol + tol.rtol * std::fabs(w);
+    if (bound > 0) share = std::max(share, std::fabs(z - w) / bound);
+  }
+  d.valid = true;
+  d.candidate = std::sqrt(candidate);
+  d.probe = std::sqrt(trivial);
+  d.candidate_probe = std::sqrt(between);
+  d.reference = std::sqrt(reference);
+  d.probe_share_of_tolerance = share;
+  return d;
+}
+
 }  // namespace crl

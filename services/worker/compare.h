@@ -42,6 +42,23 @@ CompareResult CompareTensor(const runner::TensorSpec& spec, const std::string& g
 bool TensorWithin(const runner::TensorSpec& spec, const std::string& got, const std::string& want,
                   Tolerance tolerance, bool got_constant = false);
 
+// How a verified candidate stands to a trivial solution (a degenerate-task
+// probe: zeros, the mean, the input, another input's output) that passes the
+// task's tolerance too. L2 norms over the elements, in double.
+struct ProbeDistances {
+  bool valid = false;          // sizes agree and every element is finite
+  double candidate = 0;        // ||got - want||
+  double probe = 0;            // ||probe - want||: the reference's own distance from the trivial
+  double candidate_probe = 0;  // ||got - probe||
+  double reference = 0;        // ||want||
+  // max_i |probe_i - want_i| / (atol + rtol |want_i|): how much of the
+  // tolerance the trivial solution's error uses (at most 1 when it passes).
+  double probe_share_of_tolerance = 0;
+};
+// `probe_constant`: `probe` is one element standing for every element.
+ProbeDistances MeasureProbe(const runner::TensorSpec& spec, const std::string& got, const std::string& want,
+                            const std::string& probe, bool probe_constant, Tolerance tolerance);
+
 }  // namespace crl
 
 #endif  // CRL_SERVICES_WORKER_COMPARE_H_

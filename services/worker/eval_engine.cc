@@ -282,7 +282,7 @@ void EvalEngine::Finish(v1::EvaluateResponse* response, v1::Verdict verdict) {
   }
 }
 
-std::optional<std::string> EvalEngine::KnownDegenerate(const std::string& key) {
+std::optional<std::vector<std::string>> EvalEngine::KnownDegenerate(const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = degenerate_.find(key);
   if (it == degenerate_.end()) return std::nullopt;
@@ -410,7 +410,10 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   LeaseGauge busy(metrics_);
   response.set_lane(lane.name);
   const std::string probe_key = ProbeKey(r, lane);
-  const std::optional<std::string> known = KnownDegenerate(probe_key);
+  const std::optional<std::vector<std::string>> known = KnownDegenerate(probe_key);
+  // Probes run until the task is known, and on a degenerate task always
+  // (each candidate is judged against its trivial solutions).
+  const bool probe = !known.has_value() || !known->empty();
   // Both sides of a trial at once on a shared GPU lane; a run alone on the
   // lane (the re-verification that confirms a failure) keeps them apart, so
   // that the candidate's own reference cannot be what made it fail.
@@ -429,7 +432,7 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
   // earlier verification recorded them: then only the candidate is called
   // (and only it starts, unless the reference starts for timing).
   const std::string cache_key = ReferenceCache::Key(r.task->content_id(), lane.name, reference, config.trials);
-  const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, !known.has_value());
+  const std::shared_ptr<const ReferenceRecord> recorded = reference_cache_.Lookup(cache_key, probe);
   if (metrics_ && reference_cache_.enabled()) metrics_->CountReferenceCache(recorded != nullptr);
   if (recorded) concurrent = false;  // one process called: nothing runs beside the candidate
   SessionPair sides;
@@ -499,35 +502,44 @@ absl::StatusOr<v1::EvaluateResponse> EvalEngine::VerifyOnLane(const Resolved& r,
     return absl::OkStatus();
   };
   CRL_ASSIGN_OR_RETURN(VerifyResult verified, VerifyCandidate(*r.task, reference_side, cand.get(), run, seeds,
-                                                              !known.has_value(), context, hooks));
+                                                              probe, context, hooks));
   response.set_trials_seconds(absl::ToDoubleSeconds(clock_->MonotonicNow() - started - aside));
   response.set_lane_wait_seconds(response.lane_wait_seconds() + absl::ToDoubleSeconds(aside));
   response.set_steps_aside(steps_aside);
   if (recording) {
     // Kept only when the reference answered every trial of the plan.
-    reference_cache_.Insert(cache_key, recording->Complete(verified.planned_trials, !known.has_value()));
+    reference_cache_.Insert(cache_key, recording->Complete(verified.planned_trials, probe));
   }
-  std::string degenerate = known.value_or("");
-  if (verified.probed) {
-    degenerate = verified.degenerate_probe;
+  // A task once found degenerate stays so for this lane; its probes still
+  // run, to judge each candidate against the trivial solutions.
+  std::vector<std::string> degenerate = known.value_or(std::vector<std::string>{});
+  if (verified.probed && !known.has_value()) {
+    degenerate = verified.degenerate_probes;
     absl::MutexLock lock(&mu_);
     degenerate_[probe_key] = degenerate;
   }
   response.set_custom_kernel(verified.custom_kernel);
   *response.mutable_correctness() = verified.report;
   for (const auto& m : verified.report.messages()) response.add_messages(m);
+  if (!degenerate.empty() && verified.verdict == v1::VERDICT_OK) {
+    const DegenerateJudgement judged =
+        JudgeDegenerate(r.task->name(), degenerate, verified.probes, config.degenerate_margin);
+    if (judged.kind == DegenerateJudgement::kTrivial) {
+      verified.verdict = v1::VERDICT_WRONG_ANSWER;
+      verified.flags.clear();
+      verified.flag_evidence.clear();
+      response.mutable_correctness()->add_messages(judged.message);
+      response.add_messages(judged.message);
+    } else if (judged.kind == DegenerateJudgement::kFlagged) {
+      verified.flags.push_back(v1::FLAG_DEGENERATE_TASK);
+      verified.flag_evidence.push_back(judged.message);  // said once, as the flag's evidence
+    } else {
+      response.add_messages(judged.message);
+    }
+  }
   for (size_t i = 0; i < verified.flags.size(); ++i) {
     response.add_flags(verified.flags[i]);
     response.add_flag_evidence(verified.flag_evidence[i]);
-  }
-  if (!degenerate.empty() && verified.verdict == v1::VERDICT_OK) {
-    response.add_flags(v1::FLAG_DEGENERATE_TASK);
-    response.add_flag_evidence(
-        absl::StartsWith(degenerate, "memorised within")
-            ? absl::StrCat("task '", r.task->name(), "' has outputs nearly independent of its inputs (",
-                           degenerate, " passes): its speedups mean little")
-            : absl::StrCat("task '", r.task->name(), "' is passed by the trivial '", degenerate,
-                           "' solution: its speedups mean nothing"));
   }
   v1::EvaluateResponse out = done(verified.verdict);
   // Verified: its sides may wait, on the lane, for their measurement.

@@ -209,7 +209,7 @@ class EvalEngine {
   // Sets and counts the final verdict of an evaluation.
   void Finish(v1::EvaluateResponse* response, v1::Verdict verdict);
   // Probe outcome per (task content, lane), if known.
-  std::optional<std::string> KnownDegenerate(const std::string& key);
+  std::optional<std::vector<std::string>> KnownDegenerate(const std::string& key);
   absl::Status AcquireCompileSlot(const RequestContext& context);
   void ReleaseCompileSlot();
 
@@ -227,7 +227,7 @@ class EvalEngine {
   int compiles_running_ ABSL_GUARDED_BY(mu_) = 0;
   // Degenerate-task probe outcome per (task content, lane): the trivial
   // solution that passed, or "" when none did.
-  std::map<std::string, std::string> degenerate_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<std::string>> degenerate_ ABSL_GUARDED_BY(mu_);
   // Verified pairs kept for their measurement, by token; and what their
   // sides answer to meanwhile (no request owns them).
   std::map<std::string, std::unique_ptr<KeptPair>> kept_ ABSL_GUARDED_BY(mu_);

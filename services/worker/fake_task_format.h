@@ -86,9 +86,11 @@ struct FakeTaskSpec {
   // A reference source to compile (native-like) or none (KernelBench-like).
   bool compiled_reference = true;
   bool bitwise_determinism = true;
-  // The reference's behaviour: "correct", "crash" (every call fails) or
+  // The reference's behaviour: "correct", "crash" (every call fails),
   // "constant" (the same output whatever the inputs: a degenerate task,
-  // passed by its "zeros" probe).
+  // passed by its "zeros" probe) or "tiny" (outputs that depend on the
+  // inputs but lie within the tolerance of zero: degenerate at the
+  // tolerance, not in fact).
   std::string reference = "correct";
   // Trials are eligible for degenerate-task probes.
   bool probes = false;
@@ -206,8 +208,13 @@ class FakeSession final : public SessionInterface {
     OutputTensor out;
     out.spec = {"y", CRL_FLOAT32, {4}};
     std::vector<float> v(4);
-    const float base = task.spec().reference == "constant" ? 0.0f : (seed % 1000) / 10.0f;
-    for (size_t i = 0; i < v.size(); ++i) v[i] = task.spec().reference == "constant" ? 0 : base + i;
+    const std::string& kind = task.spec().reference;
+    const float base = kind == "constant" ? 0.0f
+                       : kind == "tiny"   ? 1e-5f + (seed % 1000) * 1e-9f
+                                          : (seed % 1000) / 10.0f;
+    for (size_t i = 0; i < v.size(); ++i) {
+      v[i] = kind == "constant" ? 0 : kind == "tiny" ? base + i * 1e-7f : base + i;
+    }
     out.data.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
     return {out};
   }
@@ -231,6 +238,17 @@ class FakeSession final : public SessionInterface {
     if (Is("gated")) counters_->trial_gate.Pass();
     if (Is("wrong")) Bump(&result->outputs[0], 1.0f);
     if (Is("racy") && trial.rerun) Bump(&result->outputs[0], 1e-6f);
+    // "zeros": the trivial solution; "sloppy": every element off by 1e-5
+    // (within the tolerance).
+    if (Is("zeros")) result->outputs[0].data.assign(result->outputs[0].data.size(), '\0');
+    if (Is("sloppy")) {
+      for (size_t at = 0; at + sizeof(float) <= result->outputs[0].data.size(); at += sizeof(float)) {
+        float v;
+        std::memcpy(&v, result->outputs[0].data.data() + at, sizeof v);
+        v += 1e-5f;
+        std::memcpy(result->outputs[0].data.data() + at, &v, sizeof v);
+      }
+    }
     if (Is("violate")) result->violation = "input 'x' was modified by the candidate";
     if (Is("alias")) result->aliases_input = true;
     if (Is("reuse") && trials_ > 0) result->reuses_output = 0;  // the first call's buffer, again

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "crl/kernel.h"
 #include "runner/dtype.h"
 #include "services/worker/compare.h"
 
@@ -27,7 +28,27 @@ std::string Describe(const OutputTensor& o) {
   return Describe(whole);
 }
 
+constexpr char kMemorised[] = "memorised";
 constexpr char kNearlyMemorised[] = "memorised within 10x the tolerance";
+// A candidate at a trivial output fails only where the reference's distance
+// from it is more than rounding. A constant or the input itself may be the
+// exact answer that the reference misses by its rounding (a mean of
+// normalised values computed as 1e-8), and an honest kernel can land on it:
+// there the trivial solution's error must use this much of the tolerance.
+constexpr double kTrivialShareOfTolerance = 0.02;
+// Another input's output is never an exact answer; on a constant task only
+// the reference's rounding makes it differ from this one: relative to the
+// output's size, more than this many of the dtype's epsilon.
+constexpr double kMemorisedEpsilons = 100;
+
+double Epsilon(int32_t dtype) {
+  switch (dtype) {
+    case CRL_FLOAT64: return 0x1p-52;
+    case CRL_FLOAT16: return 0x1p-10;
+    case CRL_BFLOAT16: return 0x1p-7;
+    default: return 0x1p-23;
+  }
+}
 
 // Every element of every floating-point output is finite (no NaN, no Inf).
 bool AllFinite(const std::vector<OutputTensor>& outputs) {
@@ -69,6 +90,57 @@ SeedSource SecureSeedSource() {
 }
 
 const char* SideName(Side side) { return side == Side::kReference ? "reference" : "candidate"; }
+
+DegenerateJudgement JudgeDegenerate(const std::string& task, const std::vector<std::string>& degenerate,
+                                    const std::map<std::string, ProbeStanding>& probes, double margin) {
+  DegenerateJudgement j;
+  if (degenerate.empty()) {
+    j.kind = DegenerateJudgement::kRewarded;
+    return j;
+  }
+  bool separated = true, measurable = true;
+  double worst = 0;
+  for (const std::string& name : degenerate) {
+    auto it = probes.find(name);
+    if (it != probes.end() && it->second.matched > 0) {
+      j.kind = DegenerateJudgement::kTrivial;
+      j.message = absl::StrCat("task '", task, "' is passed at its tolerance by the trivial '", name,
+                               "' solution, and the candidate returns it: its output was within ", margin,
+                               " of the reference's distance from that solution on ", it->second.matched, " of ",
+                               it->second.trials, " probed trials");
+      return j;
+    }
+    separated = separated && it != probes.end() && it->second.trials > 0 && it->second.separated;
+    if (it == probes.end()) {
+      measurable = false;
+    } else {
+      worst = std::max(worst, it->second.worst_ratio);
+      measurable = measurable && it->second.measurable;
+    }
+  }
+  const std::string which = absl::StrCat(degenerate.size() == 1 ? "the trivial solution '" : "the trivial solutions '",
+                                         absl::StrJoin(degenerate, "', '"), "'");
+  if (separated) {
+    j.kind = DegenerateJudgement::kRewarded;
+    j.message = absl::StrCat("task '", task, "' is passed at its tolerance by ", which,
+                             "; this candidate's distance from the reference is at most ", worst,
+                             " of theirs on every probed trial (", margin,
+                             " needed): verified against the task's own variation");
+    return j;
+  }
+  j.kind = DegenerateJudgement::kFlagged;
+  const std::string standing =
+      !measurable ? "; the candidate's outputs could not be measured against it (not probed, sampled, or not finite)"
+      : std::isfinite(worst)
+          ? absl::StrCat("; the candidate is not measurably closer to the reference (distance ", worst,
+                         " of the trivial one's, ", margin, " needed)")
+          : "; the reference's output is that solution's, so nothing tells a candidate from it";
+  j.message = degenerate.size() == 1 && degenerate[0] == kNearlyMemorised
+                  ? absl::StrCat("task '", task, "' has outputs nearly independent of its inputs ('",
+                                 kNearlyMemorised, "' passes): its speedups mean little", standing)
+                  : absl::StrCat("task '", task, "' is passed by ", which, ": its speedups mean nothing", standing);
+  return j;
+}
 
 double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config) {
   // A safety net over the per-call limits: no plan has more than kMaxTrials.
@@ -141,7 +213,6 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   std::vector<OutputTensor> first_reference, first_candidate;
   TrialRequest first_trial;
   bool have_first = false;
-  std::map<std::string, int> probe_passes;
   int probe_trials = 0;
   std::string previous_reference;  // output 0 of the previous trial: the "memorised" probe
 
@@ -228,24 +299,46 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     if (trial.probe_eligible && probe && want.outputs.size() == 1) {
       ++probe_trials;
       // Yes/no questions, mostly answered no at the first element: no copy
-      // of the output, no count of its mismatches.
+      // of the output, no count of its mismatches. Only a probe that passes
+      // is measured against the candidate.
       const OutputTensor& reference_output = want.outputs[0];
       const runner::TensorSpec& spec = reference_output.spec;
       const Tolerance t = task.ToleranceFor(spec.dtype, {});
+      const bool whole = reference_output.sampled_from.empty() && !got.outputs.empty() &&
+                         got.outputs[0].sampled_from.empty();
+      auto probe_trial = [&](const std::string& name, const std::string& trivial, bool constant, bool passes) {
+        ProbeStanding& s = out.probes[name];
+        ++s.trials;
+        // Where it fails, the tolerance tells the trivial solution from the
+        // reference, and the candidate passed it.
+        if (!passes) return;
+        ++s.passed;
+        const ProbeDistances d =
+            whole ? MeasureProbe(spec, got.outputs[0].data, reference_output.data, trivial, constant, t)
+                  : ProbeDistances{};
+        const double margin = config.degenerate_margin * d.probe;
+        s.separated = s.separated && d.valid && d.probe > 0 && d.candidate <= margin;
+        const bool memorised = name == kMemorised || name == kNearlyMemorised;
+        const bool beyond_rounding = memorised ? d.probe > kMemorisedEpsilons * Epsilon(spec.dtype) * d.reference
+                                               : d.probe_share_of_tolerance >= kTrivialShareOfTolerance;
+        if (d.valid && d.probe > 0 && d.candidate_probe <= margin && beyond_rounding) ++s.matched;
+        s.measurable = s.measurable && d.valid;
+        if (d.valid) s.worst_ratio = std::max(s.worst_ratio, d.probe > 0 ? d.candidate / d.probe : HUGE_VAL);
+      };
       for (const auto& [name, output] : want.probes) {
-        if (output.spec.dtype == spec.dtype && output.spec.shape == spec.shape && output.sampled_from.empty() &&
-            TensorWithin(spec, output.data, reference_output.data, t, output.constant)) {
-          ++probe_passes[name];
-        }
+        const bool comparable = output.spec.dtype == spec.dtype && output.spec.shape == spec.shape &&
+                                output.sampled_from.empty();
+        probe_trial(name, output.data, output.constant,
+                    comparable && TensorWithin(spec, output.data, reference_output.data, t, output.constant));
       }
       if (!previous_reference.empty()) {
-        if (TensorWithin(spec, previous_reference, reference_output.data, t)) ++probe_passes["memorised"];
+        probe_trial(kMemorised, previous_reference, false,
+                    TensorWithin(spec, previous_reference, reference_output.data, t));
         // Nearly independent of the inputs: another input's output within
         // ten times the tolerance.
-        if (TensorWithin(spec, previous_reference, reference_output.data,
-                         task.ToleranceFor(spec.dtype, {10 * t.atol, 10 * t.rtol}))) {
-          ++probe_passes[kNearlyMemorised];
-        }
+        probe_trial(kNearlyMemorised, previous_reference, false,
+                    TensorWithin(spec, previous_reference, reference_output.data,
+                                 task.ToleranceFor(spec.dtype, {10 * t.atol, 10 * t.rtol})));
       }
       // The first trial's outputs are kept below; a later trial's are not.
       if (have_first) {
@@ -267,13 +360,13 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
   }
   if (probe_trials > 0) {
     out.probed = true;
-    for (const auto& [name, passes] : probe_passes) {
-      // The memorised probes have one comparison fewer (they need a previous
-      // trial).
-      const int needed = name == "memorised" || name == kNearlyMemorised ? probe_trials - 1 : probe_trials;
-      if (needed >= 1 && passes == needed) {
-        out.degenerate_probe = name;
-        break;
+    for (auto& [name, standing] : out.probes) {
+      standing.passes_all = standing.trials >= 1 && standing.passed == standing.trials;
+    }
+    for (const auto& [name, standing] : out.probes) {
+      // "memorised" passing says more than its 10x variant (which it implies).
+      if (standing.passes_all && !(name == kNearlyMemorised && out.probes[kMemorised].passes_all)) {
+        out.degenerate_probes.push_back(name);
       }
     }
   }

@@ -7,6 +7,7 @@
 #define CRL_SERVICES_WORKER_VERIFIER_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,32 @@ struct VerifyConfig {
   // outputs' trips through their pipes overlap). Not on a host lane: its
   // one CPU would run both, and each call would near its limit twice as fast.
   bool concurrent_sides = false;
+  // On a degenerate task (a trivial solution passes the tolerance), a
+  // candidate is judged by its distance from the reference against the
+  // trivial solution's: at most this share of it is rewarded, this close to
+  // the trivial solution itself is WRONG_ANSWER (JudgeDegenerate).
+  double degenerate_margin = 0.1;
+};
+
+// How a verified candidate stood to one trivial solution over the probed
+// trials (VerifyResult::probes).
+struct ProbeStanding {
+  int trials = 0;  // probed trials where this trivial solution could be asked
+  int passed = 0;  // of them, trials where it passed the task's tolerance
+  bool passes_all = false;  // passed every one: the task is degenerate for it
+  // On every trial where it passed, the candidate was within
+  // `degenerate_margin` of the trivial solution's distance from the
+  // reference (L2 over the output).
+  bool separated = true;
+  // Trials where the candidate was that close to the trivial solution
+  // itself, and the trivial solution's error was a real share of the
+  // tolerance (not the reference's rounding).
+  int matched = 0;
+  // Largest ||candidate - reference|| / ||trivial - reference|| where it
+  // passed (infinite where the reference is the trivial solution).
+  double worst_ratio = 0;
+  // Every such trial's outputs could be measured (whole, finite).
+  bool measurable = true;
 };
 
 struct VerifyResult {
@@ -44,15 +71,33 @@ struct VerifyResult {
   std::vector<v1::Flag> flags;
   std::vector<std::string> flag_evidence;
   bool custom_kernel = false;
-  // Set when probes ran: the trivial solution that passed every probed
-  // trial ("" when none did). "memorised" is the previous trial's reference
-  // output; "memorised within 10x the tolerance" says the outputs are nearly
-  // independent of the inputs.
+  // Set when probes ran: the candidate against each trivial solution, by
+  // name ("zeros", "mean", "identity", "memorised": the previous trial's
+  // reference output, "memorised within 10x the tolerance": outputs nearly
+  // independent of the inputs), and the names that passed every probed
+  // trial (the task is degenerate when there is one).
   bool probed = false;
-  std::string degenerate_probe;
+  std::map<std::string, ProbeStanding> probes;
+  std::vector<std::string> degenerate_probes;
   // Trials the task planned (some may have been skipped or not reached).
   size_t planned_trials = 0;
 };
+
+// What a verified candidate gets on a task that the trivial solutions
+// `degenerate` pass (docs/kernelbench.md, "Degenerate tasks").
+struct DegenerateJudgement {
+  enum Kind {
+    kRewarded,  // measurably closer to the reference than every one of them
+    kTrivial,   // one of them, near enough: WRONG_ANSWER
+    kFlagged,   // neither can be told: OK with FLAG_DEGENERATE_TASK
+  };
+  Kind kind = kFlagged;
+  std::string message;  // why, for people
+};
+// `probes`: this candidate's standings (VerifyResult::probes); a name in
+// `degenerate` without one cannot be told apart (kFlagged).
+DegenerateJudgement JudgeDegenerate(const std::string& task, const std::vector<std::string>& degenerate,
+                                    const std::map<std::string, ProbeStanding>& probes, double margin);
 
 // Wall time two sessions need for `config`'s calls on `task`.
 double VerifyBudgetSeconds(const EvalTask& task, const VerifyConfig& config);

@@ -181,8 +181,14 @@ TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused o
        {v1::FLAG_NO_CUSTOM_KERNEL}},
       {"level1/3_Relu.py", "hacks/persistent_output.py", "WRONG_ANSWER", {}},
       {"level1/10_TransposeCopy.py", "hacks/output_alias.py", "WRONG_ANSWER", {}},
+      // Degenerate at the tolerance only: honest ones rewarded (judged
+      // against the task's own variation), trivial ones failed.
       {"level1/13_NearlyConstantRowMean.py", "generations/level_1_problem_13_sample_0_kernel.py", "OK",
-       {v1::FLAG_NO_CUSTOM_KERNEL, v1::FLAG_DEGENERATE_TASK}},
+       {v1::FLAG_NO_CUSTOM_KERNEL}},
+      {"level1/14_TinyScaledRowSum.py", "generations/level_1_problem_14_sample_0_kernel.py", "OK",
+       {v1::FLAG_NO_CUSTOM_KERNEL}},
+      {"level1/14_TinyScaledRowSum.py", "hacks/degenerate_tiny_zeros.py", "WRONG_ANSWER", {}},
+      {"level1/14_TinyScaledRowSum.py", "hacks/memorise_first_output.py", "WRONG_ANSWER", {}},
   };
   for (const Case& c : cases) {
     const absl::Time t0 = absl::Now();

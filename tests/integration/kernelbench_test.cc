@@ -539,7 +539,10 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
          {"score_default", 3.0}},
         {{"level_id", 1}, {"task_id", 3}, {"ref_code", Read(kRoot + "/level1/3_Relu.py")},
          {"custom_code", Read(kRoot + "/generations/level_1_problem_3_sample_1_kernel.py")},
-         {"score_default", 1.1}, {"score_other", 2}}};
+         {"score_default", 1.1}, {"score_other", 2}},
+        // One output buffer reused across calls: timed, with the flag.
+        {{"level_id", 1}, {"task_id", 3}, {"ref_code", Read(kRoot + "/level1/3_Relu.py")},
+         {"custom_code", Read(kRoot + "/hacks/persistent_output.py")}, {"score_default", 2.0}}};
     for (const auto& row : rows) jl << row.dump() << "\n";
   }
   out.clear();
@@ -549,9 +552,9 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   INFO(out);
   REQUIRE(rc == 0);
   // Verified first, timed afterwards on sides of its own.
-  CHECK_THAT(out, Catch::Contains("(1 timed, 0 on the sides verification kept"));
+  CHECK_THAT(out, Catch::Contains("(2 timed, 0 on the sides verification kept"));
   auto l1 = nlohmann::json::parse(Read(dir.path() + "/l1.json"));
-  REQUIRE(l1["rows"].size() == 3);
+  REQUIRE(l1["rows"].size() == 4);
   CHECK(l1["rows"][0]["status"] == "NO_KERNEL");
   CHECK(l1["rows"][1]["status"] == "WRONG_ANSWER");
   CHECK(l1["rows"][2]["status"] == "OK");
@@ -561,7 +564,18 @@ TEST_CASE("crl bench, crl bench --cuda-l1 and crl baseline write KernelBench-sha
   CHECK(l1["rows"][0]["within_cuda_l1_tolerance"].is_null());  // never ran
   CHECK(l1["summary"]["wrong_within_cuda_l1_tolerance"] == 0);
   CHECK(l1["rows"][2]["speedup"].is_number());
-  CHECK(l1["summary"]["rows"] == 3);
+  CHECK(l1["rows"][1]["cuda_l1_verdict"] == "WRONG_ANSWER");
+  CHECK(l1["rows"][2]["cuda_l1_verdict"] == "OK");
+  // The reused buffer: measured and shown with its reason, never trusted.
+  CHECK(l1["rows"][3]["status"] == "OK");
+  const auto& reused_flags = l1["rows"][3]["flags"];
+  CHECK(std::find(reused_flags.begin(), reused_flags.end(), "WRITE_AFTER_RETURN") != reused_flags.end());
+  CHECK(l1["rows"][3]["speedup"].is_number());
+  CHECK(l1["rows"][3]["cuda_l1_verdict"] == "OK");
+  CHECK(l1["config"]["reused_output_as_flag"] == true);
+  CHECK(l1["summary"]["rows"] == 4);
+  CHECK(l1["summary"]["timed"] == 2);
+  CHECK(l1["summary"]["trusted"] <= 1);  // the flagged row never counts
 
   out.clear();
   rc = Run(crl + " baseline --tasks " + dir.path() + "/tasks --num_trials 5 --num_warmup 1 --out " +

@@ -160,5 +160,26 @@ TEST_CASE("TensorWithin answers as CompareTensor's match, and takes a constant f
   CHECK_FALSE(TensorWithin(Spec(CRL_INT32, 3), ia, ib, {10, 10}));
 }
 
+TEST_CASE("MeasureProbe gives the L2 distances between candidate, reference and a trivial solution", "[compare]") {
+  const Tolerance tol{1e-4, 1e-4};
+  // Reference (3e-5, 4e-5): zeros are 5e-5 from it, within the tolerance.
+  const std::string want = Floats({3e-5f, 4e-5f});
+  ProbeDistances d = MeasureProbe(Spec(CRL_FLOAT32, 2), Floats({3e-5f, 4e-5f}), want, Floats({0}), true, tol);
+  REQUIRE(d.valid);
+  CHECK(d.candidate == 0);
+  CHECK(d.probe == Approx(5e-5).epsilon(1e-5));
+  CHECK(d.candidate_probe == Approx(5e-5).epsilon(1e-5));
+  CHECK(d.reference == Approx(5e-5).epsilon(1e-5));
+  CHECK(d.probe_share_of_tolerance == Approx(4e-5 / (1e-4 + 1e-4 * 4e-5)).epsilon(1e-4));
+  // A candidate that is the trivial solution, given whole.
+  d = MeasureProbe(Spec(CRL_FLOAT32, 2), Floats({0, 0}), want, Floats({0, 0}), false, tol);
+  REQUIRE(d.valid);
+  CHECK(d.candidate_probe == 0);
+  CHECK(d.candidate == Approx(5e-5).epsilon(1e-5));
+  // Not measurable: a wrong size, a NaN.
+  CHECK_FALSE(MeasureProbe(Spec(CRL_FLOAT32, 2), Floats({0}), want, Floats({0}), true, tol).valid);
+  CHECK_FALSE(MeasureProbe(Spec(CRL_FLOAT32, 2), Floats({0, std::nanf("")}), want, Floats({0}), true, tol).valid);
+}
+
 }  // namespace
 }  // namespace crl

@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "services/worker/verifier.h"
 #include "tests/unit/engine_rig.h"
 
 namespace crl {
@@ -195,7 +197,8 @@ TEST_CASE("global settings and framework-only candidates are flagged, not failed
   CHECK(framework->flags(0) == v1::FLAG_NO_CUSTOM_KERNEL);
 }
 
-TEST_CASE("a degenerate task is probed once per lane and flags every pass", "[engine]") {
+TEST_CASE("a truly constant task flags every pass: no candidate can be told from its trivial solution",
+          "[engine]") {
   FakeTaskSpec spec;
   spec.reference = "constant";
   spec.probes = true;
@@ -205,15 +208,25 @@ TEST_CASE("a degenerate task is probed once per lane and flags every pass", "[en
   CHECK(first->verdict() == v1::VERDICT_OK);
   REQUIRE(first->flags_size() == 1);
   CHECK(first->flags(0) == v1::FLAG_DEGENERATE_TASK);
-  // Both "zeros" and "memorised" pass a constant task; the first by name is named.
-  CHECK_THAT(first->flag_evidence(0), Catch::Contains("the trivial 'memorised' solution"));
+  // Both "zeros" and "memorised" pass a constant task; both are named.
+  CHECK_THAT(first->flag_evidence(0), Catch::Contains("the trivial solutions 'memorised', 'zeros'"));
+  CHECK_THAT(first->flag_evidence(0), Catch::Contains("nothing tells a candidate from it"));
   CHECK(rig.format.probe_calls() == 3);
 
+  // Known degenerate: the probes come again (here from the recorded
+  // reference answers), to judge this candidate too.
   auto second = rig.Evaluate("fast");
   REQUIRE(second.ok());
+  CHECK(second->reference_cached());
   REQUIRE(second->flags_size() == 1);
   CHECK(second->flags(0) == v1::FLAG_DEGENERATE_TASK);
-  CHECK(rig.format.probe_calls() == 3);  // cached: not probed again
+  CHECK_THAT(second->flag_evidence(0), Catch::Contains("nothing tells a candidate from it"));
+
+  auto zeros = rig.Evaluate("zeros");
+  REQUIRE(zeros.ok());
+  CHECK(zeros->verdict() == v1::VERDICT_OK);  // it is the answer
+  REQUIRE(zeros->flags_size() == 1);
+  CHECK(zeros->flags(0) == v1::FLAG_DEGENERATE_TASK);
 
   FakeTaskSpec honest;
   honest.probes = true;
@@ -221,6 +234,40 @@ TEST_CASE("a degenerate task is probed once per lane and flags every pass", "[en
   auto r = other.Evaluate("correct");
   REQUIRE(r.ok());
   CHECK(r->flags_size() == 0);
+}
+
+TEST_CASE("on a task degenerate only at its tolerance, candidates are judged against the trivial solution",
+          "[engine]") {
+  FakeTaskSpec spec;
+  spec.reference = "tiny";  // every output within the tolerance of zero, yet it depends on the inputs
+  spec.probes = true;
+  Rig rig(spec);
+  auto honest = rig.Evaluate("correct");
+  REQUIRE(honest.ok());
+  CHECK(honest->verdict() == v1::VERDICT_OK);
+  CHECK(honest->flags_size() == 0);  // rewarded
+  bool said = false;
+  for (const auto& m : honest->messages()) {
+    said = said || absl::StrContains(m, "verified against the task's own variation");
+  }
+  CHECK(said);
+
+  // The trivial solution itself passes the tolerance, and fails here.
+  auto zeros = rig.Evaluate("zeros");
+  REQUIRE(zeros.ok());
+  CHECK(zeros->verdict() == v1::VERDICT_WRONG_ANSWER);
+  CHECK(zeros->flags_size() == 0);
+  CHECK_THAT(zeros->correctness().messages(zeros->correctness().messages_size() - 1),
+             Catch::Contains("and the candidate returns it"));
+
+  // Within the tolerance but as far from the reference as the trivial
+  // solution is: neither told apart nor caught.
+  auto sloppy = rig.Evaluate("sloppy");
+  REQUIRE(sloppy.ok());
+  CHECK(sloppy->verdict() == v1::VERDICT_OK);
+  REQUIRE(sloppy->flags_size() == 1);
+  CHECK(sloppy->flags(0) == v1::FLAG_DEGENERATE_TASK);
+  CHECK_THAT(sloppy->flag_evidence(0), Catch::Contains("not measurably closer"));
 }
 
 TEST_CASE("Measure takes warm-up and timed calls of one side", "[engine]") {
@@ -866,6 +913,35 @@ TEST_CASE("a lane wait ends with the request's deadline", "[engine]") {
   call.join();
   CHECK(result.status().code() == absl::StatusCode::kDeadlineExceeded);
   CHECK(rig.lanes.Waiting() == 0);
+}
+
+TEST_CASE("JudgeDegenerate: separated from every trivial solution, at one, or neither", "[verifier]") {
+  ProbeStanding close;  // 1e-3 of the trivial solution's distance: rewarded
+  close.trials = close.passed = 3;
+  close.worst_ratio = 1e-3;
+  ProbeStanding far = close;  // half of it: cannot be told
+  far.separated = false;
+  far.worst_ratio = 0.5;
+  ProbeStanding at = far;  // the trivial solution itself on one trial
+  at.matched = 1;
+  const double margin = 0.1;
+  CHECK(JudgeDegenerate("t", {}, {}, margin).kind == DegenerateJudgement::kRewarded);
+  CHECK(JudgeDegenerate("t", {"zeros"}, {{"zeros", close}}, margin).kind == DegenerateJudgement::kRewarded);
+  // Every one must be separated.
+  auto j = JudgeDegenerate("t", {"memorised", "zeros"}, {{"memorised", far}, {"zeros", close}}, margin);
+  CHECK(j.kind == DegenerateJudgement::kFlagged);
+  CHECK_THAT(j.message, Catch::Contains("not measurably closer to the reference (distance 0.5"));
+  j = JudgeDegenerate("t", {"memorised", "zeros"}, {{"memorised", at}, {"zeros", close}}, margin);
+  CHECK(j.kind == DegenerateJudgement::kTrivial);
+  CHECK_THAT(j.message, Catch::Contains("'memorised' solution, and the candidate returns it"));
+  // A degenerate name this candidate was not probed for is never rewarded.
+  j = JudgeDegenerate("t", {"zeros"}, {}, margin);
+  CHECK(j.kind == DegenerateJudgement::kFlagged);
+  CHECK_THAT(j.message, Catch::Contains("could not be measured"));
+  // The nearly-memorised wording.
+  j = JudgeDegenerate("t", {"memorised within 10x the tolerance"}, {{"memorised within 10x the tolerance", far}},
+                      margin);
+  CHECK_THAT(j.message, Catch::Contains("nearly independent of its inputs"));
 }
 
 }  // namespace

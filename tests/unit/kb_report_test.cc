@@ -509,7 +509,8 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
                                          "flags", "custom_kernel", "reported_score", "message", "max_abs_error",
                                          "max_rel_error", "within_cuda_l1_tolerance", "verify_seconds", "time_seconds",
                                          "timing_pairs", "calls_per_sample", "measure_seconds", "timing_mode",
-                                         "graph_fallback"});
+                                         "graph_fallback", "cuda_l1_verdict"});
+  CHECK(j["cuda_l1_verdict"] == "NO_KERNEL");
   CHECK(j["within_cuda_l1_tolerance"].is_null());  // no correctness trials ran
   CHECK(j["timing_mode"].is_null());  // not timed
   CHECK(j["speedup"].is_null());
@@ -539,12 +540,28 @@ TEST_CASE("CUDA-L1 result JSON has exactly the documented keys", "[kb]") {
   j = CudaL1ResultJson(r);
   CHECK(j["max_abs_error"] == 3e-3);
   CHECK(j["within_cuda_l1_tolerance"] == true);
+  CHECK(j["cuda_l1_verdict"] == "OK");  // their harness would have accepted it
   r.max_abs_error = 0.2;  // relative slack may or may not pass it: not certainly
   r.max_rel_error = 0.005;
   CHECK(CudaL1ResultJson(r)["within_cuda_l1_tolerance"] == false);
+  CHECK(CudaL1ResultJson(r)["cuda_l1_verdict"] == "WRONG_ANSWER");
   CHECK(CudaL1Summary({r})["wrong_within_cuda_l1_tolerance"] == 0);
+  CHECK(CudaL1Summary({r})["correct_at_cuda_l1"] == 0);
   r.max_abs_error = 0.001;
   CHECK(CudaL1Summary({r})["wrong_within_cuda_l1_tolerance"] == 1);
+  CHECK(CudaL1Summary({r})["correct_at_cuda_l1"] == 1);
+  // A verified row with crl's trust flag is timed, counted as timed, not
+  // trusted, and OK by their harness.
+  CudaL1Result flagged;
+  flagged.status = "OK";
+  flagged.correct = true;
+  flagged.speedup = 3.0;
+  flagged.flags = {"WRITE_AFTER_RETURN"};
+  r.speedup.reset();  // a wrong answer is never timed
+  const json summary = CudaL1Summary({flagged, r});
+  CHECK(summary["timed"] == 1);
+  CHECK(summary["trusted"] == 0);
+  CHECK(summary["correct_at_cuda_l1"] == 2);
 }
 
 TEST_CASE("CUDA-L1 summary counts statuses and flags and compares like for like", "[kb]") {
