@@ -154,6 +154,8 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
     o.max_rel_error = r->correctness().max_rel_error();
   }
   if (r->messages_size()) o.message = r->messages(r->messages_size() - 1);
+  // Why each flag was raised, as timing's flags are (below).
+  for (const auto& e : r->flag_evidence()) absl::StrAppend(&o.message, "; ", e);
   if (r->verdict() == v1::VERDICT_COMPILE_ERROR) o.message = r->compile().log().substr(0, 2000);
   if (r->verdict() == v1::VERDICT_OK) {
     o.artifact_id = r->artifact_id();
