@@ -1,6 +1,9 @@
 #include "common/memory.h"
 
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 
@@ -36,6 +39,15 @@ int64_t UsableMemoryBytes(const std::string& cgroup_root) {
   if (!limit) limit = ReadLimit(cgroup_root + "/memory/memory.limit_in_bytes");
   if (limit) usable = usable > 0 ? std::min(usable, *limit) : *limit;
   return usable;
+}
+
+void RetainFreedHeap() {
+#ifdef __GLIBC__
+  // A block that the heap of a thread's own arena cannot hold (over 64 MiB)
+  // is still mmapped: glibc falls back to it whatever M_MMAP_MAX says.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
+#endif
 }
 
 }  // namespace crl

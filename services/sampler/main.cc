@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "common/memory.h"
 #include "common/service_main.h"
 #include "common/status.h"
 #include "services/sampler/sampler_metrics.h"
@@ -19,6 +20,7 @@ constexpr crl::sampler::LocalBackendFactory kLocal = nullptr;
 #endif
 
 int main(int argc, char** argv) {
+  crl::RetainFreedHeap();
   crl::ServiceMain service_main({"crl-sampler", "crl.v1.SamplerService",
                                  "Completions from an in-process policy or OpenAI-compatible endpoints.",
                                  "127.0.0.1:50054", {"sampler", 64, 1024}});

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/logging.h"
+#include "common/memory.h"
 #include "common/service_main.h"
 #include "common/status.h"
 #include "services/trainer/offline.h"
@@ -67,6 +68,7 @@ int RunWithoutServer(const crl::trainer::TrainerServiceOptions& options,
 }  // namespace
 
 int main(int argc, char** argv) {
+  crl::RetainFreedHeap();
   crl::ServiceMain service_main(
       {"crl-trainer", "crl.v1.TrainerService",
        "Policy training in LibTorch (SFT, keep-the-successes, GRPO) and policy versions.",

@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "common/file.h"
+#include "common/memory.h"
 #include "common/options.h"
 #include "lib/policy/engine.h"
 #include "lib/policy/loader.h"
 #include "tools/bench/policy_presets.h"
 
 int main(int argc, char** argv) {
+  crl::RetainFreedHeap();
   std::string preset = "qwen2.5-0.5b", device = "auto", dtype = "auto", json_out;
   int batch = 8, prompt_len = 512, new_tokens = 512, repeats = 2;
   bool cuda_graphs = true, check = false;

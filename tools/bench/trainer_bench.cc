@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
+#include "common/memory.h"
 #include "common/options.h"
 #include "common/paths.h"
 #include "lib/policy/config.h"
@@ -199,6 +200,7 @@ double FlopsPerToken(const ModelConfig& c, bool lora, double context, bool train
 }  // namespace
 
 int main(int argc, char** argv) {
+  crl::RetainFreedHeap();
   PrintStackOnCrash();
   // Each result line reaches a pipe (tee) as soon as it is printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
