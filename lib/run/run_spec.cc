@@ -379,7 +379,7 @@ absl::StatusOr<v1::RunSpec> ParseRunSpec(const std::string& text, const std::str
 absl::StatusOr<v1::RunSpec> LoadRunSpecFile(const std::string& path) {
   CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "run spec"));
   std::error_code ec;
-  return ParseRunSpec(text, fs::current_path(ec).string(), path);
+  return ParseRunSpec(text, fs::absolute(path, ec).parent_path().string(), path);
 }
 
 std::string SftAnswer(const v1::SftExample& e, const v1::Task& task, v1::Backend backend) {

@@ -29,7 +29,7 @@
 namespace crl::run {
 
 // Parses a YAML (or JSON) run spec. Relative task paths are resolved against
-// `base_dir` (the CLI passes its working directory); a directory holding
+// `base_dir` (LoadRunSpecFile: the spec file's own directory); a directory holding
 // task.yaml is a native task, a .py file a KernelBench task, a directory of
 // .py files a KernelBench level (each file a task). INVALID_ARGUMENT names
 // the file, line and field.

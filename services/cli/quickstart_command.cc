@@ -244,12 +244,8 @@ int QuickstartCommand(int argc, char** argv) {
   const std::string examples = FindShippedDir("examples");
   const std::string models = FindShippedDir("models/embedded");
   if (examples.empty() || models.empty()) return Fail(absl::FailedPreconditionError("examples/ or models/ not found"));
-  // Task paths in the example specs are relative to the repository root.
-  auto load = [&](const std::string& name) -> absl::StatusOr<v1::RunSpec> {
-    const std::string path = examples + "/" + name;
-    CRL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, "run spec"));
-    return run::ParseRunSpec(text, fs::path(examples).parent_path().string(), path);
-  };
+  // Task paths in the example specs are relative to the spec files.
+  auto load = [&](const std::string& name) { return run::LoadRunSpecFile(examples + "/" + name); };
   auto sft = load("embedded-sft.yaml");
   auto rl = load("embedded.yaml");
   if (!sft.ok()) return Fail(sft.status());

@@ -30,6 +30,7 @@
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
 #include "services/cli/reward_http.h"
+#include "services/cli/task_message.h"
 #include "services/orchestrator/orchestrator_client.h"
 
 namespace crl::cli {
@@ -120,6 +121,8 @@ int RewardCommand(int argc, char** argv) {
   if (spec_file.empty()) return UsageError(flags, absl::InvalidArgumentError("spec: a run spec file is required"));
   auto spec = run::LoadRunSpecFile(spec_file);
   if (!spec.ok()) return UsageError(flags, spec.status());
+  // The tasks go with every request, as `crl run submit` sends them.
+  if (absl::Status s = InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
   if (!cluster_dir.empty()) {
     if (absl::Status s = UseLocalClusterOrchestrator(cluster_dir, &address, &client); !s.ok()) return Fail(s);
   }

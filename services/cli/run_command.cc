@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
+#include "services/cli/task_message.h"
 #include "services/orchestrator/orchestrator_client.h"
 #include "lib/run/run_spec.h"
 
@@ -133,6 +134,11 @@ int RunCommand(int argc, char** argv) {
   flags.Add("out", &out, "export: directory to write into, on this machine (made if missing)");
   bool on_server = false;
   flags.Add("on_server", &on_server, "export: --out is a directory on the orchestrator's machine, which writes it");
+  bool task_paths = false, inline_tasks = false;
+  flags.Add("task_paths", &task_paths,
+            "submit: send task paths, which the orchestrator and workers must be able to read, instead of the "
+            "task files inline");
+  flags.Add("inline_tasks", &inline_tasks, "spec: print the tasks as submit sends them (their files inline)");
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
@@ -151,6 +157,9 @@ int RunCommand(int argc, char** argv) {
     // Offline: what a spec file resolves to (task paths, shipped examples).
     auto spec = run::LoadRunSpecFile(args[1]);
     if (!spec.ok()) return UsageError(flags, spec.status());
+    if (inline_tasks) {
+      if (absl::Status s = InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
+    }
     std::printf("%s\n", ProtoJson(*spec, true).c_str());
     return 0;
   }
@@ -171,6 +180,11 @@ int RunCommand(int argc, char** argv) {
   if (verb == "submit" && need(2)) {
     auto spec = run::LoadRunSpecFile(args[1]);
     if (!spec.ok()) return UsageError(flags, spec.status());
+    // The tasks travel with the run: the orchestrator need not see this
+    // machine's files.
+    if (!task_paths) {
+      if (absl::Status s = InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
+    }
     v1::SubmitRunRequest req;
     *req.mutable_spec() = *spec;
     req.set_idempotency_key(key);

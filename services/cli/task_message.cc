@@ -56,4 +56,25 @@ absl::StatusOr<v1::Task> TaskFor(const std::string& path, bool inline_files) {
   return task;
 }
 
+absl::Status InlineTasks(v1::RunSpec* spec) {
+  int64_t total = 0;
+  for (int i = 0; i < spec->tasks_size(); ++i) {
+    v1::Task* task = spec->mutable_tasks(i);
+    if (task->path().empty()) continue;
+    absl::StatusOr<v1::Task> bundled = TaskFor(task->path(), /*inline_files=*/true);
+    if (!bundled.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("tasks[", i, "] (", task->path(), "): ", bundled.status().message()));
+    }
+    for (const v1::File& f : bundled->files()) total += static_cast<int64_t>(f.content().size());
+    if (total > kMaxInlineTaskBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tasks[", i, "] (", task->path(), "): the run's task files pass ", kMaxInlineTaskBytes >> 20,
+          " MiB inline; submit with --task_paths and give the orchestrator and workers the tasks at those paths"));
+    }
+    bundled->set_name(task->name());
+    *task = std::move(*bundled);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace crl::cli

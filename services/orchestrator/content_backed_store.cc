@@ -11,6 +11,16 @@
 namespace crl::orchestrator {
 namespace {
 
+// An event's run snapshot keeps its spec's inline task files by name only:
+// their contents are the run's (GetRun), and every event would otherwise
+// store them again.
+void DropTaskFileContents(v1::RunEvent* event) {
+  if (!event->has_run()) return;
+  for (v1::Task& task : *event->mutable_run()->mutable_spec()->mutable_tasks()) {
+    for (v1::File& file : *task.mutable_files()) file.clear_content();
+  }
+}
+
 using Refs = google::protobuf::Map<std::string, std::string>;
 // The text field a `content` key names in a record; nullptr for a key this
 // version does not know, or (without `create`) for a field whose message is
@@ -105,6 +115,7 @@ absl::Status ContentBackedStore::Fill(const std::string& run_id, std::vector<v1:
 }
 
 absl::StatusOr<v1::RunEvent> ContentBackedStore::AppendEvent(v1::RunEvent event) {
+  DropTaskFileContents(&event);
   if (!event.has_variant()) return rows_->AppendEvent(std::move(event));
   v1::Variant full = event.variant();
   CRL_ASSIGN_OR_RETURN(*event.mutable_variant(), Stripped(&full));
@@ -126,6 +137,7 @@ absl::StatusOr<v1::RunEvent> ContentBackedStore::RecordScored(const v1::Variant&
                                                               v1::RunEvent event) {
   v1::Variant full = variant;
   CRL_ASSIGN_OR_RETURN(v1::Variant row, Stripped(&full));
+  DropTaskFileContents(&event);
   std::optional<v1::Variant> event_full;
   if (event.has_variant()) {
     event_full = event.variant();

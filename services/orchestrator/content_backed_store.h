@@ -4,7 +4,8 @@
 // message contents) go to a content-addressed store (common/content_store.h)
 // and the row keeps their addresses (the protos' `content` maps); every read
 // puts the text back. Identical code is kept once however many variants,
-// events and runs refer to it.
+// events and runs refer to it. An event's run snapshot keeps the names of its
+// spec's inline task files, not their contents (the run itself has them).
 //
 // The content is written (durably) before the row that refers to it, so a
 // crash between the two leaves at most an unreferenced file, never a row

@@ -127,9 +127,19 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
   auto orchestrator = std::make_unique<ServiceProcess>(kBin + "/crl-orchestrator", orchestrator_args);
   REQUIRE(orchestrator->started());
 
-  REQUIRE(WriteStringToFile(dir.path() + "/spec.yaml",
+  // A researcher's folder: the spec and its tasks' files, nothing the
+  // cluster can read. The spec names them relative to itself; the CLI sends
+  // them inline.
+  const std::string mine = dir.path() + "/researcher";
+  for (const std::string task : {"row_sum", "gelu_affine"}) {
+    std::filesystem::create_directories(mine + "/tasks/" + task);
+    for (const auto& e : std::filesystem::directory_iterator(kSource + "/tasks/native/" + task)) {
+      if (e.is_regular_file()) std::filesystem::copy_file(e.path(), mine + "/tasks/" + task + "/" + e.path().filename().string());
+    }
+  }
+  REQUIRE(WriteStringToFile(mine + "/spec.yaml",
                             "name: crash-drill\n"
-                            "tasks: [" + kSource + "/tasks/native/row_sum, " + kSource + "/tasks/native/gelu_affine]\n"
+                            "tasks: [tasks/row_sum, tasks/gelu_affine]\n"
                             "stages: [{kind: keep-successes, rounds: 1}, {kind: contrastive-rl, rounds: 1}]\n"
                             "group_size: 5\ntiming_budget_seconds: 1\nseed: 3\n")
               .ok());
@@ -138,7 +148,7 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
   auto submit = [&](bool from_env) {
     const std::string where = from_env ? "CRL_ORCHESTRATOR=" + orchestrator->grpc_address() + " "
                                        : "";
-    return where + kBin + "/crl run submit " + dir.path() + "/spec.yaml --key drill --json" +
+    return "cd / && " + where + kBin + "/crl run submit " + mine + "/spec.yaml --key drill --json" +
            (from_env ? "" : " --orchestrator " + orchestrator->grpc_address()) + " > " + dir.path() +
            "/submitted.json";
   };
@@ -146,6 +156,10 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
   auto submitted = ReadFileToString(dir.path() + "/submitted.json", "out");
   REQUIRE(submitted.ok());
   const std::string run_id = json::parse(*submitted)["run_id"].get<std::string>();
+  const json first_task = json::parse(*submitted)["spec"]["tasks"][0];
+  CHECK(first_task.value("name", "") == "row_sum");
+  CHECK(first_task.value("path", "").empty());
+  CHECK(first_task["files"].size() >= 2);  // task.yaml and the reference
 
   // Watch until the first scored candidate, then kill -9 the orchestrator.
   int64_t last_seq = 0;

@@ -63,6 +63,7 @@ def check_rewards(cluster_dir, spec_path):
     spec = CrlClient.load_spec(spec_path)
     ghost = spec.tasks.add()
     ghost.CopyFrom(spec.tasks[0])
+    ghost.ClearField("files")  # the spec's tasks came inline; this one is a path nobody can read
     ghost.name, ghost.path = "ghost", "/nonexistent/crl-task"
     broken = crl_rewards.TrlReward(spec, cluster=cluster_dir)
     got2 = broken(["p"], [fast], task=["ghost"])
@@ -115,6 +116,8 @@ def main(cluster_dir, spec_path):
     # A spec file, as `crl run submit` reads it, and the same key twice.
     spec = CrlClient.load_spec(spec_path)
     assert spec.tasks and spec.tasks[0].name, spec
+    # Relative paths resolve against the spec file, and the files travel inline.
+    assert all(t.files and not t.path for t in spec.tasks), [(t.name, t.path) for t in spec.tasks]
     spec.ClearField("stages")
     spec.training = "none"
     spec.rounds = 1

@@ -147,9 +147,7 @@ TEST_CASE("the embedded run's token cap fits every answer its SFT teaches", "[po
   REQUIRE(tok.ok());
   const std::string root = CRL_SOURCE_DIR;
   auto load = [&](const std::string& name) {
-    auto text = ReadFileToString(root + "/examples/" + name, "spec");
-    REQUIRE(text.ok());
-    auto spec = run::ParseRunSpec(*text, root, name);
+    auto spec = run::LoadRunSpecFile(root + "/examples/" + name);
     REQUIRE(spec.ok());
     return *spec;
   };

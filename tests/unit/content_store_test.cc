@@ -179,6 +179,31 @@ TEST_CASE("content-backed store: rows hold addresses, reads give the text back, 
   CHECK((*gg)->messages(0).content() == "You are ...");
   CHECK((*gg)->messages(1).content() == g.prompt());
   CHECK((*gg)->content().at("messages.1") == (*gg)->content().at("prompt"));
+
+  // A run submitted with its tasks inline: events name the files, the run
+  // keeps their contents.
+  v1::Run with_files;
+  with_files.set_run_id("r2");
+  v1::Task* task = with_files.mutable_spec()->add_tasks();
+  task->set_name("row_sum");
+  task->add_files()->set_path("task.yaml");
+  task->mutable_files(0)->set_content("name: row_sum\n");
+  REQUIRE(store.CreateRun(with_files, &created).ok());
+  v1::RunEvent progress;
+  progress.set_run_id("r2");
+  progress.set_kind("progress");
+  *progress.mutable_run() = with_files;
+  auto appended = store.AppendEvent(progress);
+  REQUIRE(appended.ok());
+  CHECK(appended->run().spec().tasks(0).files(0).path() == "task.yaml");
+  CHECK(appended->run().spec().tasks(0).files(0).content().empty());
+  auto replayed = store.EventsAfter("r2", 0, 10);
+  REQUIRE(replayed.ok());
+  REQUIRE(replayed->size() == 1);
+  CHECK((*replayed)[0].run().spec().tasks(0).files(0).content().empty());
+  auto kept = store.GetRun("r2");
+  REQUIRE(kept.ok());
+  CHECK(kept->spec().tasks(0).files(0).content() == "name: row_sum\n");
 }
 
 TEST_CASE("content-backed store: a content store that fails fails the write or the read, by name",

@@ -92,8 +92,11 @@ class CrlClient:
 
     @staticmethod
     def load_spec(path):
-        """A run spec file (YAML/JSON, as `crl run submit` reads it) as a RunSpec."""
-        out = subprocess.run([_crl_binary(), "run", "spec", path, "--json"], capture_output=True, text=True)
+        """A run spec file (YAML/JSON, as `crl run submit` reads it) as a RunSpec,
+        its tasks' files inline as `crl run submit` sends them (relative task
+        paths are relative to the spec file)."""
+        out = subprocess.run([_crl_binary(), "run", "spec", path, "--json", "--inline_tasks"],
+                             capture_output=True, text=True)
         if out.returncode != 0:
             raise ValueError(out.stderr.strip() or f"crl run spec {path} failed")
         return json_format.Parse(out.stdout, pb.RunSpec())
