@@ -250,7 +250,7 @@ RunExecutor::RoundEnd RunExecutor::RunRound(const StageInterface& stage, const s
       }
     }
   };
-  OnThreads(options_.parallel_groups, keys.size(), work);
+  OnThreads(stage.OneGroupAtATime() ? 1 : options_.parallel_groups, keys.size(), work);
   return end;
 }
 

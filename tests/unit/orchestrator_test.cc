@@ -387,6 +387,42 @@ TEST_CASE("a round's groups are sampled at once, so the sampler can batch them",
   CHECK(rig.sampler.max_concurrent() == 3);
 }
 
+TEST_CASE("sft: every epoch's examples reach the trainer in task order (steps are cut in arrival order)",
+          "[orchestrator]") {
+  Rig rig;
+  v1::RunSpec spec = Spec("sft", 3, 1);
+  spec.clear_tasks();
+  const std::vector<std::string> names = {"t0", "t1", "t2", "t3"};
+  for (const std::string& name : names) {
+    auto* t = spec.add_tasks();
+    t->set_path("/tasks/" + name);
+    t->set_name(name);
+    t->set_format(v1::TASK_FORMAT_NATIVE);
+    auto* e = spec.add_sft_examples();
+    e->set_task_name(name);
+    e->set_source("code of " + name);
+    rig.prompt.Push(Parsed("code of " + name));
+    rig.timing.Push(Timed(1.5));
+  }
+  for (int i = 0; i < 4; ++i) {
+    rig.w1.Push(Verdict(v1::VERDICT_OK));
+    rig.w2.Push(Verdict(v1::VERDICT_OK));
+  }
+  ExecutorOptions eo;
+  eo.parallel_groups = 4;  // ignored by sft: one group at a time
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  auto examples = rig.trainer.examples();
+  REQUIRE(examples.size() == 12);
+  for (size_t i = 0; i < examples.size(); ++i) {
+    INFO(examples[i].example_id());
+    CHECK_THAT(examples[i].example_id(), Catch::Contains("/" + names[i % 4] + "/"));
+    CHECK_THAT(examples[i].example_id(), Catch::EndsWith("/epoch" + std::to_string(i / 4)));
+  }
+}
+
 TEST_CASE("sft: examples verified once, then trained on every epoch; training none sends nothing",
           "[orchestrator]") {
   Rig rig;

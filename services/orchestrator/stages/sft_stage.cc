@@ -24,6 +24,7 @@ class SftStage final : public StageInterface {
   std::string kind() const override { return "sft"; }
   bool Trains() const override { return true; }
   bool SyncsEachRound() const override { return false; }
+  bool OneGroupAtATime() const override { return true; }
 
   absl::Status Validate(const v1::RunSpec& spec, int index) const override {
     if (spec.sft_examples_size() > 0) return absl::OkStatus();

@@ -79,6 +79,12 @@ class StageInterface {
   // of it (the next round samples from it). A stage that samples nothing
   // (sft) syncs once, after its last round.
   virtual bool SyncsEachRound() const { return true; }
+  // Whether a round's groups run one at a time, in task order, so that what
+  // they send the trainer reaches it in an order fixed by the spec (sft: its
+  // steps are cut from examples in arrival order, and groups run at once
+  // arrived in whichever order they finished, a different mix of examples in
+  // every run).
+  virtual bool OneGroupAtATime() const { return false; }
   // OK, or why stages[index] of `spec` cannot run (INVALID_ARGUMENT naming
   // the field).
   virtual absl::Status Validate(const v1::RunSpec& spec, int index) const;
