@@ -104,8 +104,9 @@ bool WaitStopped(pid_t pid, double timeout_seconds) {
       const size_t close = text.rfind(')');
       if (close == std::string::npos || close + 2 >= text.size()) continue;
       any = true;
+      // Stopped, traced-stopped, or a thread that has exited (it runs nothing).
       const char state = text[close + 2];
-      if (state != 'T' && state != 't') all = false;
+      if (state != 'T' && state != 't' && state != 'Z' && state != 'X') all = false;
     }
     if (ec || !any) return false;
     if (all) return true;

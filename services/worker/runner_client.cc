@@ -248,12 +248,13 @@ bool RunnerSession::Freeze(bool frozen) { return !dead_ && process_ && process_-
 
 bool RunnerSession::FreezeAndWait() {
   if (!Freeze(true)) return false;
-  return process_->WaitPayloadStopped(1.0);
+  return process_->WaitPayloadStopped(kStopWaitSeconds);
 }
 
 RunnerEvent RunnerSession::NotStopped() {
   return {false, v1::VERDICT_INFRA_ERROR,
-          "the side's threads did not all stop within 1 s of SIGSTOP: its memory was not read or written"};
+          absl::StrCat("the side's threads did not all stop within ", kStopWaitSeconds,
+                       " s of SIGSTOP: its memory was not read or written")};
 }
 
 bool RunnerSession::ReadMemory(const std::vector<runner::MemoryRange>& ranges, std::string* out,

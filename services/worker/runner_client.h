@@ -148,10 +148,14 @@ class RunnerSession {
   // (SandboxedProcess::Freeze). A frozen session that is closed is killed
   // without being let go on: nothing it holds runs again.
   bool Freeze(bool frozen);
-  // Freeze(true), then waits (at most 1 s; at once in practice) until the
-  // payload's threads have all stopped: after it, none of them runs until
-  // Freeze(false). False: the side ended, or a thread did not stop; then
-  // nothing may be read or written as if it were stopped (NotStopped()).
+  // Freeze(true), then waits (at most kStopWaitSeconds; at once in
+  // practice) until the payload's threads have all stopped: after it, none
+  // of them runs until Freeze(false). False: the side ended, or a thread did
+  // not stop; then nothing may be read or written as if it were stopped
+  // (NotStopped()). A thread must run to take its SIGSTOP: on a loaded
+  // machine, with the side pinned to a CPU other processes share, 1 s was
+  // once not enough (an honest run's timing ended INFRA_ERROR in the suite).
+  static constexpr double kStopWaitSeconds = 5;
   bool FreezeAndWait();
   // What a staged call answers when FreezeAndWait() failed: an
   // infrastructure error (retried), never the candidate's verdict.
