@@ -161,13 +161,18 @@ json CudaL1ResultJson(const CudaL1Result& r) {
   return j;
 }
 
+namespace {
+
+// Wrong at our tolerance, certainly right at CUDA-L1's.
+bool WrongWithinCudaL1Tolerance(const CudaL1Result& r) {
+  return r.status == "WRONG_ANSWER" && r.max_abs_error && r.max_rel_error &&
+         CertainlyWithin(*r.max_abs_error, kCudaL1Tolerance);
+}
+
+}  // namespace
+
 std::string CudaL1Verdict(const CudaL1Result& r) {
-  if (r.status == "OK") return "OK";
-  if (r.status == "WRONG_ANSWER" && r.max_abs_error && r.max_rel_error &&
-      CertainlyWithin(*r.max_abs_error, kCudaL1Tolerance)) {
-    return "OK";
-  }
-  return r.status;
+  return r.status == "OK" || WrongWithinCudaL1Tolerance(r) ? "OK" : r.status;
 }
 
 bool CertainlyWithin(double max_abs_error, double tol) { return max_abs_error <= tol; }
@@ -180,10 +185,7 @@ json CudaL1Summary(const std::vector<CudaL1Result>& results) {
     ++by_status[r.status];
     if (r.speedup) ++timed;
     if (CudaL1Verdict(r) == "OK") ++correct_at_cuda_l1;
-    if (r.status == "WRONG_ANSWER" && r.max_abs_error && r.max_rel_error &&
-        CertainlyWithin(*r.max_abs_error, kCudaL1Tolerance)) {
-      ++tolerance_decided;
-    }
+    if (WrongWithinCudaL1Tolerance(r)) ++tolerance_decided;
     std::set<std::string> flags;
     for (const auto& f : r.flags) flags.insert(StripFlagPrefix(f));
     for (const auto& f : flags) ++by_flag[f];

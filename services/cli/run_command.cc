@@ -221,8 +221,6 @@ int RunCommand(int argc, char** argv) {
     v1::ExportRunRequest req;
     req.set_run_id(args[1]);
     req.set_format(format);
-    // The orchestrator writes: a relative directory is resolved here, where
-    // the person typing it is (the same machine for a local cluster).
     if (out.empty()) return UsageError(flags, absl::InvalidArgumentError("export: --out DIR is required"));
     // Written here by default (the orchestrator sends the files back); with
     // --on_server the orchestrator writes (a relative directory is resolved

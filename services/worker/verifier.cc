@@ -363,9 +363,11 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     for (auto& [name, standing] : out.probes) {
       standing.passes_all = standing.trials >= 1 && standing.passed == standing.trials;
     }
+    const auto memorised = out.probes.find(kMemorised);
+    const bool memorised_passes = memorised != out.probes.end() && memorised->second.passes_all;
     for (const auto& [name, standing] : out.probes) {
       // "memorised" passing says more than its 10x variant (which it implies).
-      if (standing.passes_all && !(name == kNearlyMemorised && out.probes[kMemorised].passes_all)) {
+      if (standing.passes_all && !(name == kNearlyMemorised && memorised_passes)) {
         out.degenerate_probes.push_back(name);
       }
     }
