@@ -282,6 +282,11 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
       CRL_RETURN_IF_ERROR(Read(file, ex["temperature"], "exemplars.temperature", &t));
       sel->set_temperature(t);
     }
+    if (ex["trusted_only"]) {
+      bool b = false;
+      CRL_RETURN_IF_ERROR(Read(file, ex["trusted_only"], "exemplars.trusted_only", &b));
+      sel->set_trusted_only(b);
+    }
   }
   if (const YAML::Node sm = root["sampling"]) {
     double t = 0;

@@ -73,6 +73,7 @@ SelectionParams ParamsFrom(const v1::ExemplarSelection& s, int legacy_num_exempl
   if (s.num_buckets() > 0) p.num_buckets = std::min(s.num_buckets(), kMaxPool);
   if (s.temperature() > 0) p.temperature = s.temperature();
   p.fast_guarantee = !s.no_fast_guarantee();
+  p.trusted_only = s.trusted_only();
   return p;
 }
 
@@ -145,12 +146,16 @@ Selection SelectExemplars(const std::vector<v1::Exemplar>& pool, const Selection
     return out;
   }
   // Eligible variants, one per normalised code (the best-scoring copy).
-  int unverified = 0, duplicates = 0;
+  int unverified = 0, untrusted = 0, duplicates = 0;
   std::unordered_map<std::string, int> by_code;
   for (int i = 0; i < static_cast<int>(pool.size()); ++i) {
     const v1::Exemplar& e = pool[i];
     if (e.verdict() != v1::VERDICT_OK || e.source().empty()) {
       ++unverified;
+      continue;
+    }
+    if (params.trusted_only && TrustedSpeedup(e) <= 0) {
+      ++untrusted;
       continue;
     }
     auto [it, inserted] = by_code.emplace(NormalizedCode(e.source()), i);
@@ -163,6 +168,9 @@ Selection SelectExemplars(const std::vector<v1::Exemplar>& pool, const Selection
   for (const auto& [code, index] : by_code) eligible.push_back(index);
   std::sort(eligible.begin(), eligible.end());  // pool order, whatever the code
   if (unverified) out.notes.push_back(absl::StrCat("pool: ", unverified, " variant(s) skipped (not verified)"));
+  if (untrusted) {
+    out.notes.push_back(absl::StrCat("pool: ", untrusted, " variant(s) skipped (no trusted speedup: trusted_only)"));
+  }
   if (duplicates) out.notes.push_back(absl::StrCat("pool: ", duplicates, " duplicate(s) of the same code skipped"));
   if (eligible.empty()) {
     out.notes.push_back("exemplars: none eligible");

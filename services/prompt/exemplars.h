@@ -36,6 +36,7 @@ struct SelectionParams {
   int num_buckets = 4;
   double temperature = 1.0;
   bool fast_guarantee = true;
+  bool trusted_only = false;
 };
 SelectionParams ParamsFrom(const v1::ExemplarSelection& selection, int legacy_num_exemplars);
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "services/prompt/exemplars.h"
 
@@ -104,6 +105,30 @@ TEST_CASE("flagged variants are never shown as fast; the guarantee shows a trust
   REQUIRE(top.chosen.size() == 2);
   CHECK(pool[top.chosen[0]].variant_id() == "honest");  // shown slowest first
   CHECK(pool[top.chosen[1]].variant_id() == "label");
+}
+
+TEST_CASE("trusted_only: a flagged or untimed variant is never shown, not even to fill the count",
+          "[exemplars]") {
+  v1::Exemplar untimed = Variant("untimed", 0);
+  std::vector<v1::Exemplar> pool = {Variant("noisy", 1.3, {v1::FLAG_NOISY}), Variant("slow", 0.2), untimed,
+                                    Variant("label", 1.6, {v1::FLAG_NO_CUSTOM_KERNEL})};
+  SelectionParams p = Params(3);
+  // By default the flagged and untimed ones fill the count.
+  CHECK(SelectExemplars(pool, p, 5).chosen.size() == 3);
+  p.trusted_only = true;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    Selection s = SelectExemplars(pool, p, seed);
+    std::set<std::string> ids;
+    for (int i : s.chosen) ids.insert(pool[i].variant_id());
+    CHECK(ids == std::set<std::string>{"slow", "label"});
+    bool noted = false;
+    for (const auto& n : s.notes) noted |= n.find("2 variant(s) skipped (no trusted speedup") != std::string::npos;
+    CHECK(noted);
+  }
+  v1::ExemplarSelection proto;
+  proto.set_trusted_only(true);
+  CHECK(ParamsFrom(proto, 0).trusted_only);
+  CHECK_FALSE(ParamsFrom(v1::ExemplarSelection(), 0).trusted_only);
 }
 
 TEST_CASE("only verified variants count, and each code once", "[exemplars]") {

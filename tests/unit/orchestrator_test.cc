@@ -501,10 +501,12 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(twin.trainer.groups().empty());
 
   // With exemplars asked for, odd epochs train under the contrastive
-  // prompt: round 0's scored examples are its pool.
+  // prompt: round 0's scored examples are its pool; the count shown cycles
+  // 2, 1 (four epochs here), with no fast guarantee.
   Rig contrast;
   spec.set_training("");
   spec.mutable_selection()->set_num_exemplars(2);
+  spec.mutable_stages(0)->set_rounds(4);
   for (const char* code : {"good", "bad", "noisy", "side"}) contrast.prompt.Push(Parsed(code));
   contrast.w1.Push(Verdict(v1::VERDICT_OK));
   contrast.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
@@ -516,13 +518,18 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   RunExecutor ex3(contrast.services(), contrast.store.get(), &contrast.clock, eo, nullptr);
   REQUIRE(ex3.Execute(contrast.NewRun(spec), RequestContext::Background(), stopping).ok());
   auto built = contrast.prompt.build_requests();
-  REQUIRE(built.size() == 2);  // epoch 0 (plain) and epoch 1 (contrastive); epoch 2 reuses epoch 0's
+  REQUIRE(built.size() == 3);  // epoch 0 (plain), epochs 1 and 3 (contrastive); epoch 2 reuses epoch 0's
   CHECK(built[0].selection().strategy() == v1::EXEMPLAR_STRATEGY_NONE);
   CHECK(built[0].pool_size() == 0);
-  CHECK(built[1].selection().strategy() != v1::EXEMPLAR_STRATEGY_NONE);
-  CHECK(built[1].pool_size() == 4);
+  for (size_t i : {1, 2}) {
+    CHECK(built[i].selection().strategy() != v1::EXEMPLAR_STRATEGY_NONE);
+    CHECK(built[i].pool_size() == 4);
+    CHECK(built[i].selection().no_fast_guarantee());
+  }
+  CHECK(built[1].selection().num_exemplars() == 2);
+  CHECK(built[2].selection().num_exemplars() == 1);
   auto trained = contrast.trainer.examples();
-  REQUIRE(trained.size() == 9);
+  REQUIRE(trained.size() == 12);
   // Epoch 1's three examples share the contrastive prompt (the fake's second).
   int second = 0;
   for (const auto& e : trained) second += e.messages(0).content() == "prompt 2 for row_sum";
@@ -546,6 +553,12 @@ TEST_CASE("sft: examples verified once, then trained on every epoch; training no
   CHECK(phased->reward_params().clip() == Approx(2));
   CHECK_FALSE(phased->reward_params().has_incorrect_reward());
   CHECK(phased->control() == "permuted-rewards");
+  auto shown = run::ParseRunSpec("tasks: [t1]\nexemplars: {count: 3, trusted_only: true}\n", d.path());
+  REQUIRE(shown.ok());
+  CHECK(shown->selection().num_exemplars() == 3);
+  CHECK(shown->selection().trusted_only());
+  bad = run::ParseRunSpec("tasks: [t1]\nexemplars: {trusted_only: maybe}\n", d.path());
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("exemplars.trusted_only"));
   bad = run::ParseRunSpec("tasks: [t1]\nstages: [{kind: grpo, optimizer: {lr: 0.1, betas: 3}}]\n", d.path(), "s.yaml");
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("stages[0].optimizer.betas: unknown"));
   bad = run::ParseRunSpec("tasks: [t1]\nreward: {preset: cuda-l1, clip: 0}\n", d.path());
