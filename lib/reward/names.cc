@@ -1,7 +1,6 @@
 #include "lib/reward/names.h"
 
 #include <algorithm>
-
 #include <cctype>
 
 namespace crl {
@@ -20,6 +19,13 @@ std::string VerdictShortName(v1::Verdict verdict) {
 }
 
 std::string FlagShortName(v1::Flag flag) { return Strip(v1::Flag_Name(flag), "FLAG_", flag); }
+
+void AddFlagNamesOnce(const google::protobuf::RepeatedField<int>& flags, std::vector<std::string>* names) {
+  for (int f : flags) {
+    std::string name = FlagShortName(static_cast<v1::Flag>(f));
+    if (std::find(names->begin(), names->end(), name) == names->end()) names->push_back(std::move(name));
+  }
+}
 
 std::string StopReasonShortName(v1::StopReason reason) {
   return Strip(v1::StopReason_Name(reason), "STOP_REASON_", reason);

@@ -5,6 +5,7 @@
 #define CRL_LIB_REWARD_NAMES_H_
 
 #include <string>
+#include <vector>
 
 #include <google/protobuf/repeated_field.h>
 
@@ -18,6 +19,11 @@ namespace crl {
 std::string VerdictShortName(v1::Verdict verdict);
 std::string FlagShortName(v1::Flag flag);
 std::string StopReasonShortName(v1::StopReason reason);
+
+// Appends the short names of `flags` not already in `names`: a flag that
+// verification and timing both raised (a reused output buffer is
+// WRITE_AFTER_RETURN at both) is listed once.
+void AddFlagNamesOnce(const google::protobuf::RepeatedField<int>& flags, std::vector<std::string>* names);
 
 // A short name as a Prometheus label value: lower case ("wrong_answer").
 std::string LabelValue(const std::string& short_name);

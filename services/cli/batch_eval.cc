@@ -20,6 +20,7 @@
 #include "services/cli/progress_bar.h"
 
 namespace crl::cli {
+
 namespace {
 
 // Times a verified sample with the oracle; a failure while timed becomes the
@@ -52,7 +53,7 @@ void Time(TimingClientInterface* timing, const TimingSettings& settings, const v
     for (const auto& e : timed->flag_evidence()) absl::StrAppend(&o->message, "; ", e);
     return;
   }
-  for (int f : timed->flags()) o->flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
+  AddFlagNamesOnce(timed->flags(), &o->flags);
   o->timing = std::move(*timed);
 }
 

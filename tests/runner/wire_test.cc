@@ -217,6 +217,18 @@ TEST_CASE("frames over a pipe", "[wire]") {
     Pipe q;
     REQUIRE(WriteFrame(q.w, 4, std::string(100, 'x'), &err));
     CHECK(ReadFrame(q.r, &f, &err, 1, 99) == ReadStatus::kError);
+    // More than 4 GiB is within the default limit (a large reference output):
+    // this one fails only because its payload never comes.
+    Pipe big;
+    WireWriter h;
+    h.PutU32(kFrameMagic);
+    h.PutU32(static_cast<uint32_t>(MessageType::kCallResult));
+    h.PutU64((uint64_t{4} << 30) + 498);
+    REQUIRE(write(big.w, h.data().data(), h.data().size()) == 16);
+    big.CloseWrite();
+    err.clear();
+    CHECK(ReadFrame(big.r, &f, &err, 1) == ReadStatus::kError);
+    CHECK(err.find("exceeds") == std::string::npos);
   }
   SECTION("EOF inside a frame is an error, a silent peer a timeout") {
     Pipe p;

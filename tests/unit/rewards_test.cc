@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lib/reward/names.h"
 #include "lib/reward/rewards.h"
 
 namespace crl::reward {
@@ -95,6 +96,18 @@ TEST_CASE("an API request's parameters are the reward's; absent ones take the de
   r.mutable_params()->set_speedup_cap(4);
   r.mutable_params()->set_correctness_bonus(1);
   CHECK(ComputeReward(r).reward() == Approx(5));
+}
+
+TEST_CASE("a flag raised by verification and by timing is listed once", "[rewards]") {
+  // A reused output buffer: WRITE_AFTER_RETURN from verification (--cuda-l1
+  // mode), then from the timed-output check.
+  std::vector<std::string> names = {"WRITE_AFTER_RETURN", "NO_CUSTOM_KERNEL"};
+  google::protobuf::RepeatedField<int> timed;
+  timed.Add(v1::FLAG_WRITE_AFTER_RETURN);
+  timed.Add(v1::FLAG_NOISY);
+  timed.Add(v1::FLAG_NOISY);
+  AddFlagNamesOnce(timed, &names);
+  CHECK(names == std::vector<std::string>{"WRITE_AFTER_RETURN", "NO_CUSTOM_KERNEL", "NOISY"});
 }
 
 }  // namespace

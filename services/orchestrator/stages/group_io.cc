@@ -39,8 +39,7 @@ absl::Status AddExemplarPool(const GroupKey& key, const StageEnv& env, v1::Build
 
 }  // namespace
 
-absl::StatusOr<v1::BuildPromptResponse> BuildGroupPrompt(const GroupKey& key, const StageEnv& env, bool exemplars,
-                                                         const v1::ExemplarSelection* selection) {
+absl::StatusOr<v1::BuildPromptResponse> BuildGroupPrompt(const GroupKey& key, const StageEnv& env, bool exemplars) {
   const v1::RunSpec& spec = *env.spec;
   v1::BuildPromptRequest request;
   *request.mutable_task() = *key.task;
@@ -48,7 +47,7 @@ absl::StatusOr<v1::BuildPromptResponse> BuildGroupPrompt(const GroupKey& key, co
   request.set_seed(spec.seed() ^ StableHash64("prompt/" + key.id));
   request.set_template_name(spec.template_name());
   request.set_num_exemplars(spec.num_exemplars());
-  *request.mutable_selection() = selection ? *selection : spec.selection();
+  *request.mutable_selection() = spec.selection();
   if (exemplars) {
     CRL_RETURN_IF_ERROR(AddExemplarPool(key, env, &request));
   } else {

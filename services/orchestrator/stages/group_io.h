@@ -24,9 +24,8 @@ bool UsableExemplar(const v1::Variant& variant);
 // The group's prompt from crl-prompt, seeded by the group's key. With
 // `exemplars`, the task's usable variants of this run so far are the pool
 // the spec's selection draws from; without, the prompt has none (the form
-// an sft stage trains on). `selection`, when given, replaces the spec's.
-absl::StatusOr<v1::BuildPromptResponse> BuildGroupPrompt(const GroupKey& key, const StageEnv& env, bool exemplars,
-                                                         const v1::ExemplarSelection* selection = nullptr);
+// an sft stage trains on).
+absl::StatusOr<v1::BuildPromptResponse> BuildGroupPrompt(const GroupKey& key, const StageEnv& env, bool exemplars);
 
 // An unscored variant of the group at `index` (key, id, task, stage, round).
 v1::Variant NewVariant(const GroupKey& key, const StageEnv& env, int index);

@@ -10,12 +10,7 @@
 // as earlier variants with their measured speedups (the pool the spec's
 // selection draws from). Every verified example is trained under that same
 // prompt, the slow as the fast, so what SFT teaches does not depend on the
-// scores shown: reading them is left to RL. The number shown cycles over
-// the contrastive epochs from the spec's count down to one (count 2: two,
-// one, two, ...), with no fast guarantee (a single exemplar is the slow one
-// or the fast one), so every list an RL round can show (its pool may hold
-// fewer variants than the count) has been trained on: a small policy that
-// only ever saw two exemplars writes broken code under one.
+// scores shown: reading them is left to RL.
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "lib/run/run_spec.h"
@@ -56,14 +51,10 @@ class SftStage final : public StageInterface {
       g.set_group_id(key.id);
       g.set_round(key.round);
       g.set_submitted(false);
-      if (const int count = env.spec->selection().num_exemplars(); key.round % 2 == 1 && count > 0) {
+      if (key.round % 2 == 1 && env.spec->selection().num_exemplars() > 0) {
         // The pool: this run's variants of the task, i.e. the examples as
         // round 0 scored them.
-        v1::ExemplarSelection selection = env.spec->selection();
-        selection.set_num_exemplars(count - (key.round / 2) % count);
-        selection.set_no_fast_guarantee(true);
-        CRL_ASSIGN_OR_RETURN(v1::BuildPromptResponse prompt,
-                             BuildGroupPrompt(key, env, /*exemplars=*/true, &selection));
+        CRL_ASSIGN_OR_RETURN(v1::BuildPromptResponse prompt, BuildGroupPrompt(key, env, /*exemplars=*/true));
         g.set_prompt(prompt.prompt());
         *g.mutable_messages() = prompt.messages();
         *g.mutable_exemplar_ids() = prompt.exemplar_ids();
