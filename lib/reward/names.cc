@@ -1,6 +1,7 @@
 #include "lib/reward/names.h"
 
 #include <algorithm>
+
 #include <cctype>
 
 namespace crl {

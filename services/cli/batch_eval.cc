@@ -20,7 +20,6 @@
 #include "services/cli/progress_bar.h"
 
 namespace crl::cli {
-
 namespace {
 
 // Times a verified sample with the oracle; a failure while timed becomes the
