@@ -144,7 +144,7 @@ Outcome Verify(WorkerClientInterface* worker, const v1::Task& task, const std::s
   o.verify_trials_seconds = r->trials_seconds();
   o.reference_cached = r->reference_cached();
   o.verify_steps_aside = r->steps_aside();
-  for (int f : r->flags()) o.flags.push_back(FlagShortName(static_cast<v1::Flag>(f)));
+  AddFlagNamesOnce(r->flags(), &o.flags);
   // The errors mean something when the outputs were compared throughout:
   // they passed, or failed on numbers alone (not a NaN, a shape, a type).
   if (r->correctness().trials() > 0 &&
