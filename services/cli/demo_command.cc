@@ -66,7 +66,7 @@ int DemoCommand(int argc, char** argv) {
               backend_name.c_str());
   std::printf("%-22s %-30s %-18s %-18s %8s\n", "task", "candidate", "expected", "verdict",
               "compile");
-  int evaluated = 0, as_expected = 0, infra = 0;
+  int evaluated = 0, as_expected = 0, infra = 0, timing_failures = 0;
   std::vector<std::string> surprises;
   struct Timing { std::string task; double ref, cand; };
   std::vector<Timing> timings;
@@ -117,7 +117,16 @@ int DemoCommand(int argc, char** argv) {
       m.set_iterations(iterations);
       m.set_warmup(3);
       auto r = engine.Measure(m, context);
-      if (!r.ok() || r->verdict() != v1::VERDICT_OK) return 0;
+      if (!r.ok() || r->verdict() != v1::VERDICT_OK) {
+        // Said, not shown as a time of zero.
+        ++timing_failures;
+        surprises.push_back(absl::StrCat(dir.filename().string(), ": timing ",
+                                         artifact.empty() ? "the reference" : "the fast candidate", " failed: ",
+                                         r.ok() ? absl::StrCat(VerdictShortName(r->verdict()), " ",
+                                                               r->messages_size() ? r->messages(0) : "")
+                                                : std::string(r.status().message())));
+        return 0;
+      }
       std::vector<double> t;
       for (const auto& sample : r->samples()) t.push_back(sample.device_sync_seconds());
       return stats::Median(t);
@@ -137,7 +146,7 @@ int DemoCommand(int argc, char** argv) {
                   t.cand > 0 ? t.ref / t.cand : 0.0);
     }
   }
-  return as_expected == evaluated && evaluated > 0 ? 0 : 1;
+  return as_expected == evaluated && evaluated > 0 && timing_failures == 0 ? 0 : 1;
 }
 
 }  // namespace crl::cli

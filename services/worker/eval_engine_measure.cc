@@ -138,6 +138,9 @@ absl::StatusOr<v1::MeasureResponse> EvalEngine::Measure(const v1::MeasureRequest
   const uint64_t seed = request.seed() ? request.seed() : seeds_();
   for (int i = 0; i < warmup + iterations; ++i) {
     TimedResult result;
+    // A host call leaves its side stopped (its outputs are read from the
+    // stopped process: native_format.cc); the next call must find it running.
+    session->Freeze(false);
     const absl::Time t0 = clock_->MonotonicNow();
     // Fresh inputs every call.
     event = session->Timed({runner::DeriveSeed(seed, 1000000 + i), !request.no_l2_flush(), false},
