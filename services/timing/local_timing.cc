@@ -1,5 +1,6 @@
 // The in-process timing oracle of timing_client.h.
 #include "lib/reward/rewards.h"
+#include "services/timing/host_ceiling.h"
 #include "services/timing/oracle.h"
 #include "services/timing/timing_client.h"
 
@@ -10,7 +11,7 @@ class LocalTimingClient final : public TimingClientInterface {
  public:
   LocalTimingClient(WorkerClientInterface* worker, const LocalTimingOptions& options)
       : oracle_(timing::OracleOptions(), worker, RealClock::Get()) {
-    if (options.calibrate_host) oracle_.SetHostCeiling({timing::MeasureHostCopyBandwidth(), 0});
+    if (options.calibrate_host) oracle_.SetHostCeiling({timing::MeasureHostBandwidthCeiling(), 0});
   }
 
   absl::StatusOr<v1::TimeResponse> Time(const v1::TimeRequest& request,

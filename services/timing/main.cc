@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "common/service_main.h"
+#include "services/timing/host_ceiling.h"
 #include "services/timing/oracle.h"
 #include "services/timing/timing_metrics.h"
 #include "services/timing/timing_service.h"
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
     oracle = std::make_unique<crl::timing::TimingOracle>(options.oracle, workers.get(), crl::RealClock::Get(),
                                                          metrics.get());
     if (options.calibrate_host) {
-      oracle->SetHostCeiling({crl::timing::MeasureHostCopyBandwidth(), 0});
+      oracle->SetHostCeiling({crl::timing::MeasureHostBandwidthCeiling(), 0});
     }
     service = std::make_unique<crl::TimingServiceImpl>(oracle.get(), setup.call_env());
     setup.AddService(service.get());

@@ -50,7 +50,7 @@ class GrpcTimingClient final : public TimingClientInterface {
 };
 
 struct LocalTimingOptions {
-  // Measure this machine's copy bandwidth as the host backend's ceiling
+  // Measure this machine's memory bandwidth (host_ceiling.h) as the host backend's ceiling
   // (for the physical-floor check). Only meaningful when the worker runs on
   // this machine.
   bool calibrate_host = false;

@@ -27,7 +27,7 @@ void BindTimingOptions(OptionSet* set, TimingOptions* o) {
            "relative spread (MAD/median) above which a measurement is re-taken");
   set->Add("jump_speedup", &o->oracle.jump_speedup, "speedups above this are re-measured");
   set->Add("calibrate_host", &o->calibrate_host,
-           "measure this machine's copy bandwidth as the host backend's ceiling");
+           "measure this machine's memory bandwidth (all cores reading, and a copy; doubled) as the host backend's ceiling");
 }
 
 }  // namespace crl::timing

@@ -22,7 +22,7 @@ struct TimingOptions {
   std::vector<std::string> workers;
   std::string worker = "127.0.0.1:50051";
   ClientOptions worker_client;
-  // Measure this machine's copy bandwidth as the host backend's ceiling.
+  // Measure this machine's memory bandwidth (host_ceiling.h) as the host backend's ceiling.
   bool calibrate_host = true;
 
   TimingOptions() { worker_client.timeout = absl::Minutes(10); }

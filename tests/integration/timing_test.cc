@@ -3,12 +3,15 @@
 // hacks.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "common/file.h"
 #include "common/clock.h"
+#include "services/timing/host_ceiling.h"
 #include "services/timing/oracle.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
@@ -75,6 +78,61 @@ TEST_CASE("an honest faster candidate gets a speedup above 1 with a CI around it
   CHECK_FALSE(HasFlag(r, v1::FLAG_WRITE_AFTER_RETURN));
   CHECK_FALSE(HasFlag(r, v1::FLAG_TIMER_MISMATCH));
   CHECK_FALSE(HasFlag(r, v1::FLAG_BELOW_PHYSICAL_FLOOR));
+}
+
+TEST_CASE("a reference baseline on a host lane takes every call it asks for", "[timing]") {
+  // A host call leaves its side stopped (its outputs are read from outside);
+  // the baseline's next call must find it running, not wait out the call
+  // limit on a stopped process.
+  Fixture f;
+  v1::GetBaselineRequest b;
+  b.mutable_task()->set_path(kTask);
+  b.set_backend(v1::BACKEND_HOST);
+  auto baseline = f.oracle->GetBaseline(b, RequestContext::Background());
+  REQUIRE(baseline.ok());
+  CHECK(baseline->mean_seconds() > 0);
+  CHECK(baseline->num_trials() == 100);
+
+  v1::MeasureRequest m;
+  m.mutable_task()->set_path(std::string(CRL_SOURCE_DIR) + "/tasks/native/transpose");
+  m.set_backend(v1::BACKEND_HOST);
+  m.set_iterations(4);
+  m.set_warmup(2);
+  auto measured = f.client->Measure(m, RequestContext::Background());
+  REQUIRE(measured.ok());
+  INFO(measured->DebugString());
+  CHECK(measured->verdict() == v1::VERDICT_OK);
+  REQUIRE(measured->samples_size() == 4);
+  for (const auto& s : measured->samples()) CHECK(s.device_sync_seconds() > 0);
+}
+
+TEST_CASE("no honest read of a task's bytes beats the host's bandwidth ceiling", "[timing]") {
+  // The physical floor must never flag honest code. A staged call's inputs
+  // are written just before it runs, so a task of a few MiB is read from the
+  // caches: one core summing 16 MiB it has just written, at its best of
+  // several passes, stays under the ceiling measured the same way.
+  const double ceiling = timing::MeasureHostBandwidthCeiling();
+  const size_t words = (size_t{16} << 20) / sizeof(uint64_t);
+  std::vector<uint64_t> data(words);
+  double best = 0;
+  uint64_t sum = 0;
+  for (int pass = 0; pass < 6; ++pass) {
+    for (size_t i = 0; i < words; ++i) data[i] = i + pass;  // written just before, as staged inputs are
+    const auto t0 = std::chrono::steady_clock::now();
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    for (size_t i = 0; i + 4 <= words; i += 4) {
+      a += data[i];
+      b += data[i + 1];
+      c += data[i + 2];
+      d += data[i + 3];
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sum += a + b + c + d;
+    if (s > 0) best = std::max(best, words * sizeof(uint64_t) / s);
+  }
+  INFO("ceiling " << ceiling / 1e9 << " GB/s, one core reading hot 16 MiB " << best / 1e9 << " GB/s");
+  CHECK(sum > 0);
+  CHECK(best < ceiling);
 }
 
 TEST_CASE("a candidate that fails verification is not timed", "[timing]") {
