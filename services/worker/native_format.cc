@@ -84,6 +84,9 @@ class NativeEvalTask final : public EvalTask {
 // One crl-runner process with a native library loaded.
 class NativeSession final : public SessionInterface {
  public:
+  // The task is copied: a session can outlive the EvalTask it was started
+  // from (a kept pair's task is released when its measurement takes the
+  // sides, and the format's cache may hold another load of the same task).
   NativeSession(const NativeTask& task, Side side, const Lane& lane,
                 std::unique_ptr<RunnerSession> runner)
       : task_(task), side_(side), lane_(lane), runner_(std::move(runner)) {}
@@ -286,7 +289,7 @@ class NativeSession final : public SessionInterface {
   bool Freeze(bool frozen) override { return runner_->Freeze(frozen); }
 
  private:
-  const NativeTask& task_;
+  const NativeTask task_;
   const Side side_;
   const Lane lane_;
   std::unique_ptr<RunnerSession> runner_;
@@ -327,7 +330,10 @@ absl::StatusOr<std::shared_ptr<const EvalTask>> NativeFormat::Resolve(const v1::
   if (!loaded.ok()) return Annotate(loaded.status(), "task");
   std::shared_ptr<const EvalTask> task = MakeNativeEvalTask(std::move(*loaded));
   absl::MutexLock lock(&mu_);
-  cache_[dir] = {task, mtime_ns};
+  // Requests that loaded the same version side by side share the first.
+  auto& entry = cache_[dir];
+  if (entry.task && entry.mtime_ns == mtime_ns) return entry.task;
+  entry = {task, mtime_ns};
   return task;
 }
 

@@ -135,6 +135,47 @@ TEST_CASE("no honest read of a task's bytes beats the host's bandwidth ceiling",
   CHECK(best < ceiling);
 }
 
+TEST_CASE("verified sides kept for timing outlive the task load they were started from", "[timing]") {
+  // The sides kept after verification hold the task they were started with;
+  // the measurement resolves the task again and may get another load of it
+  // (requests resolving side by side, or the task file touched), and the kept
+  // pair's own load is released when the measurement takes its sides. A
+  // session reading its task from that released load generated its timed
+  // inputs from freed memory: honest candidates got WRITE_AFTER_RETURN with
+  // all-zero or garbage outputs in a run's first round.
+  Fixture f;
+  const fs::path task = fs::path(f.dir.path()) / "transpose";
+  fs::copy(std::string(CRL_SOURCE_DIR) + "/tasks/native/transpose", task, fs::copy_options::recursive);
+  v1::EvaluateRequest e;
+  e.mutable_task()->set_path(task.string());
+  e.mutable_candidate()->set_source(ReadFile(task.string() + "/candidates/fast_correct.cc"));
+  e.mutable_candidate()->set_backend(v1::BACKEND_HOST);
+  e.set_keep_for_timing_seconds(60);
+  auto verified = f.client->Evaluate(e, RequestContext::Background());
+  REQUIRE(verified.ok());
+  REQUIRE(verified->verdict() == v1::VERDICT_OK);
+  REQUIRE_FALSE(verified->kept_pair().empty());
+
+  // Another load of the same task: the kept pair's is now its only holder.
+  fs::last_write_time(task / "task.yaml", fs::last_write_time(task / "task.yaml") + std::chrono::seconds(5));
+
+  v1::MeasurePairRequest m;
+  m.mutable_task()->set_path(task.string());
+  m.set_backend(v1::BACKEND_HOST);
+  m.set_candidate_artifact_id(verified->artifact_id());
+  m.set_kept_pair(verified->kept_pair());
+  m.set_min_pairs(10);
+  m.set_max_pairs(10);
+  m.set_check_outputs_every(1);
+  auto measured = f.client->MeasurePair(m, RequestContext::Background());
+  REQUIRE(measured.ok());
+  INFO(measured->output_mismatch_detail() << " " << (measured->messages_size() ? measured->messages(0) : ""));
+  CHECK(measured->verdict() == v1::VERDICT_OK);
+  CHECK(measured->kept_pair_used());
+  CHECK(measured->output_checks() >= 10);
+  CHECK(measured->output_mismatches() == 0);
+}
+
 TEST_CASE("a candidate that fails verification is not timed", "[timing]") {
   Fixture f;
   v1::TimeResponse r = f.Time(kTask + "/candidates/wrong_drop_tail.cc");
