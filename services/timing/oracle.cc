@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/reward/names.h"
+#include "lib/reward/rewards.h"
 #include "lib/stats/stats.h"
 
 namespace crl::timing {
@@ -217,8 +218,14 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   };
   int output_checks = 0, output_mismatches = 0;
   std::string mismatch_detail;
-  auto measure = [&]() -> absl::StatusOr<v1::MeasurePairResponse> {
+  auto measure = [&](double scale = 1) -> absl::StatusOr<v1::MeasurePairResponse> {
     v1::MeasurePairRequest pair = PairRequest(request, artifact, next_seed());
+    if (scale > 1 && std::isfinite(scale)) {
+      const double budget = pair.budget_seconds();
+      pair.set_budget_seconds(std::max(budget, std::min(budget * scale, options_.noise_remeasure_max_seconds)));
+      const int pairs = pair.max_pairs() > 0 ? pair.max_pairs() : 400;  // the worker's default
+      pair.set_max_pairs(static_cast<int>(std::min(100000.0, pairs * scale)));
+    }
     pair.set_kept_pair(std::exchange(kept_pair, ""));  // the first measurement only
     auto m = worker->MeasurePair(pair, context);
     resp.set_measurements(resp.measurements() + 1);
@@ -258,50 +265,58 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   const v1::Aggregation aggregation = request.aggregation();
   Aggregate a = Summarize(*m, aggregation);
 
-  // Noise: take it again once; never average a noisy measurement away.
+  // Noise: measured again, longer; never averaged away.
   auto is_noisy = [&](const Aggregate& x) {
     return x.ref_spread > options_.noise_threshold || x.cand_spread > options_.noise_threshold ||
            x.bucket_disagreement > options_.bucket_disagreement;
   };
+  auto spreads = [](const Aggregate& x) {
+    return absl::StrFormat("ref %.1f%%, candidate %.1f%%", x.ref_spread * 100, x.cand_spread * 100);
+  };
+  std::string noise;  // the evidence, while the counted measurement stays noisy
   if (is_noisy(a)) {
     if (metrics_) metrics_->CountRemeasurement("noise");
-    std::string first = absl::StrFormat("spread ref %.1f%%, candidate %.1f%%", a.ref_spread * 100,
-                                        a.cand_spread * 100);
-    auto again = measure();
+    const std::string first = spreads(a);
+    auto again = measure(options_.noise_remeasure_scale);
     if (!again.ok()) return again.status();
     if (again->verdict() != v1::VERDICT_OK) return failed(*again);
     m = std::move(again);
     a = Summarize(*m, aggregation);
     if (is_noisy(a)) {
-      flag(v1::FLAG_NOISY,
-           absl::StrFormat("%s; re-measured: ref %.1f%%, candidate %.1f%% (threshold %.0f%%)",
-                           first, a.ref_spread * 100, a.cand_spread * 100,
-                           options_.noise_threshold * 100));
+      noise = absl::StrFormat("spread %s; re-measured %gx longer: %s (threshold %.0f%%)", first,
+                              options_.noise_remeasure_scale, spreads(a), options_.noise_threshold * 100);
     }
   }
 
-  double speedup = a.cand > 0 ? a.ref / a.cand : 0;
-  if (aggregation == v1::AGGREGATION_BUCKETED) speedup = RoundTowardOne(speedup, options_.round_step);
-  SpeedupInterval ci =
-      BootstrapSpeedup(DeviceTimes(m->reference_samples()), DeviceTimes(m->candidate_samples()),
-                       options_.bootstrap_resamples, next_seed());
+  auto speedup_of = [&](const Aggregate& x) {
+    const double s = x.cand > 0 ? x.ref / x.cand : 0;
+    return aggregation == v1::AGGREGATION_BUCKETED ? RoundTowardOne(s, options_.round_step) : s;
+  };
+  auto interval_of = [&](const v1::MeasurePairResponse& x) {
+    return BootstrapSpeedup(DeviceTimes(x.reference_samples()), DeviceTimes(x.candidate_samples()),
+                            options_.bootstrap_resamples, next_seed());
+  };
+  double speedup = speedup_of(a);
+  SpeedupInterval ci = interval_of(*m);
+  CheckMeasurement(*m, a, &resp);
 
-  // Implausible jumps are measured again (the worker may pick another lane).
+  // Implausible jumps are measured again (the worker may pick another lane);
+  // the lower of the two counts, with its own times and noise.
   const double best = request.best_known_speedup();
   if (speedup > options_.jump_speedup || (best > 0 && speedup > options_.jump_vs_best * best)) {
     if (metrics_) metrics_->CountRemeasurement("jump");
     auto again = measure();
     if (!again.ok()) return again.status();
     if (again->verdict() != v1::VERDICT_OK) return failed(*again);
-    Aggregate b = Summarize(*again, aggregation);
-    double second = b.cand > 0 ? b.ref / b.cand : 0;
-    if (aggregation == v1::AGGREGATION_BUCKETED) second = RoundTowardOne(second, options_.round_step);
-    const SpeedupInterval ci2 =
-        BootstrapSpeedup(DeviceTimes(again->reference_samples()), DeviceTimes(again->candidate_samples()),
-                         options_.bootstrap_resamples, next_seed());
-    // Either measurement's noise widens the band; neither narrows it.
+    const Aggregate b = Summarize(*again, aggregation);
+    const double second = speedup_of(b);
+    const SpeedupInterval ci2 = interval_of(*again);
+    CheckMeasurement(*again, b, &resp);
+    // Either measurement's noise widens the band, up to a cap; neither
+    // narrows it.
     auto half = [](const SpeedupInterval& c, double s) { return s > 0 ? (c.high - c.low) / (2 * s) : 0.0; };
-    const double band = std::max(options_.reverify_agreement, half(ci, speedup) + half(ci2, second));
+    const double band = std::clamp(half(ci, speedup) + half(ci2, second), options_.reverify_agreement,
+                                   std::max(options_.reverify_agreement, options_.reverify_agreement_max));
     const double lower = std::min(speedup, second), higher = std::max(speedup, second);
     std::string evidence = absl::StrFormat(
         "speedup %.3gx (best known %.3gx) re-measured on %s: %.3gx (band %.0f%%)", speedup, best,
@@ -311,69 +326,39 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     } else {
       resp.add_flag_evidence(absl::StrCat("re-verified: ", evidence, "; the lower counts"));
       if (second < speedup) {
+        m = std::move(again);
+        a = b;
         speedup = second;
         ci = ci2;
+        noise = is_noisy(a) ? absl::StrFormat("spread of the re-measured jump: %s (threshold %.0f%%)", spreads(a),
+                                              options_.noise_threshold * 100)
+                            : "";
       }
     }
   }
 
-  // Side stream: time the candidate's stream does not see, beyond what the
-  // reference shows for the same synchronization.
-  const double cand_gap = a.cand - a.cand_stream, ref_gap = a.ref - a.ref_stream;
-  // Every call pays a few microseconds of synchronization beyond its stream
-  // events; the reference's gap measures it, but only up to
-  // side_stream_sync_allowance (a reference may itself work off its stream,
-  // e.g. allocate inside the call, and that must not excuse the candidate).
-  // What the candidate's gap adds on top is work its stream never saw.
-  const double extra_gap =
-      cand_gap - std::clamp(ref_gap, 0.0, options_.side_stream_sync_allowance_seconds);
-  if (a.cand_stream < 0.5 * a.cand &&
-      extra_gap > std::max(options_.side_stream_min_gap_seconds, 0.2 * a.cand)) {
-    flag(v1::FLAG_SIDE_STREAM,
-         absl::StrCat("candidate: stream events ", Ms(a.cand_stream), " vs device-synchronized ",
-                      Ms(a.cand), " (reference ", Ms(a.ref_stream), " vs ", Ms(a.ref), ")"));
+  if (!noise.empty()) {
+    const double half = speedup > 0 ? (ci.high - ci.low) / (2 * speedup) : 1.0;
+    const std::string interval = absl::StrFormat("; the speedup's interval [%.3g, %.3g] is +/-%.1f%% (threshold %.0f%%)",
+                                                 ci.low, ci.high, half * 100, options_.noise_ci_threshold * 100);
+    if (a.bucket_disagreement > options_.bucket_disagreement) {
+      flag(v1::FLAG_NOISY, absl::StrFormat("%s; buckets disagree by %.1f%%", noise, a.bucket_disagreement * 100));
+    } else if (!(half <= options_.noise_ci_threshold) || !(ci.low > 0)) {
+      flag(v1::FLAG_NOISY, noise + interval);
+    } else {
+      // As a NOISY reward is paid (lib/reward): the end of the interval
+      // nearest 1, so noise can only pull the speedup toward "no change".
+      const double conservative = reward::ConservativeSpeedup({v1::VERDICT_OK, speedup, {}, ci.low, ci.high});
+      resp.add_flag_evidence(absl::StrFormat("noisy calls, speedup pinned down: %s%s; counted at %.3gx, not %.3gx",
+                                             noise, interval, conservative, speedup));
+      speedup = conservative;
+    }
   }
 
   if (output_mismatches > 0) {
     flag(v1::FLAG_WRITE_AFTER_RETURN,
          absl::StrCat(output_mismatches, " of ", output_checks,
                       " timed calls returned outputs that differ from the reference's: ", mismatch_detail));
-  }
-
-  // Time the runner does not account for: the worker's round trip minus the
-  // runner's own report. Both sides pay the same flush and input generation,
-  // so a candidate whose hidden time is much larger is doing (or faking)
-  // work outside its reported window.
-  // Compared pair by pair: both calls of a pair share inputs, flush and load.
-  const std::vector<double> hc = HiddenTimes(m->candidate_samples(), m->candidate_outside_seconds());
-  const std::vector<double> hr = HiddenTimes(m->reference_samples(), m->reference_outside_seconds());
-  std::vector<double> excess;
-  for (size_t i = 0; i < hc.size() && i < hr.size(); ++i) excess.push_back(hc[i] - hr[i]);
-  const double hidden_c = Median(hc), hidden_r = Median(hr), hidden_excess = Median(excess);
-  // The allowance grows with the overhead itself (cache flush and input
-  // generation dominate it on the host backend), so the check is only as
-  // sensitive as that overhead is steady.
-  const double allowed = std::max({options_.timer_slack_seconds,
-                                   options_.timer_slack_fraction * a.ref,
-                                   options_.timer_slack_overhead_fraction * hidden_r});
-  if (hidden_excess > allowed) {
-    flag(v1::FLAG_TIMER_MISMATCH,
-         absl::StrCat("round trip minus reported time: candidate ", Ms(hidden_c), ", reference ",
-                      Ms(hidden_r), ", paired excess ", Ms(hidden_excess), " (allowed ",
-                      Ms(allowed), ")"));
-  }
-
-  // The backend the worker chose for the lane.
-  const v1::Backend backend = m->backend();
-  const DeviceCeiling ceiling = CeilingFor(m->device_name(), backend);
-  double floor = 0;
-  if (ceiling.bytes_per_second > 0) floor = std::max(floor, m->task_bytes() / ceiling.bytes_per_second);
-  if (ceiling.flops_per_second > 0) floor = std::max(floor, m->task_flops() / ceiling.flops_per_second);
-  if (floor > 0 && a.cand < floor) {
-    flag(v1::FLAG_BELOW_PHYSICAL_FLOOR,
-         absl::StrCat("candidate ", Ms(a.cand), " is below the floor ", Ms(floor), " (",
-                      m->task_bytes(), " bytes, ", m->task_flops(), " flops on ",
-                      m->device_name(), ")"));
   }
 
   resp.set_verdict(v1::VERDICT_OK);
@@ -391,8 +376,68 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
   resp.set_calls_per_sample(std::max(1, m->calls_per_sample()));
   resp.set_timing_mode(m->timing_mode());
   resp.set_graph_fallback(m->graph_fallback());
-  RememberBaseline(BaselineKey(request.task(), backend, m->device_name()), *m);
+  RememberBaseline(BaselineKey(request.task(), m->backend(), m->device_name()), *m);
   return resp;
+}
+
+void TimingOracle::CheckMeasurement(const v1::MeasurePairResponse& m, const Aggregate& a,
+                                    v1::TimeResponse* resp) const {
+  auto flag = [&](v1::Flag f, const std::string& evidence) {
+    AddFlag(resp->mutable_flags(), f);
+    resp->add_flag_evidence(absl::StrCat(v1::Flag_Name(f), ": ", evidence));
+  };
+  // Side stream: time the candidate's stream does not see, beyond what the
+  // reference shows for the same synchronization.
+  const double cand_gap = a.cand - a.cand_stream, ref_gap = a.ref - a.ref_stream;
+  // Every call pays a few microseconds of synchronization beyond its stream
+  // events; the reference's gap measures it, but only up to
+  // side_stream_sync_allowance (a reference may itself work off its stream,
+  // e.g. allocate inside the call, and that must not excuse the candidate).
+  // What the candidate's gap adds on top is work its stream never saw.
+  const double extra_gap =
+      cand_gap - std::clamp(ref_gap, 0.0, options_.side_stream_sync_allowance_seconds);
+  if (a.cand_stream < 0.5 * a.cand &&
+      extra_gap > std::max(options_.side_stream_min_gap_seconds, 0.2 * a.cand)) {
+    flag(v1::FLAG_SIDE_STREAM,
+         absl::StrCat("candidate: stream events ", Ms(a.cand_stream), " vs device-synchronized ",
+                      Ms(a.cand), " (reference ", Ms(a.ref_stream), " vs ", Ms(a.ref), ")"));
+  }
+
+  // Time the runner does not account for: the worker's round trip minus the
+  // runner's own report. Both sides pay the same flush and input generation,
+  // so a candidate whose hidden time is much larger is doing (or faking)
+  // work outside its reported window.
+  // Compared pair by pair: both calls of a pair share inputs, flush and load.
+  const std::vector<double> hc = HiddenTimes(m.candidate_samples(), m.candidate_outside_seconds());
+  const std::vector<double> hr = HiddenTimes(m.reference_samples(), m.reference_outside_seconds());
+  std::vector<double> excess;
+  for (size_t i = 0; i < hc.size() && i < hr.size(); ++i) excess.push_back(hc[i] - hr[i]);
+  const double hidden_c = Median(hc), hidden_r = Median(hr), hidden_excess = Median(excess);
+  // The allowance grows with the overhead itself (cache flush and input
+  // generation dominate it on the host backend), so the check is only as
+  // sensitive as that overhead is steady.
+  const double allowed = std::max({options_.timer_slack_seconds,
+                                   options_.timer_slack_fraction * a.ref,
+                                   options_.timer_slack_overhead_fraction * hidden_r});
+  if (hidden_excess > allowed) {
+    flag(v1::FLAG_TIMER_MISMATCH,
+         absl::StrCat("round trip minus reported time: candidate ", Ms(hidden_c), ", reference ",
+                      Ms(hidden_r), ", paired excess ", Ms(hidden_excess), " (allowed ",
+                      Ms(allowed), ")"));
+  }
+
+  // Faster than the device can move the task's bytes or do its flops, on
+  // the backend the worker chose for the lane.
+  const DeviceCeiling ceiling = CeilingFor(m.device_name(), m.backend());
+  double floor = 0;
+  if (ceiling.bytes_per_second > 0) floor = std::max(floor, m.task_bytes() / ceiling.bytes_per_second);
+  if (ceiling.flops_per_second > 0) floor = std::max(floor, m.task_flops() / ceiling.flops_per_second);
+  if (floor > 0 && a.cand < floor) {
+    flag(v1::FLAG_BELOW_PHYSICAL_FLOOR,
+         absl::StrCat("candidate ", Ms(a.cand), " is below the floor ", Ms(floor), " (",
+                      m.task_bytes(), " bytes, ", m.task_flops(), " flops on ",
+                      m.device_name(), ")"));
+  }
 }
 
 absl::StatusOr<v1::Baseline> TimingOracle::GetBaseline(const v1::GetBaselineRequest& request,

@@ -62,16 +62,29 @@ struct OracleOptions {
   // Most of the reference's own gap that counts as ordinary synchronization.
   double side_stream_sync_allowance_seconds = 10e-6;
   // Noise: relative spread (MAD / median) of either side above this is
-  // re-measured once, then reported as FLAG_NOISY.
+  // measured again, noise_remeasure_scale times longer (budget and pairs;
+  // the budget at most noise_remeasure_max_seconds, or the first one's when
+  // that is longer). Still that spread there, it is FLAG_NOISY (rewarded at
+  // its interval's end nearest 1: lib/reward) when the buckets disagree or
+  // the speedup's interval is wider than noise_ci_threshold (relative
+  // half-width). Narrower, the speedup is that same conservative value and
+  // no flag: the longer measurement pinned it down through the noise (a
+  // loaded 2-core machine spreads honest calls by 10-20 %), and a prompt
+  // shows it as a speedup rather than as withheld.
   double noise_threshold = 0.10;
+  double noise_remeasure_scale = 4;
+  double noise_remeasure_max_seconds = 60;
+  double noise_ci_threshold = 0.10;
   // Implausible: speedup above this, or above jump_vs_best x the best known,
   // is measured again. The two must agree within reverify_agreement, or
   // within their own intervals' relative half-widths added when those are
-  // wider (two honest host measurements of a 15x candidate differ by 10-20%);
-  // the lower of the two is the speedup. Beyond that: FLAG_IMPLAUSIBLE_JUMP.
+  // wider, up to reverify_agreement_max (two honest host measurements of a
+  // 15x candidate differ by 10-20%); the lower of the two counts, with its
+  // own times and noise. Beyond that: FLAG_IMPLAUSIBLE_JUMP.
   double jump_speedup = 10;
   double jump_vs_best = 2;
   double reverify_agreement = 0.25;
+  double reverify_agreement_max = 0.5;
   // Timer cross-check: the candidate's (outside - inside) time may exceed the
   // reference's by at most the largest of these allowances:
   // timer_slack_seconds, timer_slack_fraction of the reference's time.
@@ -125,6 +138,9 @@ class TimingOracle {
   v1::MeasurePairRequest PairRequest(const v1::TimeRequest& request, const std::string& artifact,
                                      uint64_t seed) const;
   DeviceCeiling CeilingFor(const std::string& device, v1::Backend backend) const;
+  // The checks each measurement of a candidate answers for (side stream,
+  // hidden time, physical floor): flags and evidence into *resp.
+  void CheckMeasurement(const v1::MeasurePairResponse& m, const Aggregate& a, v1::TimeResponse* resp) const;
   void RememberBaseline(const std::string& key, const v1::MeasurePairResponse& m);
   static std::string BaselineKey(const v1::Task& task, v1::Backend backend,
                                  const std::string& device);

@@ -24,7 +24,12 @@ void BindTimingOptions(OptionSet* set, TimingOptions* o) {
   set->Add("eager_timing", &o->oracle.eager_timing,
            "time GPU calls as launched instead of replaying CUDA graphs of them (KernelBench's convention)");
   set->Add("noise_threshold", &o->oracle.noise_threshold,
-           "relative spread (MAD/median) above which a measurement is re-taken");
+           "relative spread (MAD/median) above which a measurement is re-taken, longer");
+  set->Add("noise_remeasure_scale", &o->oracle.noise_remeasure_scale,
+           "how many times longer (budget and pairs) a noisy measurement is re-taken");
+  set->Add("noise_ci_threshold", &o->oracle.noise_ci_threshold,
+           "a re-taken measurement still noisy is FLAG_NOISY when the speedup's interval is wider than this "
+           "(relative half-width) or its buckets disagree");
   set->Add("jump_speedup", &o->oracle.jump_speedup, "speedups above this are re-measured");
   set->Add("calibrate_host", &o->calibrate_host,
            "measure this machine's memory bandwidth (all cores reading, and a copy; doubled) as the host backend's ceiling");

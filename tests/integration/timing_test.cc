@@ -183,12 +183,18 @@ TEST_CASE("a candidate that fails verification is not timed", "[timing]") {
   CHECK(r.candidate_samples_size() == 0);
 }
 
-TEST_CASE("sleep-induced jitter is reported as noisy, not averaged away", "[timing]") {
+TEST_CASE("sleep-induced jitter is measured longer and said, never averaged into a fast number", "[timing]") {
+  // 0-8 ms of random sleep on a ~5 ms call: the spread stays, so it is
+  // re-measured 4x longer; then either the speedup's interval is still loose
+  // (FLAG_NOISY) or it is pinned down, slower than the reference, with the
+  // noise in the evidence.
   Fixture f;
   v1::TimeResponse r = f.Time(kHacks + "/jitter_sleep.cc");
   INFO(Evidence(r));
   REQUIRE(r.verdict() == v1::VERDICT_OK);
-  CHECK(HasFlag(r, v1::FLAG_NOISY));
+  CHECK(r.measurements() == 2);
+  CHECK((HasFlag(r, v1::FLAG_NOISY) || Evidence(r).find("noisy calls, speedup pinned down") != std::string::npos));
+  CHECK(r.speedup() < 0.9);
 }
 
 TEST_CASE("a candidate fast only on its first call is timed at its steady state", "[timing]") {

@@ -117,15 +117,37 @@ TEST_CASE("side-stream work shows as a stream/device gap and is flagged", "[orac
   CHECK(Has(r, v1::FLAG_SIDE_STREAM));
 }
 
-TEST_CASE("noise is re-measured once, then flagged", "[oracle]") {
+TEST_CASE("noise is re-measured once, longer, then flagged where the speedup stays loose", "[oracle]") {
   FakeWorkerClient w;
-  Side noisy{1e-3, 1e-3, 2e-4, 0.5};
+  Side noisy{1e-3, 1e-3, 2e-4, 1.0};
   w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 3));
   w.Push(Pairs({2e-3, 2e-3}, noisy, 100, 4));
   auto r = Time(&w);
-  CHECK(w.pair_requests().size() == 2);
+  REQUIRE(w.pair_requests().size() == 2);
+  // 4x longer: the pairs, and the budget up to its 60 s ceiling (30 s by default).
+  CHECK(w.pair_requests()[0].budget_seconds() == Approx(30));
+  CHECK(w.pair_requests()[1].budget_seconds() == Approx(60));
+  CHECK(w.pair_requests()[1].max_pairs() == 4 * w.pair_requests()[0].max_pairs());
   CHECK(Has(r, v1::FLAG_NOISY));
   CHECK(r.measurements() == 2);
+
+  // Calls spread by 20 % (a loaded 2-core machine), yet 400 pairs pin the
+  // speedup to a few percent: no flag, counted at the interval's end nearest
+  // 1 (as a NOISY reward is paid), with the noise said.
+  FakeWorkerClient pinned;
+  Side spread{1e-3, 1e-3, 2e-4, 0.3};
+  pinned.Push(Pairs({2e-3, 2e-3, 2e-4, 0.3}, spread, 100, 30));
+  pinned.Push(Pairs({2e-3, 2e-3, 2e-4, 0.3}, spread, 400, 31));
+  r = Time(&pinned);
+  CHECK(pinned.pair_requests().size() == 2);
+  CHECK_FALSE(Has(r, v1::FLAG_NOISY));
+  CHECK(r.speedup() == r.speedup_ci_low());
+  CHECK(r.speedup() < 2);
+  CHECK(r.speedup() > 1.8);
+  bool said = false;
+  for (const auto& e : r.flag_evidence()) said = said || e.find("noisy calls, speedup pinned down") == 0;
+  CHECK(said);
+
 
   // What the lane time of both measurements adds up to.
   FakeWorkerClient held;
@@ -164,7 +186,10 @@ TEST_CASE("implausible jumps are re-measured; the two must agree, and the lower 
   r = Time(&honest);
   CHECK_FALSE(Has(r, v1::FLAG_IMPLAUSIBLE_JUMP));
   CHECK(r.speedup() == Approx(13).epsilon(0.02));
-  CHECK(r.speedup_ci_high() < 15);  // the interval of the measurement that counts
+  // The times and interval of the measurement that counts.
+  CHECK(r.speedup_ci_high() < 15);
+  CHECK(r.ref_seconds() == Approx(13e-3).epsilon(0.02));
+
 
   FakeWorkerClient disagree;
   disagree.Push(Pairs({20e-3, 20e-3}, {1e-3, 1e-3}, 100, 9));
