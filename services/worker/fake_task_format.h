@@ -361,7 +361,7 @@ class FakeSession final : public SessionInterface {
     return Ok();
   }
 
-  const FakeEvalTask& task_;
+  const FakeEvalTask task_;  // a copy: a session may outlive the load it was started from
   const Side side_;
   const std::string behaviour_;
   FakeClock* clock_;
