@@ -49,6 +49,12 @@ std::vector<double> HiddenTimes(const google::protobuf::RepeatedPtrField<v1::Tim
 
 std::string Ms(double seconds) { return absl::StrFormat("%.4g ms", seconds * 1e3); }
 
+// Raises `f` (once) with its evidence line.
+void Flag(v1::TimeResponse* resp, v1::Flag f, const std::string& evidence) {
+  AddFlag(resp->mutable_flags(), f);
+  resp->add_flag_evidence(absl::StrCat(v1::Flag_Name(f), ": ", evidence));
+}
+
 }  // namespace
 
 TimingOracle::TimingOracle(OracleOptions options, WorkerSetInterface* workers, ClockInterface* clock,
@@ -248,10 +254,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     for (const auto& msg : m.messages()) resp.add_flag_evidence(msg);
     return resp;
   };
-  auto flag = [&](v1::Flag f, const std::string& evidence) {
-    AddFlag(resp.mutable_flags(), f);
-    resp.add_flag_evidence(absl::StrCat(v1::Flag_Name(f), ": ", evidence));
-  };
+  auto flag = [&](v1::Flag f, const std::string& evidence) { Flag(&resp, f, evidence); };
 
   auto m = measure();
   if (!m.ok() && m.status().code() == absl::StatusCode::kNotFound && !request.artifact_id().empty() &&
@@ -382,10 +385,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
 
 void TimingOracle::CheckMeasurement(const v1::MeasurePairResponse& m, const Aggregate& a,
                                     v1::TimeResponse* resp) const {
-  auto flag = [&](v1::Flag f, const std::string& evidence) {
-    AddFlag(resp->mutable_flags(), f);
-    resp->add_flag_evidence(absl::StrCat(v1::Flag_Name(f), ": ", evidence));
-  };
+  auto flag = [&](v1::Flag f, const std::string& evidence) { Flag(resp, f, evidence); };
   // Side stream: time the candidate's stream does not see, beyond what the
   // reference shows for the same synchronization.
   const double cand_gap = a.cand - a.cand_stream, ref_gap = a.ref - a.ref_stream;
