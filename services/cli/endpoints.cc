@@ -1,6 +1,8 @@
 #include "services/cli/endpoints.h"
 
 #include "common/status.h"
+#include "services/timing/grpc_timing_client.h"
+#include "services/worker/grpc_worker_client.h"
 
 namespace crl::cli {
 

@@ -17,7 +17,7 @@
 #include "common/utf8.h"
 #include "services/cli/commands.h"
 #include "services/cli/task_message.h"
-#include "services/prompt/prompt_client.h"
+#include "services/prompt/grpc_prompt_client.h"
 
 namespace crl::cli {
 namespace {

@@ -42,9 +42,9 @@
 #include "lib/stats/stats.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
-#include "services/orchestrator/orchestrator_client.h"
-#include "services/sampler/sampler_client.h"
-#include "services/trainer/trainer_client.h"
+#include "services/orchestrator/grpc_orchestrator_client.h"
+#include "services/sampler/grpc_sampler_client.h"
+#include "services/trainer/grpc_trainer_client.h"
 
 namespace crl::cli {
 namespace {

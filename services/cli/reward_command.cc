@@ -31,7 +31,7 @@
 #include "services/cli/local_cluster.h"
 #include "services/cli/reward_http.h"
 #include "services/cli/task_message.h"
-#include "services/orchestrator/orchestrator_client.h"
+#include "services/orchestrator/grpc_orchestrator_client.h"
 
 namespace crl::cli {
 namespace {

@@ -24,7 +24,7 @@
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
 #include "services/cli/task_message.h"
-#include "services/orchestrator/orchestrator_client.h"
+#include "services/orchestrator/grpc_orchestrator_client.h"
 #include "lib/run/run_spec.h"
 
 namespace crl::cli {

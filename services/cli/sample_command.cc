@@ -15,7 +15,7 @@
 #include "common/file.h"
 #include "common/status.h"
 #include "services/cli/commands.h"
-#include "services/sampler/sampler_client.h"
+#include "services/sampler/grpc_sampler_client.h"
 
 namespace crl::cli {
 namespace {

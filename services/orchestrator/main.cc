@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <thread>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -21,6 +21,11 @@
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/orchestrator_service.h"
 #include "services/orchestrator/open_store.h"
+#include "services/prompt/grpc_prompt_client.h"
+#include "services/sampler/grpc_sampler_client.h"
+#include "services/timing/grpc_timing_client.h"
+#include "services/trainer/grpc_trainer_client.h"
+#include "services/worker/grpc_worker_client.h"
 
 namespace {
 

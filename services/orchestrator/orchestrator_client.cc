@@ -1,4 +1,4 @@
-#include "services/orchestrator/orchestrator_client.h"
+#include "services/orchestrator/grpc_orchestrator_client.h"
 
 #include "common/grpc_status.h"
 #include "common/status.h"

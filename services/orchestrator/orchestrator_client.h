@@ -1,5 +1,6 @@
 // The one way the CLI, tests and other programs reach crl-orchestrator
-// (OrchestratorService): an interface and its gRPC implementation.
+// (OrchestratorService): an interface (free of gRPC) and its gRPC
+// implementation in grpc_orchestrator_client.h.
 #ifndef CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_CLIENT_H_
 #define CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_CLIENT_H_
 
@@ -8,9 +9,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/client.h"
 #include "common/context.h"
-#include "crl/v1/orchestrator.grpc.pb.h"
+#include "crl/v1/orchestrator.pb.h"
 
 namespace crl {
 
@@ -34,31 +34,6 @@ class OrchestratorClientInterface {
   // sequence seen) or `context` is cancelled.
   virtual absl::Status WatchRun(const v1::WatchRunRequest& request, const RequestContext& context,
                                 const std::function<void(const v1::RunEvent&)>& on_event) = 0;
-};
-
-class GrpcOrchestratorClient final : public OrchestratorClientInterface {
- public:
-  static absl::StatusOr<std::unique_ptr<GrpcOrchestratorClient>> Create(const std::string& target,
-                                                                        const ClientOptions& options);
-  absl::StatusOr<v1::Run> SubmitRun(const v1::SubmitRunRequest& request, const RequestContext& context) override;
-  absl::StatusOr<v1::Run> GetRun(const std::string& run_id, const RequestContext& context) override;
-  absl::StatusOr<v1::ListRunsResponse> ListRuns(const v1::ListRunsRequest& request,
-                                                const RequestContext& context) override;
-  absl::StatusOr<v1::Run> CancelRun(const std::string& run_id, const RequestContext& context) override;
-  absl::StatusOr<v1::GetBestVariantsResponse> GetBestVariants(const v1::GetBestVariantsRequest& request,
-                                                              const RequestContext& context) override;
-  absl::StatusOr<v1::ExportRunResponse> ExportRun(const v1::ExportRunRequest& request,
-                                                  const RequestContext& context) override;
-  absl::StatusOr<v1::ScoreCompletionsResponse> ScoreCompletions(const v1::ScoreCompletionsRequest& request,
-                                                                const RequestContext& context) override;
-  absl::Status WatchRun(const v1::WatchRunRequest& request, const RequestContext& context,
-                        const std::function<void(const v1::RunEvent&)>& on_event) override;
-
- private:
-  explicit GrpcOrchestratorClient(RpcClient client)
-      : client_(std::move(client)), stub_(v1::OrchestratorService::NewStub(client_.channel())) {}
-  RpcClient client_;
-  std::unique_ptr<v1::OrchestratorService::Stub> stub_;
 };
 
 }  // namespace crl

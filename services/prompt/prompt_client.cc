@@ -1,4 +1,4 @@
-#include "services/prompt/prompt_client.h"
+#include "services/prompt/grpc_prompt_client.h"
 
 #include "common/status.h"
 

@@ -1,6 +1,7 @@
-// The one way other services and the CLI reach crl-prompt (PromptService):
-// an interface, its gRPC implementation, and an in-process prompt builder for
-// single-process use. The fake for tests is fake_prompt_client.h.
+// The one way other services and the CLI reach crl-prompt (PromptService): an
+// interface (free of gRPC: code that only uses a client compiles without it),
+// its gRPC implementation in grpc_prompt_client.h, and an in-process prompt
+// builder for single-process use. The fake for tests is fake_prompt_client.h.
 #ifndef CRL_SERVICES_PROMPT_PROMPT_CLIENT_H_
 #define CRL_SERVICES_PROMPT_PROMPT_CLIENT_H_
 
@@ -9,9 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/client.h"
 #include "common/context.h"
-#include "crl/v1/prompt.grpc.pb.h"
+#include "crl/v1/prompt.pb.h"
 
 namespace crl {
 
@@ -24,23 +24,6 @@ class PromptClientInterface {
       const v1::BuildPromptRequest& request, const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::ParseCompletionResponse> ParseCompletion(
       const v1::ParseCompletionRequest& request, const RequestContext& context) = 0;
-};
-
-// crl-prompt over gRPC.
-class GrpcPromptClient final : public PromptClientInterface {
- public:
-  static absl::StatusOr<std::unique_ptr<GrpcPromptClient>> Create(const std::string& target,
-                                                                  const ClientOptions& options);
-  absl::StatusOr<v1::BuildPromptResponse> BuildPrompt(const v1::BuildPromptRequest& request,
-                                                      const RequestContext& context) override;
-  absl::StatusOr<v1::ParseCompletionResponse> ParseCompletion(
-      const v1::ParseCompletionRequest& request, const RequestContext& context) override;
-
- private:
-  explicit GrpcPromptClient(RpcClient client)
-      : client_(std::move(client)), stub_(v1::PromptService::NewStub(client_.channel())) {}
-  RpcClient client_;
-  std::unique_ptr<v1::PromptService::Stub> stub_;
 };
 
 struct LocalPromptOptions {

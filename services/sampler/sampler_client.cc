@@ -1,4 +1,4 @@
-#include "services/sampler/sampler_client.h"
+#include "services/sampler/grpc_sampler_client.h"
 
 #include "common/status.h"
 

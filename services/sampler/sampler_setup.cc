@@ -4,6 +4,7 @@
 #include "common/backoff.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "services/trainer/grpc_trainer_client.h"
 
 namespace crl::sampler {
 

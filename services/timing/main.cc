@@ -12,7 +12,7 @@
 #include "services/timing/timing_setup.h"
 #include "services/timing/worker_set.h"
 #include "common/status.h"
-#include "services/worker/worker_client.h"
+#include "services/worker/grpc_worker_client.h"
 
 int main(int argc, char** argv) {
   crl::ServiceMain service_main({"crl-timing", "crl.v1.TimingService",

@@ -1,4 +1,4 @@
-#include "services/timing/timing_client.h"
+#include "services/timing/grpc_timing_client.h"
 
 #include "common/status.h"
 

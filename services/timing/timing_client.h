@@ -1,6 +1,7 @@
-// The one way other services and the CLI reach crl-timing (TimingService):
-// an interface, its gRPC implementation, and an in-process oracle over a
-// worker client for single-process use. The fake for tests is
+// The one way other services and the CLI reach crl-timing (TimingService): an
+// interface (free of gRPC: code that only uses a client compiles without it),
+// its gRPC implementation in grpc_timing_client.h, and an in-process oracle
+// over a worker client for single-process use. The fake for tests is
 // fake_timing_client.h.
 #ifndef CRL_SERVICES_TIMING_TIMING_CLIENT_H_
 #define CRL_SERVICES_TIMING_TIMING_CLIENT_H_
@@ -9,9 +10,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/client.h"
 #include "common/context.h"
-#include "crl/v1/timing.grpc.pb.h"
+#include "crl/v1/timing.pb.h"
 #include "services/worker/worker_client.h"
 
 namespace crl {
@@ -28,25 +28,6 @@ class TimingClientInterface {
                                                    const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::RewardResult> ComputeReward(const v1::ComputeRewardRequest& request,
                                                          const RequestContext& context) = 0;
-};
-
-// crl-timing over gRPC.
-class GrpcTimingClient final : public TimingClientInterface {
- public:
-  static absl::StatusOr<std::unique_ptr<GrpcTimingClient>> Create(const std::string& target,
-                                                                  const ClientOptions& options);
-  absl::StatusOr<v1::TimeResponse> Time(const v1::TimeRequest& request,
-                                        const RequestContext& context) override;
-  absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request,
-                                           const RequestContext& context) override;
-  absl::StatusOr<v1::RewardResult> ComputeReward(const v1::ComputeRewardRequest& request,
-                                                 const RequestContext& context) override;
-
- private:
-  explicit GrpcTimingClient(RpcClient client)
-      : client_(std::move(client)), stub_(v1::TimingService::NewStub(client_.channel())) {}
-  RpcClient client_;
-  std::unique_ptr<v1::TimingService::Stub> stub_;
 };
 
 struct LocalTimingOptions {

@@ -1,4 +1,4 @@
-#include "services/trainer/trainer_client.h"
+#include "services/trainer/grpc_trainer_client.h"
 
 #include "common/status.h"
 

@@ -1,6 +1,7 @@
-// The one way other services and the CLI reach crl-trainer (TrainerService):
-// an interface, its gRPC implementation, and an in-process trainer for
-// single-process use (StartLocalTrainer, in crl_trainer_lib: it needs
+// The one way other services and the CLI reach crl-trainer (TrainerService): an
+// interface (free of gRPC: code that only uses a client compiles without it),
+// its gRPC implementation in grpc_trainer_client.h, and an in-process trainer
+// for single-process use (StartLocalTrainer, in crl_trainer_lib: it needs
 // LibTorch). The fake for tests is fake_trainer_client.h.
 #ifndef CRL_SERVICES_TRAINER_TRAINER_CLIENT_H_
 #define CRL_SERVICES_TRAINER_TRAINER_CLIENT_H_
@@ -10,9 +11,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/client.h"
 #include "common/context.h"
-#include "crl/v1/trainer.grpc.pb.h"
+#include "crl/v1/trainer.pb.h"
 
 namespace crl {
 
@@ -35,31 +35,6 @@ class TrainerClientInterface {
   // trainer drains (OK) or the connection breaks (UNAVAILABLE).
   virtual absl::Status WatchPolicyVersions(
       const RequestContext& context, const std::function<void(const v1::PolicyVersion&)>& on_version) = 0;
-};
-
-// crl-trainer over gRPC.
-class GrpcTrainerClient final : public TrainerClientInterface {
- public:
-  static absl::StatusOr<std::unique_ptr<GrpcTrainerClient>> Create(const std::string& target,
-                                                                   const ClientOptions& options);
-  absl::StatusOr<v1::SubmitGroupResponse> SubmitGroup(const v1::SubmitGroupRequest& request,
-                                                      const RequestContext& context) override;
-  absl::StatusOr<v1::SubmitExamplesResponse> SubmitExamples(const v1::SubmitExamplesRequest& request,
-                                                            const RequestContext& context) override;
-  absl::StatusOr<v1::PolicyVersion> GetPolicyVersion(const RequestContext& context) override;
-  absl::StatusOr<v1::CheckpointResponse> Checkpoint(const RequestContext& context) override;
-  absl::StatusOr<v1::FlushResponse> Flush(const RequestContext& context) override;
-  absl::StatusOr<v1::PolicyVersion> BeginPhase(const v1::BeginPhaseRequest& request,
-                                               const RequestContext& context) override;
-  absl::Status WatchPolicyVersions(
-      const RequestContext& context,
-      const std::function<void(const v1::PolicyVersion&)>& on_version) override;
-
- private:
-  explicit GrpcTrainerClient(RpcClient client)
-      : client_(std::move(client)), stub_(v1::TrainerService::NewStub(client_.channel())) {}
-  RpcClient client_;
-  std::unique_ptr<v1::TrainerService::Stub> stub_;
 };
 
 }  // namespace crl

@@ -1,4 +1,4 @@
-#include "services/worker/worker_client.h"
+#include "services/worker/grpc_worker_client.h"
 
 #include "common/status.h"
 

@@ -1,5 +1,6 @@
-// The one way other services and the CLI reach a crl-worker (EvalService):
-// an interface, its gRPC implementation, and an in-process worker for
+// The one way other services and the CLI reach a crl-worker (EvalService): an
+// interface (free of gRPC: code that only uses a client compiles without it),
+// its gRPC implementation in grpc_worker_client.h, and an in-process worker for
 // machines that run everything in one process. The fake for tests is
 // fake_worker_client.h. Nothing else of services/worker/ is for outside use.
 //
@@ -12,10 +13,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/client.h"
 #include "common/context.h"
 #include "common/options.h"
-#include "crl/v1/eval.grpc.pb.h"
+#include "crl/v1/eval.pb.h"
 
 namespace crl {
 
@@ -34,30 +34,6 @@ class WorkerClientInterface {
   virtual absl::StatusOr<v1::MeasurePairResponse> MeasurePair(
       const v1::MeasurePairRequest& request, const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::WorkerInfo> GetWorkerInfo(const RequestContext& context) = 0;
-};
-
-// A crl-worker over gRPC: every call carries a deadline (the request's, at
-// most the client's timeout) and the token; cancelling the request cancels
-// the call.
-class GrpcWorkerClient final : public WorkerClientInterface {
- public:
-  static absl::StatusOr<std::unique_ptr<GrpcWorkerClient>> Create(const std::string& target,
-                                                                  const ClientOptions& options);
-  absl::StatusOr<v1::CompileResponse> Compile(const v1::CompileRequest& request,
-                                              const RequestContext& context) override;
-  absl::StatusOr<v1::EvaluateResponse> Evaluate(const v1::EvaluateRequest& request,
-                                                const RequestContext& context) override;
-  absl::StatusOr<v1::MeasureResponse> Measure(const v1::MeasureRequest& request,
-                                              const RequestContext& context) override;
-  absl::StatusOr<v1::MeasurePairResponse> MeasurePair(const v1::MeasurePairRequest& request,
-                                                      const RequestContext& context) override;
-  absl::StatusOr<v1::WorkerInfo> GetWorkerInfo(const RequestContext& context) override;
-
- private:
-  explicit GrpcWorkerClient(RpcClient client)
-      : client_(std::move(client)), stub_(v1::EvalService::NewStub(client_.channel())) {}
-  RpcClient client_;
-  std::unique_ptr<v1::EvalService::Stub> stub_;
 };
 
 struct WorkerOptions;

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "common/file.h"
-#include "services/sampler/sampler_client.h"
+#include "services/sampler/grpc_sampler_client.h"
 #include "tests/integration/policy_fixture.h"
 #include "tests/integration/service_process.h"
 

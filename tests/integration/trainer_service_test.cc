@@ -14,7 +14,7 @@
 
 #include "common/file.h"
 #include "crl/v1/trainer.grpc.pb.h"
-#include "services/trainer/trainer_client.h"
+#include "services/trainer/grpc_trainer_client.h"
 #include "tests/integration/policy_fixture.h"
 #include "tests/integration/service_process.h"
 

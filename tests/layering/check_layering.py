@@ -6,7 +6,14 @@ Floors, lowest first; each may include its own floor and the ones below:
   common/    runtime shared by services (gRPC lives only in the edge files)
   lib/       domain shared by services: no services/, no gRPC in headers
   services/  one folder per service: common/, lib/, runner/, protos, its own
-             folder, and other services' client headers (<svc>_client.h)
+             folder, and other services' client headers (<svc>_client.h,
+             grpc_<svc>_client.h)
+  tools/     benchmarks: any floor below, other services' client headers and
+             the internals of one service per file; never tests/
+
+Nothing below tools/ includes tools/ or tests/. A client interface
+(services/<svc>/<svc>_client.h) and a fake (fake_*.h) are free of gRPC, with
+everything they include: code that only uses a client compiles without it.
 
 Prints every violation as FILE:LINE: what, and exits 1 when there is one.
 """
@@ -34,15 +41,31 @@ def grpc(kind, target):
         "grpc/health/") or target.endswith(".grpc.pb.h")
 
 
+def client_header(service, name):
+    """Whether `name` is one of `service`'s client headers."""
+    return re.fullmatch(rf"(grpc_)?{re.escape(service)}_client\.h", name) is not None
+
+
 def check(path):
     rel = path.relative_to(ROOT).as_posix()
     floor = rel.split("/")[0]
     problems = []
+    internals = set()  # the services whose internals a tools/ file includes
     for number, kind, target in includes(path):
         if not target.startswith(PROJECT) and not grpc(kind, target):
             continue  # system and third-party headers
         where = f"{rel}:{number}"
-        if floor == "runner":
+        if floor != "tests" and target.startswith("tests/") or floor not in (
+                "tests", "tools") and target.startswith("tools/"):
+            problems.append(f"{where}: {floor}/ may not include {target}")
+        if floor == "tools":
+            parts = target.split("/")
+            if target.startswith("services/") and not client_header(parts[1], parts[-1]):
+                internals.add(parts[1])
+                if len(internals) > 1:
+                    problems.append(f"{where}: a tool drives one service's internals, not "
+                                    f"{' and '.join(sorted(internals))} ({target})")
+        elif floor == "runner":
             if kind == '"' and not (target.startswith("runner/") or target == "crl/kernel.h"):
                 problems.append(f"{where}: the runner includes only runner/ ({target})")
         elif floor == "common":
@@ -58,7 +81,7 @@ def check(path):
             if target.startswith("services/"):
                 parts = target.split("/")
                 other = parts[1]
-                if other != service and not re.fullmatch(rf"{re.escape(other)}_client\.h", parts[-1]):
+                if other != service and not client_header(other, parts[-1]):
                     problems.append(f"{where}: services/{service} includes services/{other}'s "
                                     f"internals ({target}); use its client header")
             elif target.startswith(PROJECT) and not target.startswith(
@@ -68,12 +91,40 @@ def check(path):
     return problems
 
 
+def grpc_reached(path, seen):
+    """The first gRPC include reached from `path` through project headers,
+    as "file:line: target", or None."""
+    for number, kind, target in includes(path):
+        if grpc(kind, target):
+            return f"{path.relative_to(ROOT).as_posix()}:{number}: {target}"
+        header = ROOT / target
+        if target.startswith(PROJECT) and header.is_file() and header not in seen:
+            seen.add(header)
+            found = grpc_reached(header, seen)
+            if found:
+                return found
+    return None
+
+
+def check_interfaces():
+    problems = []
+    for path in sorted((ROOT / "services").glob("*/*.h")):
+        service = path.parent.name
+        if path.name == f"{service}_client.h" or path.name.startswith("fake_"):
+            found = grpc_reached(path, {path})
+            if found:
+                problems.append(f"{path.relative_to(ROOT).as_posix()}: a client interface or "
+                                f"fake must not reach gRPC (via {found})")
+    return problems
+
+
 def main():
     problems = []
-    for floor in ("runner", "common", "lib", "services"):
+    for floor in ("runner", "common", "lib", "services", "tools"):
         for path in sorted((ROOT / floor).rglob("*")):
             if path.suffix in SOURCES and path.is_file():
                 problems += check(path)
+    problems += check_interfaces()
     for p in problems:
         print(p)
     print(f"layering: {len(problems)} violation(s)")
