@@ -54,7 +54,7 @@ enum class MessageType : uint32_t {
   kShutdown = 7,
   kTimedGo = 8,
   // The KernelBench harness (runner/python/crl_kb_harness.py) speaks the same
-  // framing with JSON-headed payloads; see services/worker/kb_session.h.
+  // framing with JSON-headed payloads; see services/worker/formats/kernelbench/kb_session.h.
   kKbLoad = 20,
   kKbLoaded = 21,
   kKbCall = 22,

@@ -535,7 +535,7 @@ class Side:
                 "findings": findings}, blobs
 
     def stage(self, header):
-        """Step one of a timed sample on the host (services/worker/kb_format.cc,
+        """Step one of a timed sample on the host (services/worker/formats/kernelbench/kb_format.cc,
         staged timing): the reference makes the sample's inputs from its seed;
         the candidate allocates empty tensors of the shapes the header gives
         (the reference's), which the worker fills while this process is

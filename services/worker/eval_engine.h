@@ -19,11 +19,11 @@
 #include "common/context.h"
 #include "common/executor.h"
 #include "crl/v1/eval.pb.h"
-#include "services/worker/compiler.h"
-#include "services/worker/lanes.h"
-#include "services/worker/reference_cache.h"
-#include "services/worker/task_format.h"
-#include "services/worker/verifier.h"
+#include "services/worker/compile/compiler.h"
+#include "services/worker/lanes/lanes.h"
+#include "services/worker/verify/reference_cache.h"
+#include "services/worker/formats/task_format.h"
+#include "services/worker/verify/verifier.h"
 #include "services/worker/worker_metrics.h"
 
 namespace crl {

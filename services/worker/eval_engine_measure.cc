@@ -15,7 +15,7 @@
 #include "runner/inputs.h"
 #include "services/worker/engine_parts.h"
 #include "services/worker/eval_engine.h"
-#include "services/worker/pair_loop.h"
+#include "services/worker/measure/pair_loop.h"
 
 namespace crl {
 

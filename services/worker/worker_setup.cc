@@ -12,9 +12,9 @@
 #include "common/memory.h"
 #include "common/paths.h"
 #include "common/status.h"
-#include "services/worker/kb_format.h"
-#include "services/worker/native_format.h"
-#include "services/worker/reference_cache.h"
+#include "services/worker/formats/kernelbench/kb_format.h"
+#include "services/worker/formats/native/native_format.h"
+#include "services/worker/verify/reference_cache.h"
 
 namespace crl {
 namespace fs = std::filesystem;

@@ -10,12 +10,12 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/options.h"
-#include "services/worker/disk_budget.h"
+#include "services/worker/compile/disk_budget.h"
 #include "services/worker/eval_engine.h"
-#include "services/worker/kb_format.h"
-#include "services/worker/kb_session.h"
-#include "services/worker/native_format.h"
-#include "services/worker/runner_client.h"
+#include "services/worker/formats/kernelbench/kb_format.h"
+#include "services/worker/formats/kernelbench/kb_session.h"
+#include "services/worker/formats/native/native_format.h"
+#include "services/worker/lanes/runner_client.h"
 
 namespace crl {
 

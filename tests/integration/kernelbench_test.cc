@@ -20,8 +20,8 @@
 
 #include "common/file.h"
 #include "lib/stats/stats.h"
-#include "services/worker/kb_session.h"
-#include "services/worker/runner_client.h"
+#include "services/worker/formats/kernelbench/kb_session.h"
+#include "services/worker/lanes/runner_client.h"
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"

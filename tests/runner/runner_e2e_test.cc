@@ -271,7 +271,7 @@ TEST_CASE("red team: hostile library constructor runs under seccomp", "[runner][
   CHECK(FreshRunnerWorks());
 }
 
-// What a warm pool's runner is sent (services/worker/native_format.h): the
+// What a warm pool's runner is sent (services/worker/formats/native/native_format.h): the
 // backend first, then a library by its bytes (its path is outside the
 // sandbox it was started in).
 LoadRequest WarmOnly() {

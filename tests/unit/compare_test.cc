@@ -7,7 +7,7 @@
 
 #include "crl/kernel.h"
 #include "runner/protocol.h"
-#include "services/worker/compare.h"
+#include "services/worker/verify/compare.h"
 
 namespace crl {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "common/clock.h"
-#include "services/worker/disk_budget.h"
+#include "services/worker/compile/disk_budget.h"
 
 namespace crl {
 namespace {

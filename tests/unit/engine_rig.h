@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "services/worker/eval_engine.h"
-#include "services/worker/fake_task_format.h"
+#include "services/worker/formats/fake_task_format.h"
 
 namespace crl {
 

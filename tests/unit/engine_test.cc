@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "services/worker/verifier.h"
+#include "services/worker/verify/verifier.h"
 #include "tests/unit/engine_rig.h"
 
 namespace crl {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "services/worker/kb_session.h"
+#include "services/worker/formats/kernelbench/kb_session.h"
 
 namespace crl {
 namespace {

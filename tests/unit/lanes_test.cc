@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
-#include "services/worker/lanes.h"
+#include "services/worker/lanes/lanes.h"
 
 namespace crl {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "common/memory.h"
-#include "services/worker/reference_cache.h"
+#include "services/worker/verify/reference_cache.h"
 
 namespace crl {
 namespace {

@@ -1,7 +1,7 @@
 // The timing loop's batching of short calls: how many calls a sample gets,
 // that samples come back per call, and that the compared call is drawn from
 // the whole batch.
-#include "services/worker/pair_loop.h"
+#include "services/worker/measure/pair_loop.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-// The reference cache (services/worker/reference_cache.h) on its own, and in
+// The reference cache (services/worker/verify/reference_cache.h) on its own, and in
 // the engine over fakes: a later verification of a task replays the recorded
 // seeds against the recorded reference answers and starts only the
 // candidate, without judging it any less strictly.
 #include <catch2/catch.hpp>
 
-#include "services/worker/reference_cache.h"
+#include "services/worker/verify/reference_cache.h"
 #include "tests/unit/engine_rig.h"
 
 namespace crl {

@@ -2,7 +2,7 @@
 // filled only once used, every process is handed out once, stale and dead
 // ones are dropped, failures back off, and warming waits for the lane like
 // verification does (never beside a measurement).
-#include "services/worker/warm_pool.h"
+#include "services/worker/lanes/warm_pool.h"
 
 #include <catch2/catch.hpp>
 
