@@ -436,12 +436,17 @@ TEST_CASE("a harness comes up in steps, and is ended by a kill that its own exit
   auto close_seconds = [&](bool kill) {
     auto p = RunnerSession::Spawn(runner, lane,
                                   {"/usr/bin/python3", "-c",
-                                   "import atexit, os, time\natexit.register(time.sleep, 30)\n"
+                                   "import atexit, os, struct, time\natexit.register(time.sleep, 30)\n"
+                                   "os.write(4, struct.pack('<IIQ', 0x314C5243, 7, 0))\n"
                                    "while os.read(3, 65536):\n    pass\n"},
                                   {}, runner::SeccompProfile::kCompiler, 60, bg, &event);
     REQUIRE(p);
     if (kill) p->KillOnClose();
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Its hook is registered once it says so (an empty frame of type 7).
+    std::string said;
+    const RunnerEvent ready = p->Reply(7, 7, 30, &said);
+    INFO(ready.message);
+    REQUIRE(ready.ok);
     const auto t0 = std::chrono::steady_clock::now();
     p->Close();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -169,9 +169,17 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   bool finished = false;
   std::vector<std::string> killed;
   for (const std::string name : {"worker", "timing", "prompt", "sampler", "trainer", "orchestrator"}) {
-    // Wait until the runs are under way (the first candidates scored).
-    std::this_thread::sleep_for(std::chrono::seconds(killed.empty() ? 12 : 4));
-    if ((finished = quickstart_done(&status))) break;
+    if (killed.empty()) {
+      // The first kill once Prometheus sees a run going (up to 2 minutes).
+      for (int i = 0; i < 1200 && !(finished = quickstart_done(&status)); ++i) {
+        if (Query(prom_port, "sum(crl_orchestrator_runs{state=\"running\"})") >= 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    } else {
+      // Then one every few seconds: the drill's pace, not a wait for anything.
+      std::this_thread::sleep_for(std::chrono::seconds(4));
+    }
+    if (finished || (finished = quickstart_done(&status))) break;
     json now = ReadJson(cluster + "/cluster.json");
     REQUIRE(now.contains("services"));
     const int pid = Service(now, name).value("pid", -1);

@@ -333,9 +333,14 @@ TEST_CASE("SIGTERM drains: readiness goes off and the in-flight call completes",
   }
   REQUIRE(in_flight);
   w.process->Signal(SIGTERM);
-  // During the drain delay the server still answers, but is not ready.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  CHECK(w.Health("crl.v1.EvalService") == HealthCheckResponse::NOT_SERVING);
+  // During the drain delay the server still answers, but is not ready: health
+  // turns NOT_SERVING while the call is still in flight.
+  bool not_serving = false;
+  for (int i = 0; i < 500 && !not_serving; ++i) {
+    not_serving = w.Health("crl.v1.EvalService") == HealthCheckResponse::NOT_SERVING;
+    if (!not_serving) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(not_serving);
   {
     std::unique_lock<std::mutex> lock(mu);
     REQUIRE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return done; }));

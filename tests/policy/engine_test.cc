@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "common/file.h"
 #include "lib/policy/bpe_trainer.h"
 #include "lib/policy/decode_graphs.h"
@@ -127,12 +128,16 @@ TEST_CASE("engine: cancellation frees the slots; stop callbacks and bad requests
   auto engine = GenerationEngine::Start(Model(), {2, 256});
   REQUIRE(engine.ok());
   RequestContext ctx;
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    ctx.Cancel();
-  });
-  auto cancelled = (*engine)->Generate(Request({1, 2}, 2, 1.0, 1, 250), ctx);
-  canceller.join();
+  // Cancelled once its second token is out; from then on each token takes a
+  // millisecond, so the waiting caller (which looks every 50 ms) sees the
+  // cancellation long before the 250 tokens are done.
+  GenerationRequest long_one = Request({1, 2}, 2, 1.0, 1, 250);
+  long_one.stop = [&ctx](const std::vector<int>& tokens) {
+    if (tokens.size() == 2) ctx.Cancel();
+    if (tokens.size() >= 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return false;
+  };
+  auto cancelled = (*engine)->Generate(long_one, ctx);
   CHECK(cancelled.status().code() == absl::StatusCode::kCancelled);
   // Both slots are free again: a request of two runs.
   GenerationRequest stopper = Request({1, 2}, 2, 1.0, 9, 50);
@@ -323,14 +328,17 @@ TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under
     CHECK(c.text().find('e') == std::string::npos);
   }
 
-  // Hot swap while 6 threads keep sampling.
+  // Hot swap while 6 threads keep sampling: three sample throughout, three
+  // take their last three samples only after the swap.
   std::atomic<int> ok{0}, failed{0};
   std::mutex mu;
   std::set<std::string> versions;
   std::vector<std::thread> load;
+  absl::Notification swapped;
   for (int i = 0; i < 6; ++i) {
     load.emplace_back([&, i] {
       for (int k = 0; k < 6; ++k) {
+        if (i >= 3 && k == 3) swapped.WaitForNotification();
         v1::SampleRequest q = req;
         q.mutable_params()->set_seed(100 * i + k);
         auto s = (*backend)->Sample(q, RequestContext::Background());
@@ -344,13 +352,18 @@ TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The swap once samples of the old policy have come back.
+  for (int i = 0; i < 6000 && ok.load() + failed.load() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   v1::PolicyVersion next;
   next.set_version("1");
   next.set_step(1);
   next.set_checkpoint_uri(v1);
-  REQUIRE((*backend)->UsePolicy(next).ok());
+  const absl::Status used = (*backend)->UsePolicy(next);
+  swapped.Notify();
   for (auto& th : load) th.join();
+  REQUIRE(used.ok());
   CHECK(failed == 0);
   CHECK(ok == 36);
   CHECK(versions.count("1") == 1);

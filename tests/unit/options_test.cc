@@ -67,7 +67,7 @@ TEST_CASE("flags of every kind parse", "[options]") {
   CHECK_FALSE(o.verbose);
 }
 
-TEST_CASE("-h, --h and --help ask for the usage anywhere; -h is never an argument", "[options]") {
+TEST_CASE("usage: -h, --h and --help ask for the usage anywhere; -h is never an argument", "[options]") {
   for (const char* help : {"-h", "--h", "--help"}) {
     Opts o;
     OptionSet set = Bind(&o);
