@@ -5,8 +5,6 @@
 // needed it, by name, with nothing half-recorded.
 #include <catch2/catch.hpp>
 
-#include <sqlite3.h>
-
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +14,7 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "services/orchestrator/content_backed_store.h"
-#include "services/orchestrator/sqlite_store.h"
+#include "services/orchestrator/fake_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace crl {
@@ -71,19 +69,12 @@ TEST_CASE("disk content store: addresses are SHA-256, same bytes kept once, chan
   }
 }
 
-// The variant row exactly as SQLite holds it.
-v1::Variant RawRow(const std::string& db, const std::string& key) {
-  sqlite3* h = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(h, "SELECT variant FROM variants WHERE key = ?", -1, &st, nullptr) == SQLITE_OK);
-  sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-  v1::Variant v;
-  REQUIRE(v.ParseFromArray(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0)));
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return v;
+// The variant row exactly as the rows' store holds it.
+v1::Variant RawRow(orchestrator::FakeStore::Database* db, const std::string& key) {
+  absl::MutexLock l(&db->mu);
+  auto it = db->variants.find({"r1", key});
+  REQUIRE(it != db->variants.end());
+  return it->second;
 }
 
 v1::Variant Scored(const std::string& key, const std::string& code) {
@@ -100,13 +91,11 @@ v1::Variant Scored(const std::string& key, const std::string& code) {
 
 TEST_CASE("content-backed store: rows hold addresses, reads give the text back, events and groups too",
           "[content][orchestrator]") {
-  TempDir dir("content");
-  const std::string db = dir.path() + "/o.db";
-  auto rows = orchestrator::SqliteStore::Open(db);
-  REQUIRE(rows.ok());
+  auto rows = std::make_unique<orchestrator::FakeStore>();
+  auto db = rows->database();
   auto content = std::make_unique<FakeContentStore>();
   FakeContentStore* blobs = content.get();
-  orchestrator::ContentBackedStore store(std::move(*rows), std::move(content));
+  orchestrator::ContentBackedStore store(std::move(rows), std::move(content));
   bool created = false;
   v1::Run run;
   run.set_run_id("r1");
@@ -128,7 +117,7 @@ TEST_CASE("content-backed store: rows hold addresses, reads give the text back, 
   REQUIRE(store.PutVariant("r1", b).ok());
   CHECK(blobs->size() == 4);  // two completions, one source, one log
 
-  const v1::Variant raw = RawRow(db, a.key());
+  const v1::Variant raw = RawRow(db.get(), a.key());
   CHECK(raw.completion().empty());
   CHECK(raw.candidate().source().empty());
   CHECK(raw.log().empty());
@@ -208,12 +197,9 @@ TEST_CASE("content-backed store: rows hold addresses, reads give the text back, 
 
 TEST_CASE("content-backed store: a content store that fails fails the write or the read, by name",
           "[content][orchestrator]") {
-  TempDir dir("content");
-  auto rows = orchestrator::SqliteStore::Open(dir.path() + "/o.db");
-  REQUIRE(rows.ok());
   auto content = std::make_unique<FakeContentStore>();
   FakeContentStore* blobs = content.get();
-  orchestrator::ContentBackedStore store(std::move(*rows), std::move(content));
+  orchestrator::ContentBackedStore store(std::make_unique<orchestrator::FakeStore>(), std::move(content));
   v1::Run run;
   run.set_run_id("r1");
   bool created;

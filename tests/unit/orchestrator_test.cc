@@ -1,5 +1,5 @@
-// The orchestrator's logic on fakes and a real SQLite file: run specs name
-// their bad fields; the store is idempotent and ordered; a run scores every
+// The orchestrator's logic on fakes (the in-memory store among them): run
+// specs name their bad fields; the store is idempotent and ordered; a run scores every
 // completion once (rejects never reach a worker, an infrastructure failure
 // moves to another worker and is never a reward, a flagged timing is not
 // rewarded as fast), sends its groups to the trainer, and resumes after an
@@ -15,7 +15,7 @@
 #include "lib/run/run_spec.h"
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/run_executor.h"
-#include "services/orchestrator/sqlite_store.h"
+#include "services/orchestrator/fake_store.h"
 #include "services/prompt/fake_prompt_client.h"
 #include "services/sampler/fake_sampler_client.h"
 #include "services/timing/fake_timing_client.h"
@@ -76,8 +76,7 @@ v1::TimeResponse Timed(double speedup, std::vector<v1::Flag> flags = {}) {
 }
 
 struct Rig {
-  TempDir dir{"orch"};
-  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<FakeStore> store = std::make_unique<FakeStore>();
   FakePromptClient prompt;
   FakeSamplerClient sampler;
   FakeWorkerClient w1, w2;
@@ -87,9 +86,6 @@ struct Rig {
   std::unique_ptr<WorkerPool> pool;
 
   Rig() {
-    auto s = SqliteStore::Open(dir.path() + "/o.db");
-    REQUIRE(s.ok());
-    store = std::move(*s);
     pool = std::make_unique<WorkerPool>(std::vector<PooledWorker>{{"w1", &w1}, {"w2", &w2}}, 1, &clock);
   }
   Services services() { return {&prompt, &sampler, pool.get(), &timing, &trainer}; }
