@@ -354,7 +354,8 @@ absl::StatusOr<v1::ScoreCompletionsResponse> Orchestrator::Score(const v1::Score
     }
     task_of[i] = it->second;
   }
-  CandidateScorer scorer(services_, clock_, options_.executor.initial_backoff, options_.executor.max_backoff);
+  CandidateScorer scorer(services_, clock_, options_.executor.initial_backoff, options_.executor.max_backoff,
+                         options_.executor.worker_patience);
   v1::ScoreCompletionsResponse out;
   for (int i = 0; i < request.items_size(); ++i) {
     v1::Variant* v = out.add_results();

@@ -47,6 +47,9 @@ struct ExecutorOptions {
   // After a training round, how long to wait for the sampler to serve the
   // trainer's new version (an in-process sampler swaps in a second or two).
   absl::Duration sampler_catch_up = absl::Seconds(60);
+  // How long a candidate waits for a worker when every worker it tried is
+  // unreachable (CandidateScorer).
+  absl::Duration worker_patience = absl::Minutes(2);
 };
 
 class RunExecutor {
@@ -61,7 +64,7 @@ class RunExecutor {
         clock_(clock),
         options_(options),
         sink_(std::move(sink)),
-        scorer_(services, clock, options.initial_backoff, options.max_backoff),
+        scorer_(services, clock, options.initial_backoff, options.max_backoff, options.worker_patience),
         waiting_([this](const std::string& what, const absl::Status& why) {
           return Emit("waiting", absl::StrCat(what, " unavailable, retrying: ", why.message()), nullptr);
         }) {}

@@ -19,6 +19,56 @@ bool IsTransient(const absl::Status& s) {
          s.code() == absl::StatusCode::kResourceExhausted;
 }
 
+namespace {
+
+// A candidate's wait for a service that cannot be reached (UNAVAILABLE: down
+// or restarting; RESOURCE_EXHAUSTED: full): back-off from `initial` to `max`
+// for up to `patience` from construction, one `waiting` event. Such waits use
+// up none of the candidate's infra attempts.
+class UnreachableWait {
+ public:
+  UnreachableWait(ClockInterface* clock, absl::Duration initial, absl::Duration max, absl::Duration patience,
+                  std::string what, const OnWaiting& on_waiting)
+      : clock_(clock),
+        backoff_(initial, max),
+        patience_(patience),
+        ends_(clock->MonotonicNow() + patience),
+        what_(std::move(what)),
+        on_waiting_(on_waiting) {}
+
+  static bool Unreachable(const absl::Status& s) {
+    return s.code() == absl::StatusCode::kUnavailable || s.code() == absl::StatusCode::kResourceExhausted;
+  }
+
+  // Waits before the next try. False when the patience is spent (with
+  // " (<what> unreachable for <patience>)" appended to *detail) or the run
+  // refused the wait.
+  bool Wait(const absl::Status& why, const RequestContext& context, std::string* detail) {
+    const absl::Time now = clock_->MonotonicNow();
+    if (now >= ends_) {
+      absl::StrAppend(detail, " (", what_, " unreachable for ", absl::FormatDuration(patience_), ")");
+      return false;
+    }
+    if (!told_ && on_waiting_) {
+      if (!on_waiting_(what_, why).ok()) return false;
+      told_ = true;
+    }
+    clock_->SleepFor(std::min({backoff_.Next(), ends_ - now, context.Remaining()}));
+    return true;
+  }
+
+ private:
+  ClockInterface* clock_;
+  Backoff backoff_;
+  absl::Duration patience_;
+  absl::Time ends_;
+  std::string what_;
+  const OnWaiting& on_waiting_;
+  bool told_ = false;
+};
+
+}  // namespace
+
 void OnThreads(int parallelism, size_t items, const std::function<void()>& work) {
   const int n = std::max(1, std::min<int>(parallelism, static_cast<int>(items)));
   std::vector<std::thread> threads;
@@ -101,11 +151,17 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   // A verified candidate's sides wait on its worker for the timing that
   // follows at once (kept_pair below), so they need not start twice.
   eq.set_keep_for_timing_seconds(kKeepForTimingSeconds);
+  // A worker that cannot be reached (UNAVAILABLE: down, restarting;
+  // RESOURCE_EXHAUSTED: full) is avoided while another can be tried; once
+  // every worker has been, the candidate waits, backing off, up to
+  // worker_patience_, as it would for any service that is down. Those waits
+  // use up no attempt: only an answer (INFRA_ERROR, another error) does.
   std::set<std::string> avoid;
   std::string last_infra;
   std::optional<v1::EvaluateResponse> eval;
   std::string evaluated_on;
-  for (int a = 0; a < attempts && !eval; ++a) {
+  UnreachableWait unreachable(clock_, initial_backoff_, max_backoff_, worker_patience_, "every worker", on_waiting);
+  for (int a = 0; a < attempts && !eval;) {
     const absl::Time dispatched = clock_->MonotonicNow();
     auto res = services_.workers->Evaluate(eq, avoid, context);
     if (services_.metrics) services_.metrics->ObserveDispatch(absl::ToDoubleSeconds(clock_->MonotonicNow() - dispatched));
@@ -121,6 +177,13 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
       services_.workers->ReportFailure(res->worker);
       if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
       avoid.insert(res->worker);
+      if (!UnreachableWait::Unreachable(res->response.status())) {
+        ++a;  // it answered (a deadline that passed, an internal error): an attempt
+        continue;
+      }
+      if (static_cast<int>(avoid.size()) < services_.workers->size()) continue;  // another worker first
+      if (!unreachable.Wait(res->response.status(), context, &last_infra)) break;
+      avoid.clear();
       continue;
     }
     if (res->response->verdict() == v1::VERDICT_INFRA_ERROR) {
@@ -129,12 +192,13 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
       services_.workers->ReportFailure(res->worker);
       if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
       avoid.insert(res->worker);
+      ++a;
       continue;
     }
     eval = *std::move(res->response);
     evaluated_on = res->worker;
   }
-  if (!eval) return infra(absl::StrCat("evaluate (", attempts, " attempts): ", last_infra));
+  if (!eval) return infra(absl::StrCat("evaluate: ", last_infra));
   v.set_verdict(eval->verdict());
   v.set_log(EvaluationLog(*eval, evaluated_on));
   *v.mutable_flags() = eval->flags();
@@ -150,24 +214,32 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
     tq.set_kept_pair(eval->kept_pair());
     tq.set_backend(spec.backend());
     tq.set_budget_seconds(spec.timing_budget_seconds());
+    // crl-timing unreachable (or the worker it measures on): waited for as
+    // above; an error answer or INFRA_ERROR is an attempt.
     std::optional<v1::TimeResponse> timed;
-    for (int a = 0; a < attempts && !timed; ++a) {
+    UnreachableWait timing_down(clock_, initial_backoff_, max_backoff_, worker_patience_, "crl-timing", on_waiting);
+    for (int a = 0; a < attempts && !timed;) {
       absl::StatusOr<v1::TimeResponse> t = services_.timing->Time(tq, context);
       tq.clear_kept_pair();  // taken (or ended) by the first attempt
       if (!context.Check().ok()) return v;
       if (!t.ok()) {
         last_infra = absl::StrCat("timing: ", t.status().ToString());
+        if (UnreachableWait::Unreachable(t.status())) {
+          if (!timing_down.Wait(t.status(), context, &last_infra)) break;
+          continue;
+        }
         if (!IsTransient(t.status()) && t.status().code() != absl::StatusCode::kInternal) break;
-        clock_->SleepFor(initial_backoff_ * (a + 1));
+        clock_->SleepFor(initial_backoff_ * (++a));
         continue;
       }
       if (t->verdict() == v1::VERDICT_INFRA_ERROR) {
         last_infra = "timing: INFRA_ERROR";
+        ++a;
         continue;
       }
       timed = *std::move(t);
     }
-    if (!timed) return infra(absl::StrCat("time (", attempts, " attempts): ", last_infra));
+    if (!timed) return infra(absl::StrCat("time: ", last_infra));
     v.set_verdict(timed->verdict());
     v.set_speedup(timed->speedup());
     v.set_speedup_ci_low(timed->speedup_ci_low());

@@ -64,9 +64,18 @@ inline constexpr double kKeepForTimingSeconds = 10;
 
 class CandidateScorer {
  public:
+  // `initial_backoff`/`max_backoff` pace the retries while a service is
+  // down. `worker_patience`: how long a candidate waits, backing off, when
+  // every worker it tried is unreachable (a crashed worker restarting)
+  // before it is recorded as an infrastructure failure; a worker that
+  // answers INFRA_ERROR costs one of the spec's max_infra_attempts instead.
   CandidateScorer(Services services, ClockInterface* clock, absl::Duration initial_backoff,
-                  absl::Duration max_backoff)
-      : services_(services), clock_(clock), initial_backoff_(initial_backoff), max_backoff_(max_backoff) {}
+                  absl::Duration max_backoff, absl::Duration worker_patience)
+      : services_(services),
+        clock_(clock),
+        initial_backoff_(initial_backoff),
+        max_backoff_(max_backoff),
+        worker_patience_(worker_patience) {}
 
   // Scores `variant` (its completion) for `task` under `spec`'s backend,
   // reward preset, timing budget and infra attempts. The result has
@@ -79,6 +88,7 @@ class CandidateScorer {
   ClockInterface* clock_;
   absl::Duration initial_backoff_;
   absl::Duration max_backoff_;
+  absl::Duration worker_patience_;
 };
 
 }  // namespace crl::orchestrator

@@ -170,10 +170,10 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   std::vector<std::string> killed;
   for (const std::string name : {"worker", "timing", "prompt", "sampler", "trainer", "orchestrator"}) {
     if (killed.empty()) {
-      // The first kill once Prometheus sees training under way (the SFT
-      // examples scored and submitted; up to 2 minutes).
+      // The first kill (the worker) once Prometheus sees a run going: it
+      // lands while the SFT examples are evaluated (up to 2 minutes).
       for (int i = 0; i < 1200 && !(finished = quickstart_done(&status)); ++i) {
-        if (Query(prom_port, "sum(crl_trainer_steps_total)") >= 1) break;
+        if (Query(prom_port, "sum(crl_orchestrator_runs{state=\"running\"})") >= 1) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     } else {
@@ -229,6 +229,9 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
       ++lines;
       keys.insert(v["key"].get<std::string>());
       CHECK(v.value("scored", false));
+      // No kill cost a candidate: a service that was down was waited for.
+      INFO(v.value("infra_detail", std::string()));
+      CHECK_FALSE(v.value("infra_failure", false));
     }
     CHECK(lines == static_cast<int>(keys.size()));
     // sft: examples are scored once however many epochs.

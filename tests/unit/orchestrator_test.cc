@@ -315,6 +315,59 @@ TEST_CASE("infrastructure that stays down is recorded as such and never rewarded
   CHECK(rig.trainer.groups()[0].completions_size() == 0);
 }
 
+TEST_CASE("every worker or crl-timing unreachable: a candidate waits for them to come back and loses nothing",
+          "[orchestrator]") {
+  Rig rig;
+  rig.prompt.Push(Parsed("fast"));
+  // Both workers refuse connections three times (a kill -9 and a restart),
+  // then w1 answers: more failures than max_infra_attempts (2), none an answer.
+  for (auto* w : {&rig.w1, &rig.w2}) {
+    for (int i = 0; i < 3; ++i) w->Push(absl::StatusOr<v1::EvaluateResponse>(absl::UnavailableError("connection refused")));
+  }
+  rig.w1.Push(Verdict(v1::VERDICT_OK));
+  // crl-timing restarting too: two refusals, then its answer.
+  for (int i = 0; i < 2; ++i) rig.timing.Push(absl::StatusOr<v1::TimeResponse>(absl::UnavailableError("restarting")));
+  rig.timing.Push(Timed(2.0));
+  std::vector<v1::RunEvent> events;
+  const absl::Time start = rig.clock.MonotonicNow();
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, {},
+                 [&](const v1::RunEvent& e) { events.push_back(e); });
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(Spec("contrastive-rl", 1, 1)), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->infra_failures() == 0);
+  CHECK(end->faster() == 1);
+  CHECK(rig.w1.evaluate_requests().size() + rig.w2.evaluate_requests().size() == 7);
+  // It waited (backing off, on the run's clock) and said so once.
+  CHECK(rig.clock.MonotonicNow() - start >= absl::Milliseconds(600));
+  int waiting_worker = 0, waiting_timing = 0;
+  for (const auto& e : events) {
+    if (e.kind() != "waiting") continue;
+    waiting_worker += e.message().find("every worker") != std::string::npos;
+    waiting_timing += e.message().find("crl-timing") != std::string::npos;
+  }
+  CHECK(waiting_worker == 1);
+  CHECK(waiting_timing == 1);
+
+  // Workers that stay unreachable: an infrastructure failure once the
+  // patience is spent, saying so; no reward, and no spinning meanwhile.
+  Rig down;
+  down.prompt.Push(Parsed("x"));  // the fake workers' empty queues answer UNAVAILABLE
+  ExecutorOptions eo;
+  eo.worker_patience = absl::Seconds(30);
+  RunExecutor ex2(down.services(), down.store.get(), &down.clock, eo, nullptr);
+  auto ended = ex2.Execute(down.NewRun(Spec("contrastive-rl", 1, 1)), RequestContext::Background(), stopping);
+  REQUIRE(ended.ok());
+  CHECK(ended->infra_failures() == 1);
+  CHECK(ended->rewarded() == 0);
+  auto vs = down.store->Variants("run-1", "");
+  REQUIRE(vs->size() == 1);
+  CHECK_THAT((*vs)[0].infra_detail(), Catch::Contains("every worker unreachable for 30s"));
+  const size_t tries = down.w1.evaluate_requests().size() + down.w2.evaluate_requests().size();
+  CHECK(tries >= 6);
+  CHECK(tries <= 40);
+}
+
 TEST_CASE("an interrupted run resumes without sampling, scoring or submitting twice", "[orchestrator]") {
   Rig rig;
   ExecutorOptions one;
