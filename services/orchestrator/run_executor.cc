@@ -109,6 +109,9 @@ StageEnv RunExecutor::Env(const RequestContext& context) {
     return Patiently(what, context, call);
   };
   env.emit = [this](const std::string& kind, const std::string& message) { return Emit(kind, message, nullptr); };
+  absl::MutexLock lock(&mu_);
+  env.min_policy_step = published_.step();
+  env.published_version = published_.version();
   return env;
 }
 
@@ -255,31 +258,20 @@ RunExecutor::RoundEnd RunExecutor::RunRound(const StageInterface& stage, const s
 }
 
 absl::Status RunExecutor::SyncPolicy(const RequestContext& context) {
-  std::string version;
+  v1::PolicyVersion version;
   absl::Status flushed = Patiently("crl-trainer", context, [&]() -> absl::Status {
     CRL_ASSIGN_OR_RETURN(v1::FlushResponse f, services_.trainer->Flush(context));
-    version = f.version().version();
+    version = f.version();
     return absl::OkStatus();
   });
   if (!flushed.ok()) {
     if (!context.Check().ok()) return absl::OkStatus();
     return Emit("error", absl::StrCat("trainer flush: ", flushed.ToString()), nullptr);
   }
-  if (version.empty()) return absl::OkStatus();
-  // The sampler follows the trainer asynchronously.
-  const absl::Time until = clock_->MonotonicNow() + options_.sampler_catch_up;
-  std::string serving;
-  while (clock_->MonotonicNow() < until && context.Check().ok()) {
-    auto p = services_.sampler->ListPolicies(context);
-    if (p.ok() && p->policies_size() > 0) serving = p->policies(0).version();
-    if (serving == version) break;
-    clock_->SleepFor(absl::Milliseconds(100));
-  }
-  if (serving == version || !context.Check().ok()) return absl::OkStatus();
-  return Emit("waiting",
-              absl::StrCat("the sampler serves policy version '", serving, "', the trainer published '", version,
-                           "'; the next round samples from what it serves"),
-              nullptr);
+  if (version.version().empty()) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  published_ = std::move(version);
+  return absl::OkStatus();
 }
 
 absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& key, const RequestContext& context) {

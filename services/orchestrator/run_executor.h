@@ -44,9 +44,6 @@ struct ExecutorOptions {
   int parallel_candidates = 8;
   // Groups of a round (one per task) sampled and scored at once.
   int parallel_groups = 4;
-  // After a training round, how long to wait for the sampler to serve the
-  // trainer's new version (an in-process sampler swaps in a second or two).
-  absl::Duration sampler_catch_up = absl::Seconds(60);
   // How long a candidate waits for a worker when every worker it tried is
   // unreachable (CandidateScorer).
   absl::Duration worker_patience = absl::Minutes(2);
@@ -89,9 +86,9 @@ class RunExecutor {
   absl::Status RunGroup(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
   absl::Status RunGroupBody(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
   // The end of a training round: the trainer trains on whatever is queued,
-  // so the next round samples from a policy that saw this one, and the run
-  // waits (a while) for the sampler to serve that version. Only a store
-  // failure is an error.
+  // and the version it publishes becomes the next round's min_policy_step
+  // (the sampler waits for it; nothing polls). Only a store failure is an
+  // error.
   absl::Status SyncPolicy(const RequestContext& context);
   // What a stage may use for one group of this run.
   StageEnv Env(const RequestContext& context);
@@ -117,6 +114,9 @@ class RunExecutor {
   std::string run_id_;
   absl::Mutex mu_;
   v1::Run run_ ABSL_GUARDED_BY(mu_);
+  // The trainer's version after this run's last training round (empty
+  // before one): what the following rounds must sample from.
+  v1::PolicyVersion published_ ABSL_GUARDED_BY(mu_);
 };
 
 // Adds one scored candidate to a run's counters (candidates, rejects,

@@ -71,6 +71,7 @@ class FakeSamplerClient final : public SamplerClientInterface {
   }
   absl::StatusOr<v1::ListPoliciesResponse> ListPolicies(const RequestContext&) override {
     absl::MutexLock lock(&mu_);
+    ++list_calls_;
     v1::ListPoliciesResponse r;
     auto* p = r.add_policies();
     p->set_name("fake");
@@ -83,6 +84,11 @@ class FakeSamplerClient final : public SamplerClientInterface {
     absl::MutexLock lock(&mu_);
     return requests_;
   }
+  // ListPolicies calls so far.
+  int list_calls() const {
+    absl::MutexLock lock(&mu_);
+    return list_calls_;
+  }
 
  private:
   mutable absl::Mutex mu_;
@@ -92,6 +98,7 @@ class FakeSamplerClient final : public SamplerClientInterface {
   int hold_until_ ABSL_GUARDED_BY(mu_) = 0;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int max_concurrent_ ABSL_GUARDED_BY(mu_) = 0;
+  int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace crl

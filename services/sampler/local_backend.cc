@@ -71,6 +71,18 @@ std::shared_ptr<LocalBackend::Instance> LocalBackend::Current() const {
   return current_;
 }
 
+std::shared_ptr<LocalBackend::Instance> LocalBackend::AwaitStep(int64_t step, const RequestContext& context) const {
+  const absl::Time until = absl::Now() + options_.policy_wait;
+  absl::MutexLock lock(&mu_);
+  auto caught_up = [this, step]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return current_->step >= step; };
+  while (!caught_up() && context.Check().ok()) {
+    const absl::Duration left = until - absl::Now();
+    if (left <= absl::ZeroDuration()) break;
+    mu_.AwaitWithTimeout(absl::Condition(&caught_up), std::min(left, absl::Milliseconds(100)));
+  }
+  return current_;
+}
+
 std::string LocalBackend::version() const { return Current()->version; }
 
 std::string LocalBackend::TokenText(int id) const {
@@ -90,7 +102,13 @@ std::vector<v1::Policy> LocalBackend::Policies() const {
 
 absl::Status LocalBackend::UsePolicy(const v1::PolicyVersion& v) {
   absl::MutexLock load(&load_mu_);
-  if (Current()->version == v.version()) return absl::OkStatus();
+  {
+    absl::MutexLock lock(&mu_);
+    if (current_->version == v.version()) {
+      current_->step = std::max(current_->step, v.step());  // the version it serves, now with its step
+      return absl::OkStatus();
+    }
+  }
   std::string dir = v.checkpoint_uri(), adapter;
   if (v.adapter()) {
     adapter = dir;
@@ -99,6 +117,7 @@ absl::Status LocalBackend::UsePolicy(const v1::PolicyVersion& v) {
   auto instance = Load(dir, adapter, v.version());
   if (metrics_) metrics_->policy_updates.Add({{"result", instance.ok() ? "ok" : "failed"}}).Increment();
   if (!instance.ok()) return instance.status();
+  (*instance)->step = v.step();  // not yet shared
   {
     absl::MutexLock lock(&mu_);
     current_ = std::move(*instance);  // the old engine lives on in its requests
@@ -118,7 +137,8 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest&
     return absl::NotFoundError(absl::StrCat("policy '", request.policy(), "' is not served here (",
                                             options_.name, " is)"));
   }
-  std::shared_ptr<Instance> instance = Current();
+  std::shared_ptr<Instance> instance =
+      request.min_policy_step() > 0 ? AwaitStep(request.min_policy_step(), context) : Current();
   const v1::SamplingParams& p = request.params();
   policy::GenerationRequest g;
   std::vector<int> stop_ids(p.stop_token_ids().begin(), p.stop_token_ids().end());
@@ -199,6 +219,7 @@ absl::StatusOr<std::unique_ptr<SamplerBackendInterface>> NewLocalBackend(const S
   l.engine.max_len = o.max_len;
   l.engine.cuda_graphs = o.cuda_graphs;
   l.default_max_tokens = o.default_max_tokens;
+  l.policy_wait = absl::Seconds(o.policy_wait_seconds);
   CRL_ASSIGN_OR_RETURN(auto backend, LocalBackend::Create(l, metrics));
   return std::unique_ptr<SamplerBackendInterface>(std::move(backend));
 }

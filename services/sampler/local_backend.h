@@ -13,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "lib/policy/engine.h"
 #include "lib/policy/loader.h"
 #include "lib/policy/tokenizer.h"
@@ -35,6 +36,8 @@ struct LocalBackendOptions {
   int default_max_tokens = 512;
   // The version label of model_dir itself.
   std::string initial_version = "0";
+  // How long a request with min_policy_step waits for that policy.
+  absl::Duration policy_wait = absl::Seconds(60);
 };
 
 // Thread-safe.
@@ -58,6 +61,8 @@ class LocalBackend final : public SamplerBackendInterface {
  private:
   struct Instance {
     std::string version;
+    // PolicyVersion.step (0 for model_dir itself); written under mu_.
+    int64_t step = 0;
     bool adapter = false;
     std::shared_ptr<policy::GenerationEngine> engine;
   };
@@ -65,6 +70,9 @@ class LocalBackend final : public SamplerBackendInterface {
   absl::StatusOr<std::shared_ptr<Instance>> Load(const std::string& model_dir, const std::string& adapter,
                                                  const std::string& version);
   std::shared_ptr<Instance> Current() const;
+  // Until the served policy's step is at least `step`, policy_wait passes or
+  // `context` ends; the policy to sample from then.
+  std::shared_ptr<Instance> AwaitStep(int64_t step, const RequestContext& context) const;
 
   LocalBackendOptions options_;
   SamplerMetrics* metrics_;

@@ -17,6 +17,8 @@ void BindSamplerOptions(OptionSet* set, SamplerOptions* o) {
   set->Add("max_len", &o->max_len, "in-process: positions per sequence, prompt included");
   set->Add("cuda_graphs", &o->cuda_graphs, "in-process on CUDA: replay decode steps from CUDA graphs");
   set->Add("default_max_tokens", &o->default_max_tokens, "max_tokens when a request gives none");
+  set->Add("policy_wait_seconds", &o->policy_wait_seconds,
+           "in-process: how long a request's min_policy_step waits for the trainer's version");
   OpenAiBackendOptions& a = o->openai;
   set->Add("endpoints", &a.endpoints, "OpenAI-compatible base URLs (http://host:8000/v1, ...)");
   set->Add("endpoint_model", &a.model, "the model the endpoints serve");

@@ -34,6 +34,8 @@ struct SamplerOptions {
   int max_len = 4096;
   bool cuda_graphs = true;
   int default_max_tokens = 512;
+  // How long a request's min_policy_step waits for the trainer's version.
+  double policy_wait_seconds = 60;
   // Or OpenAI-compatible endpoints.
   OpenAiBackendOptions openai;
   // Serve the OpenAI HTTP API too (empty: no).

@@ -62,6 +62,7 @@ class FakeTrainerClient final : public TrainerClientInterface {
   }
   absl::StatusOr<v1::FlushResponse> Flush(const RequestContext&) override {
     absl::MutexLock lock(&mu_);
+    ++flushes_;
     if (pending_ > 0) Step();
     v1::FlushResponse r;
     *r.mutable_version() = Version();
@@ -109,6 +110,12 @@ class FakeTrainerClient final : public TrainerClientInterface {
     return phases_;
   }
 
+  // Flush calls so far.
+  int flushes() const {
+    absl::MutexLock lock(&mu_);
+    return flushes_;
+  }
+
  private:
   void Step() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     ++step_;
@@ -135,6 +142,7 @@ class FakeTrainerClient final : public TrainerClientInterface {
   int pending_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status fail_next_ ABSL_GUARDED_BY(mu_);
+  int flushes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace crl

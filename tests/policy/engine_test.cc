@@ -267,7 +267,8 @@ TEST_CASE("slot-list prefill: right-padded prompts prefilled together equal each
   CHECK(together.keys[0][2].abs().sum().item<float>() == 0.f);
 }
 
-TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under load loses nothing", "[engine][sampler]") {
+TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under load loses nothing; min_policy_step waits",
+          "[engine][sampler]") {
   TempDir dir;
   const std::string v0 = dir.path() + "/v0", v1 = dir.path() + "/v1";
   WriteModel(v0, 1);
@@ -371,6 +372,34 @@ TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under
   REQUIRE(after.ok());
   CHECK(after->policy_version() == "1");
   CHECK((*backend)->Policies()[0].version() == "1");
+
+  // A request for a later training step waits for that policy to arrive,
+  // whichever comes first (the request or the swap), and samples from it.
+  v1::SampleRequest later = req;
+  later.set_min_policy_step(2);
+  absl::StatusOr<v1::SampleResponse> waited;
+  std::thread asker([&] { waited = (*backend)->Sample(later, RequestContext::Background()); });
+  v1::PolicyVersion two;
+  two.set_version("2");
+  two.set_step(2);
+  two.set_checkpoint_uri(v0);
+  const absl::Status swapped_again = (*backend)->UsePolicy(two);
+  asker.join();
+  REQUIRE(swapped_again.ok());
+  REQUIRE(waited.ok());
+  CHECK(waited->policy_version() == "2");
+  // One that never arrives: the wait ends after policy_wait, and the sample
+  // says which policy it came from.
+  sampler::LocalBackendOptions impatient = o;
+  impatient.policy_wait = absl::Milliseconds(200);
+  auto short_wait = sampler::LocalBackend::Create(impatient, nullptr);
+  REQUIRE(short_wait.ok());
+  later.set_min_policy_step(5);
+  const absl::Time asked = absl::Now();
+  auto stale = (*short_wait)->Sample(later, RequestContext::Background());
+  REQUIRE(stale.ok());
+  CHECK(absl::Now() - asked >= absl::Milliseconds(200));
+  CHECK(stale->policy_version() == "0");
 }
 
 }  // namespace

@@ -92,6 +92,7 @@ absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const StageEnv&
   request.set_num_completions(spec.group_size() > 0 ? spec.group_size() : 4);
   request.set_policy(spec.policy());
   request.set_request_id(absl::StrCat(env.run_id, "/", key.id));
+  request.set_min_policy_step(env.min_policy_step);
   v1::SamplingParams* p = request.mutable_params();
   p->set_temperature(spec.temperature() > 0 ? spec.temperature() : 1.0);
   p->set_max_tokens(spec.max_tokens() > 0 ? spec.max_tokens() : 512);
@@ -102,6 +103,12 @@ absl::StatusOr<v1::StoredGroup> SampleGroup(const GroupKey& key, const StageEnv&
     CRL_ASSIGN_OR_RETURN(sampled, env.sampler->Sample(request, *env.context));
     return absl::OkStatus();
   }));
+  if (!env.published_version.empty() && sampled.policy_version() != env.published_version) {
+    CRL_RETURN_IF_ERROR(env.emit(
+        "waiting", absl::StrCat(key.id, ": sampled from policy version '", sampled.policy_version(),
+                                "', the trainer published '", env.published_version,
+                                "' (the sampler did not take it up within its --policy_wait_seconds)")));
+  }
   for (int i = 0; i < sampled.completions_size(); ++i) {
     const v1::Completion& c = sampled.completions(i);
     v1::Variant v = NewVariant(key, env, i);

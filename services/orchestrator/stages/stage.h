@@ -62,6 +62,10 @@ struct StageEnv {
   // Retries `call` while `what` is down or busy (a "waiting" event once),
   // until it succeeds, fails otherwise, or the run's context ends.
   std::function<absl::Status(const std::string& what, const std::function<absl::Status()>& call)> patiently;
+  // The trainer's version after the run's last training round (0 / empty
+  // before one): samples are asked to come from it (min_policy_step).
+  int64_t min_policy_step = 0;
+  std::string published_version;
   // Records an event of the run ("error", message).
   std::function<absl::Status(const std::string& kind, const std::string& message)> emit;
 };
