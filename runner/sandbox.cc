@@ -31,6 +31,7 @@
 
 #include "runner/clock.h"
 #include "runner/sandbox_child.h"
+#include "runner/sandbox_plan.h"
 
 namespace crl::runner {
 namespace {
@@ -85,6 +86,37 @@ bool WriteProcFile(pid_t pid, const char* name, const std::string& text, std::st
 }
 
 // Reads from fd until EOF or the deadline; returns false on timeout.
+// The user namespace's id maps, written for the helper once it says it has
+// unshared ('R'); answers 'M' (mapped) or 'F' (failed, *error says why).
+// A helper that fails before unsharing says nothing here: its message
+// follows on the error pipe.
+void MapChildIds(pid_t pid, const ChildPlan& plan, int helper_in, int helper_out, std::string* error) {
+  char c = 0;
+  struct pollfd p = {helper_out, POLLIN, 0};
+  int r;
+  do {
+    r = poll(&p, 1, 30000);
+  } while (r < 0 && errno == EINTR);
+  if (r <= 0 || read(helper_out, &c, 1) != 1 || c != 'R') return;
+  std::string uid_map, gid_map;
+  if (geteuid() == 0) {
+    uid_map = "0 0 1\n";
+    gid_map = "0 0 1\n";
+    if (plan.uid != 0) uid_map += std::to_string(plan.uid) + " " + std::to_string(plan.uid) + " 1\n";
+    if (plan.gid != 0) gid_map += std::to_string(plan.gid) + " " + std::to_string(plan.gid) + " 1\n";
+  } else {
+    uid_map = std::to_string(geteuid()) + " " + std::to_string(geteuid()) + " 1\n";
+    gid_map = std::to_string(getegid()) + " " + std::to_string(getegid()) + " 1\n";
+  }
+  std::string why;
+  const bool ok = WriteProcFile(pid, "setgroups", "deny", &why) && WriteProcFile(pid, "uid_map", uid_map, &why) &&
+                  WriteProcFile(pid, "gid_map", gid_map, &why);
+  c = ok ? 'M' : 'F';
+  ssize_t ignored = write(helper_in, &c, 1);
+  (void)ignored;
+  if (!ok) *error = "id maps: " + why;
+}
+
 bool ReadUntilEof(int fd, double deadline, std::string* out) {
   char buf[4096];
   for (;;) {
@@ -416,74 +448,10 @@ std::unique_ptr<SandboxedProcess> SpawnSandboxed(const SandboxPolicy& policy,
     if (error) *error = why;
     return nullptr;
   };
-  if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
-    return fail("argv[0] must be an absolute path");
-  }
-  if (policy.seccomp == SeccompProfile::kRunner) {
-    return fail("seccomp profile 'runner' forbids execve: crl-runner installs it itself");
-  }
-  auto absolute = [](const std::string& p) { return !p.empty() && p[0] == '/'; };
-  std::vector<std::string> rw = policy.writable_paths;
-  if (!policy.workdir.empty()) rw.insert(rw.begin(), policy.workdir);
-  for (const auto& p : rw) {
-    if (!absolute(p)) return fail("writable path must be absolute: " + p);
-  }
-  for (const auto& p : policy.readonly_paths) {
-    if (!absolute(p)) return fail("read-only path must be absolute: " + p);
-  }
-  for (const auto& p : policy.extra_device_nodes) {
-    if (p.rfind("/dev/", 0) != 0) return fail("device node must be under /dev/: " + p);
-  }
-
-  // --- Everything the child needs, allocated now.
-  auto plan = std::make_unique<ChildPlan>();
-  std::vector<const char*> c_argv;
-  for (const auto& a : argv) c_argv.push_back(a.c_str());
-  c_argv.push_back(nullptr);
-  std::vector<const char*> c_env;
-  for (const auto& e : policy.env) c_env.push_back(e.c_str());
-  c_env.push_back(nullptr);
-  plan->argv = c_argv.data();
-  plan->envp = c_env.data();
-  plan->isolate = policy.isolate_namespaces;
-  plan->parent_pid = getpid();
-  const bool root = geteuid() == 0;
-  plan->change_ids = root && policy.run_as_uid >= 0 && policy.run_as_gid >= 0;
-  plan->uid = plan->change_ids ? static_cast<uid_t>(policy.run_as_uid) : geteuid();
-  plan->gid = plan->change_ids ? static_cast<gid_t>(policy.run_as_gid) : getegid();
-  std::string cwd = !policy.cwd.empty() ? policy.cwd
-                    : !policy.workdir.empty() ? policy.workdir
-                                              : std::string("/tmp");
-  plan->cwd = cwd.c_str();
-  plan->cpu = policy.cpu_seconds;
-  plan->as = policy.address_space_bytes;
-  plan->fsize = policy.file_size_bytes;
-  plan->nofile = policy.open_files;
-  plan->nproc = policy.max_processes;
-  std::vector<SeccompInstruction> program;
-  if (!BuildSeccompProgram(policy.seccomp, &program, error)) return nullptr;
-  plan->seccomp = program.data();
-  plan->seccomp_len = program.size();
-
-  std::vector<std::string> devices = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                      "/dev/urandom"};
-  for (const auto& d : policy.extra_device_nodes) devices.push_back(d);
-  std::vector<BindPlan> binds;
-  for (const auto& d : devices) binds.push_back({d.c_str(), BindPlan::kDevice, -1});
-  for (const auto& p : policy.readonly_paths) binds.push_back({p.c_str(), BindPlan::kReadOnly, -1});
-  for (const auto& p : rw) binds.push_back({p.c_str(), BindPlan::kReadWrite, -1});
-  plan->binds = binds.data();
-  plan->num_binds = binds.size();
-  std::vector<const char*> masks;
-  for (const auto& m : policy.masked_paths) masks.push_back(m.c_str());
-  plan->masks = masks.data();
-  plan->num_masks = masks.size();
-  std::string tmp_options = "size=" + std::to_string(policy.tmpfs_bytes) + ",mode=1777";
-  plan->tmp_options = tmp_options.c_str();
-  plan->shm_options = tmp_options.c_str();
-  std::vector<char> mountinfo(policy.isolate_namespaces ? (4u << 20) : 1);
-  plan->mountinfo = mountinfo.data();
-  plan->mountinfo_size = mountinfo.size();
+  ChildPlanStore store;
+  std::string why;
+  if (!PlanChild(policy, argv, &store, &why)) return fail(why);
+  const ChildPlan* plan = &store.plan;
 
   // --- Descriptors. All O_CLOEXEC; the child moves its ends into place.
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, log_pipe[2] = {-1, -1},
@@ -597,34 +565,7 @@ std::unique_ptr<SandboxedProcess> SpawnSandboxed(const SandboxPolicy& policy,
 
   const double setup_deadline = Now() + 30.0;
   if (policy.isolate_namespaces && proc->setup_error_.empty()) {
-    std::string ready;
-    char c = 0;
-    struct pollfd p = {helper_out, POLLIN, 0};
-    int r;
-    do {
-      r = poll(&p, 1, 30000);
-    } while (r < 0 && errno == EINTR);
-    if (r > 0 && read(helper_out, &c, 1) == 1 && c == 'R') {
-      std::string uid_map, gid_map;
-      if (root) {
-        uid_map = "0 0 1\n";
-        gid_map = "0 0 1\n";
-        if (plan->uid != 0) uid_map += std::to_string(plan->uid) + " " + std::to_string(plan->uid) + " 1\n";
-        if (plan->gid != 0) gid_map += std::to_string(plan->gid) + " " + std::to_string(plan->gid) + " 1\n";
-      } else {
-        uid_map = std::to_string(geteuid()) + " " + std::to_string(geteuid()) + " 1\n";
-        gid_map = std::to_string(getegid()) + " " + std::to_string(getegid()) + " 1\n";
-      }
-      std::string why;
-      bool ok = WriteProcFile(pid, "setgroups", "deny", &why) &&
-                WriteProcFile(pid, "uid_map", uid_map, &why) &&
-                WriteProcFile(pid, "gid_map", gid_map, &why);
-      c = ok ? 'M' : 'F';
-      ssize_t ignored = write(helper_in, &c, 1);
-      (void)ignored;
-      if (!ok) proc->setup_error_ = "id maps: " + why;
-    }
-    // Otherwise the helper failed before unsharing: its message follows.
+    MapChildIds(pid, *plan, helper_in, helper_out, &proc->setup_error_);
   }
   close(helper_in);
   close(helper_out);
