@@ -120,144 +120,130 @@ bool Done(WireReader* r, bool fields_ok, const char* what, std::string* error) {
   return false;
 }
 
+// One field on the wire, by its C++ type: each type has one encoding.
+void Put(WireWriter* w, const std::string& v) { w->PutString(v); }
+void Put(WireWriter* w, int32_t v) { w->PutI32(v); }
+void Put(WireWriter* w, uint64_t v) { w->PutU64(v); }
+void Put(WireWriter* w, bool v) { w->PutBool(v); }
+void Put(WireWriter* w, double v) { w->PutF64(v); }
+void Put(WireWriter* w, const std::vector<double>& v) { w->PutF64Vector(v); }
+void Put(WireWriter* w, const std::vector<int64_t>& v) { w->PutI64Vector(v); }
+void Put(WireWriter* w, const std::vector<std::string>& v) { w->PutStringVector(v); }
+void Put(WireWriter* w, const std::vector<TensorSpec>& v) { PutSpecs(w, v); }
+bool Get(WireReader* r, std::string* v) { return r->GetString(v); }
+bool Get(WireReader* r, int32_t* v) { return r->GetI32(v); }
+bool Get(WireReader* r, uint64_t* v) { return r->GetU64(v); }
+bool Get(WireReader* r, bool* v) { return r->GetBool(v); }
+bool Get(WireReader* r, double* v) { return r->GetF64(v); }
+bool Get(WireReader* r, std::vector<double>* v) { return r->GetF64Vector(v); }
+bool Get(WireReader* r, std::vector<int64_t>* v) { return r->GetI64Vector(v); }
+bool Get(WireReader* r, std::vector<std::string>* v) { return r->GetStringVector(v); }
+bool Get(WireReader* r, std::vector<TensorSpec>* v) { return GetSpecs(r, v); }
+
+// Each message's fields in wire order, the one place they are listed:
+// Fields(m, f) calls f on each (m const when encoding) while f returns true.
+template <typename T>
+struct Wire;
+
+template <>
+struct Wire<LoadRequest> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.library_path) && f(m.backend) && f(m.device) && f(m.l2_flush_bytes) && f(m.warm_only) &&
+           f(m.library_bytes);
+  }
+};
+
+template <>
+struct Wire<LoadResult> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.ok) && f(m.error) && f(m.device_name);
+  }
+};
+
+template <>
+struct Wire<CallRequest> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.call_id) && f(m.inputs) && f(m.outputs) && f(m.scalars) && f(m.input_data) &&
+           f(m.return_inputs) && f(m.reuse_buffers);
+  }
+};
+
+template <>
+struct Wire<CallResult> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.call_id) && f(m.status) && f(m.error) && f(m.output_data) && f(m.input_data_after) &&
+           f(m.host_seconds) && f(m.threads_before) && f(m.threads_after);
+  }
+};
+
+template <>
+struct Wire<TimedCallRequest> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.call_id) && f(m.inputs) && f(m.outputs) && f(m.scalars) && f(m.seed) && f(m.distributions) &&
+           f(m.flush_l2) && f(m.return_outputs) && f(m.staged);
+  }
+};
+
+template <>
+struct Wire<TimedCallResult> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.call_id) && f(m.status) && f(m.error) && f(m.stream_event_seconds) && f(m.device_sync_seconds) &&
+           f(m.host_seconds) && f(m.output_data) && f(m.threads_before) && f(m.threads_after) &&
+           f(m.input_addresses) && f(m.output_addresses);
+  }
+};
+
+template <>
+struct Wire<TimedGo> {
+  template <typename M, typename F>
+  static bool Fields(M& m, F&& f) {
+    return f(m.call_id);
+  }
+};
+
+template <typename T>
+std::string EncodeFields(const T& m) {
+  WireWriter w;
+  Wire<T>::Fields(m, [&w](const auto& field) {
+    Put(&w, field);
+    return true;
+  });
+  return w.Take();
+}
+
+template <typename T>
+bool DecodeFields(std::string_view payload, T* m, std::string* error) {
+  WireReader r(payload);
+  const bool ok = Wire<T>::Fields(*m, [&r](auto& field) { return Get(&r, &field); });
+  return Done(&r, ok, MessageTypeName(static_cast<uint32_t>(T::kType)), error);
+}
+
 }  // namespace
 
-std::string Encode(const LoadRequest& m) {
-  WireWriter w;
-  w.PutString(m.library_path);
-  w.PutString(m.backend);
-  w.PutI32(m.device);
-  w.PutU64(m.l2_flush_bytes);
-  w.PutBool(m.warm_only);
-  w.PutString(m.library_bytes);
-  return w.Take();
-}
-
-bool Decode(std::string_view payload, LoadRequest* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetString(&m->library_path) && r.GetString(&m->backend) &&
-            r.GetI32(&m->device) && r.GetU64(&m->l2_flush_bytes) && r.GetBool(&m->warm_only) &&
-            r.GetString(&m->library_bytes);
-  return Done(&r, ok, "LoadRequest", error);
-}
-
-std::string Encode(const LoadResult& m) {
-  WireWriter w;
-  w.PutBool(m.ok);
-  w.PutString(m.error);
-  w.PutString(m.device_name);
-  return w.Take();
-}
-
-bool Decode(std::string_view payload, LoadResult* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetBool(&m->ok) && r.GetString(&m->error) && r.GetString(&m->device_name);
-  return Done(&r, ok, "LoadResult", error);
-}
-
-std::string Encode(const CallRequest& m) {
-  WireWriter w;
-  w.PutU64(m.call_id);
-  PutSpecs(&w, m.inputs);
-  PutSpecs(&w, m.outputs);
-  w.PutF64Vector(m.scalars);
-  w.PutStringVector(m.input_data);
-  w.PutBool(m.return_inputs);
-  w.PutBool(m.reuse_buffers);
-  return w.Take();
-}
-
-bool Decode(std::string_view payload, CallRequest* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetU64(&m->call_id) && GetSpecs(&r, &m->inputs) &&
-            GetSpecs(&r, &m->outputs) && r.GetF64Vector(&m->scalars) &&
-            r.GetStringVector(&m->input_data) && r.GetBool(&m->return_inputs) &&
-            r.GetBool(&m->reuse_buffers);
-  return Done(&r, ok, "CallRequest", error);
-}
-
-std::string Encode(const CallResult& m) {
-  WireWriter w;
-  w.PutU64(m.call_id);
-  w.PutI32(m.status);
-  w.PutString(m.error);
-  w.PutStringVector(m.output_data);
-  w.PutStringVector(m.input_data_after);
-  w.PutF64(m.host_seconds);
-  w.PutI32(m.threads_before);
-  w.PutI32(m.threads_after);
-  return w.Take();
-}
-
-bool Decode(std::string_view payload, CallResult* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetU64(&m->call_id) && r.GetI32(&m->status) && r.GetString(&m->error) &&
-            r.GetStringVector(&m->output_data) &&
-            r.GetStringVector(&m->input_data_after) && r.GetF64(&m->host_seconds) &&
-            r.GetI32(&m->threads_before) && r.GetI32(&m->threads_after);
-  return Done(&r, ok, "CallResult", error);
-}
-
-std::string Encode(const TimedCallRequest& m) {
-  WireWriter w;
-  w.PutU64(m.call_id);
-  PutSpecs(&w, m.inputs);
-  PutSpecs(&w, m.outputs);
-  w.PutF64Vector(m.scalars);
-  w.PutU64(m.seed);
-  w.PutStringVector(m.distributions);
-  w.PutBool(m.flush_l2);
-  w.PutBool(m.return_outputs);
-  w.PutBool(m.staged);
-  return w.Take();
-}
-
+std::string Encode(const LoadRequest& m) { return EncodeFields(m); }
+bool Decode(std::string_view payload, LoadRequest* m, std::string* error) { return DecodeFields(payload, m, error); }
+std::string Encode(const LoadResult& m) { return EncodeFields(m); }
+bool Decode(std::string_view payload, LoadResult* m, std::string* error) { return DecodeFields(payload, m, error); }
+std::string Encode(const CallRequest& m) { return EncodeFields(m); }
+bool Decode(std::string_view payload, CallRequest* m, std::string* error) { return DecodeFields(payload, m, error); }
+std::string Encode(const CallResult& m) { return EncodeFields(m); }
+bool Decode(std::string_view payload, CallResult* m, std::string* error) { return DecodeFields(payload, m, error); }
+std::string Encode(const TimedCallRequest& m) { return EncodeFields(m); }
 bool Decode(std::string_view payload, TimedCallRequest* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetU64(&m->call_id) && GetSpecs(&r, &m->inputs) &&
-            GetSpecs(&r, &m->outputs) && r.GetF64Vector(&m->scalars) &&
-            r.GetU64(&m->seed) && r.GetStringVector(&m->distributions) &&
-            r.GetBool(&m->flush_l2) && r.GetBool(&m->return_outputs) && r.GetBool(&m->staged);
-  return Done(&r, ok, "TimedCallRequest", error);
+  return DecodeFields(payload, m, error);
 }
-
-std::string Encode(const TimedCallResult& m) {
-  WireWriter w;
-  w.PutU64(m.call_id);
-  w.PutI32(m.status);
-  w.PutString(m.error);
-  w.PutF64(m.stream_event_seconds);
-  w.PutF64(m.device_sync_seconds);
-  w.PutF64(m.host_seconds);
-  w.PutStringVector(m.output_data);
-  w.PutI32(m.threads_before);
-  w.PutI32(m.threads_after);
-  w.PutI64Vector(m.input_addresses);
-  w.PutI64Vector(m.output_addresses);
-  return w.Take();
-}
-
+std::string Encode(const TimedCallResult& m) { return EncodeFields(m); }
 bool Decode(std::string_view payload, TimedCallResult* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetU64(&m->call_id) && r.GetI32(&m->status) && r.GetString(&m->error) &&
-            r.GetF64(&m->stream_event_seconds) && r.GetF64(&m->device_sync_seconds) &&
-            r.GetF64(&m->host_seconds) && r.GetStringVector(&m->output_data) &&
-            r.GetI32(&m->threads_before) && r.GetI32(&m->threads_after) &&
-            r.GetI64Vector(&m->input_addresses) && r.GetI64Vector(&m->output_addresses);
-  return Done(&r, ok, "TimedCallResult", error);
+  return DecodeFields(payload, m, error);
 }
-
-std::string Encode(const TimedGo& m) {
-  WireWriter w;
-  w.PutU64(m.call_id);
-  return w.Take();
-}
-
-bool Decode(std::string_view payload, TimedGo* m, std::string* error) {
-  WireReader r(payload);
-  bool ok = r.GetU64(&m->call_id);
-  return Done(&r, ok, "TimedGo", error);
-}
+std::string Encode(const TimedGo& m) { return EncodeFields(m); }
+bool Decode(std::string_view payload, TimedGo* m, std::string* error) { return DecodeFields(payload, m, error); }
 
 std::string Encode(const Shutdown&) { return std::string(); }
 
