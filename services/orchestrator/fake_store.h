@@ -141,18 +141,12 @@ class FakeStore final : public StoreInterface {
   }
 
   absl::Status PutVariant(const std::string& run_id, const v1::Variant& variant) override {
-    absl::MutexLock l(&db_->mu);
-    if (!db_->write_error.ok()) return db_->write_error;
-    db_->variants[{run_id, variant.key()}] = variant;
-    return absl::OkStatus();
+    return Put(&db_->variants, {run_id, variant.key()}, variant);
   }
 
   absl::StatusOr<std::optional<v1::Variant>> GetVariant(const std::string& run_id,
                                                        const std::string& key) override {
-    absl::MutexLock l(&db_->mu);
-    auto it = db_->variants.find({run_id, key});
-    if (it == db_->variants.end()) return std::optional<v1::Variant>();
-    return std::optional<v1::Variant>(it->second);
+    return Find(db_->variants, {run_id, key});
   }
 
   absl::StatusOr<std::vector<v1::Variant>> Variants(const std::string& run_id,
@@ -179,21 +173,33 @@ class FakeStore final : public StoreInterface {
   }
 
   absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) override {
-    absl::MutexLock l(&db_->mu);
-    if (!db_->write_error.ok()) return db_->write_error;
-    db_->groups[{run_id, group.group_id()}] = group;
-    return absl::OkStatus();
+    return Put(&db_->groups, {run_id, group.group_id()}, group);
   }
 
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                          const std::string& group_id) override {
-    absl::MutexLock l(&db_->mu);
-    auto it = db_->groups.find({run_id, group_id});
-    if (it == db_->groups.end()) return std::optional<v1::StoredGroup>();
-    return std::optional<v1::StoredGroup>(it->second);
+    return Find(db_->groups, {run_id, group_id});
   }
 
  private:
+  using RowKey = std::pair<std::string, std::string>;  // (run id, key)
+
+  // Inserts or replaces a row, unless writes fail.
+  template <typename T>
+  absl::Status Put(std::map<RowKey, T>* rows, const RowKey& key, const T& value) {
+    absl::MutexLock l(&db_->mu);
+    if (!db_->write_error.ok()) return db_->write_error;
+    (*rows)[key] = value;
+    return absl::OkStatus();
+  }
+  template <typename T>
+  std::optional<T> Find(const std::map<RowKey, T>& rows, const RowKey& key) {
+    absl::MutexLock l(&db_->mu);
+    auto it = rows.find(key);
+    if (it == rows.end()) return std::nullopt;
+    return it->second;
+  }
+
   static absl::Status NoRun(const std::string& run_id) {
     return absl::NotFoundError(absl::StrCat("run_id: no run '", run_id, "'"));
   }

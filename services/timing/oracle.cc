@@ -229,7 +229,7 @@ absl::StatusOr<v1::TimeResponse> TimingOracle::Measure(const v1::TimeRequest& re
     if (scale > 1 && std::isfinite(scale)) {
       const double budget = pair.budget_seconds();
       pair.set_budget_seconds(std::max(budget, std::min(budget * scale, options_.noise_remeasure_max_seconds)));
-      const int pairs = pair.max_pairs() > 0 ? pair.max_pairs() : 400;  // the worker's default
+      const int pairs = pair.max_pairs() > 0 ? pair.max_pairs() : kDefaultMaxPairs;
       pair.set_max_pairs(static_cast<int>(std::min(100000.0, pairs * scale)));
     }
     pair.set_kept_pair(std::exchange(kept_pair, ""));  // the first measurement only

@@ -19,6 +19,11 @@
 
 namespace crl {
 
+// Pairs a MeasurePair takes at most when its request leaves max_pairs at 0
+// (eval.proto): the worker's pair loop and the timing oracle, which scales
+// it for a noisy re-measurement, read it here.
+inline constexpr int kDefaultMaxPairs = 400;
+
 // Implementations are thread-safe. Statuses follow eval.proto: a non-OK
 // status is a request error, overload, cancellation or an unreachable
 // worker; every outcome of an evaluation is a verdict in the response.

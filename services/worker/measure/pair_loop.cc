@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/stats/stats.h"
 #include "runner/inputs.h"
+#include "services/worker/worker_client.h"
 
 namespace crl {
 
@@ -28,7 +29,7 @@ PairLoop::PairLoop(const v1::MeasurePairRequest& request, uint64_t seed, uint64_
                    ClockInterface* clock, bool gpu)
     : warmup_(request.warmup() > 0 ? request.warmup() : 5),
       min_pairs_(request.min_pairs() > 0 ? request.min_pairs() : 20),
-      max_pairs_(std::max(min_pairs_, request.max_pairs() > 0 ? request.max_pairs() : 400)),
+      max_pairs_(std::max(min_pairs_, request.max_pairs() > 0 ? request.max_pairs() : kDefaultMaxPairs)),
       block_(request.block_size() > 0 ? request.block_size() : 5),
       check_every_(request.check_outputs_every() > 0 ? request.check_outputs_every() : 5),
       checked_elements_(request.checked_elements() > 0 ? request.checked_elements() : int64_t{1} << 20),
