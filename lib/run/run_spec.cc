@@ -154,7 +154,7 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
   static const std::vector<std::string> kKnown = {
       "name", "tasks", "backend", "policy", "stages", "rounds", "training", "group_size",
       "exemplars", "sampling", "reward", "budget", "timing_budget_seconds", "seed", "control",
-      "max_infra_attempts", "template", "sft_examples"};
+      "max_infra_attempts", "template", "sft_examples", "judge"};
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) {
@@ -335,6 +335,25 @@ absl::Status ParseNode(const std::string& file, const YAML::Node& root, const st
       (params->*setter)(x);
     }
   }
+  if (const YAML::Node jd = root["judge"]) {
+    // `judge: {jump: 4, ceiling: 50, examples: 3}` (docs/hacks.md).
+    if (!jd.IsMap()) return FieldError(file, jd, "judge", "a map (jump, ceiling, examples)");
+    v1::JudgeSpec* j = spec->mutable_judge();
+    for (const auto& kv : jd) {
+      const std::string k = kv.first.as<std::string>("");
+      double x = 0;
+      if (k == "jump" || k == "ceiling") {
+        CRL_RETURN_IF_ERROR(Read(file, kv.second, "judge." + k, &x));
+        k == "jump" ? j->set_jump_factor(x) : j->set_ceiling(x);
+      } else if (k == "examples") {
+        int n = 0;
+        CRL_RETURN_IF_ERROR(Read(file, kv.second, "judge.examples", &n));
+        j->set_examples(n);
+      } else {
+        return FieldError(file, kv.first, "judge." + k, "unknown (jump, ceiling, examples)");
+      }
+    }
+  }
   if (const YAML::Node b = root["budget"]) {
     double secs = 0;
     if (b["seconds"]) {
@@ -459,6 +478,12 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
     return bad("control", absl::StrCat("'", spec.control(), "' is not permuted-rewards"));
   }
   CRL_RETURN_IF_ERROR(reward::ValidateRewardParams(spec.reward_params()));
+  const v1::JudgeSpec& judge = spec.judge();
+  if (judge.jump_factor() < 0 || (judge.jump_factor() > 0 && judge.jump_factor() <= 1)) {
+    return bad("judge.jump", "0 (off) or above 1");
+  }
+  if (judge.ceiling() < 0 || (judge.ceiling() > 0 && judge.ceiling() <= 1)) return bad("judge.ceiling", "0 (off) or above 1");
+  if (judge.examples() < 0 || judge.examples() > 16) return bad("judge.examples", "0 to 16");
   if (spec.max_infra_attempts() < 0 || spec.max_infra_attempts() > 20) return bad("max_infra_attempts", "0 to 20");
   if (spec.selection().num_exemplars() < 0 || spec.selection().num_exemplars() > 16) {
     return bad("exemplars.count", "0 to 16");

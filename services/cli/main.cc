@@ -58,6 +58,7 @@ constexpr const char* kUsage =
     "  run               runs on a crl-orchestrator: submit, watch, list, show, cancel, export\n"
     "  reward            crl's rewards for another RL engine: score completions, or serve\n"
     "                    OpenRLHF's remote reward endpoint\n"
+    "  hacks             the hack database: list, show, export, seed (docs/hacks.md)\n"
     "  up                start a local cluster (six services on loopback, supervised)\n"
     "  status            the local cluster's services\n"
     "  down              stop the local cluster\n"
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
   if (command == "status") return crl::cli::StatusCommand(argc - 1, argv + 1);
   if (command == "quickstart") return crl::cli::QuickstartCommand(argc - 1, argv + 1);
   if (command == "reward") return crl::cli::RewardCommand(argc - 1, argv + 1);
+  if (command == "hacks") return crl::cli::HacksCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }

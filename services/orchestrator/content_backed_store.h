@@ -53,6 +53,17 @@ class ContentBackedStore : public StoreInterface {
   absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) override;
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                           const std::string& group_id) override;
+  // Hack cases are kept as rows (their code is one candidate's, once per case).
+  absl::StatusOr<v1::HackCase> RecordHackCase(const v1::HackCase& seen) override {
+    return rows_->RecordHackCase(seen);
+  }
+  absl::StatusOr<std::vector<v1::HackCase>> HackCases(const std::string& kind, const std::string& task_name,
+                                                     int limit) override {
+    return rows_->HackCases(kind, task_name, limit);
+  }
+  absl::StatusOr<std::optional<v1::HackCase>> GetHackCase(const std::string& case_id) override {
+    return rows_->GetHackCase(case_id);
+  }
 
  private:
   // The variant with its text moved to content (its `content` map rebuilt

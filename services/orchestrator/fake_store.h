@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/hacks/hack_case.h"
 #include "services/orchestrator/store.h"
 
 namespace crl::orchestrator {
@@ -34,6 +35,7 @@ class FakeStore final : public StoreInterface {
     // (run id, key) → variant, in key order per run.
     std::map<std::pair<std::string, std::string>, v1::Variant> variants ABSL_GUARDED_BY(mu);
     std::map<std::pair<std::string, std::string>, v1::StoredGroup> groups ABSL_GUARDED_BY(mu);
+    std::map<std::string, v1::HackCase> hack_cases ABSL_GUARDED_BY(mu);
     absl::Status write_error ABSL_GUARDED_BY(mu);
   };
 
@@ -179,6 +181,35 @@ class FakeStore final : public StoreInterface {
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                          const std::string& group_id) override {
     return Find(db_->groups, {run_id, group_id});
+  }
+
+  absl::StatusOr<v1::HackCase> RecordHackCase(const v1::HackCase& seen) override {
+    absl::MutexLock l(&db_->mu);
+    if (!db_->write_error.ok()) return db_->write_error;
+    auto it = db_->hack_cases.find(seen.case_id());
+    v1::HackCase stored = it == db_->hack_cases.end() ? seen : hacks::MergeSighting(it->second, seen);
+    db_->hack_cases[seen.case_id()] = stored;
+    return stored;
+  }
+
+  absl::StatusOr<std::vector<v1::HackCase>> HackCases(const std::string& kind, const std::string& task_name,
+                                                     int limit) override {
+    absl::MutexLock l(&db_->mu);
+    std::vector<v1::HackCase> out;
+    for (const auto& [id, c] : db_->hack_cases) {
+      if (hacks::Matches(c, kind, task_name)) out.push_back(c);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.last_seen_at() > b.last_seen_at(); });
+    if (limit >= 0 && static_cast<int>(out.size()) > limit) out.resize(limit);
+    return out;
+  }
+
+  absl::StatusOr<std::optional<v1::HackCase>> GetHackCase(const std::string& case_id) override {
+    absl::MutexLock l(&db_->mu);
+    auto it = db_->hack_cases.find(case_id);
+    if (it == db_->hack_cases.end()) return std::optional<v1::HackCase>();
+    return std::optional<v1::HackCase>(it->second);
   }
 
  private:

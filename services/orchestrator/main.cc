@@ -15,9 +15,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/strings/ascii.h"
+#include "common/file.h"
+#include "common/http_client.h"
+#include "common/paths.h"
 #include "common/resolve.h"
 #include "common/service_main.h"
 #include "common/status.h"
+#include "services/orchestrator/judge.h"
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/orchestrator_service.h"
 #include "services/orchestrator/open_store.h"
@@ -39,6 +44,9 @@ struct Options {
   int max_parallel_runs = 4;
   int parallel_candidates = 8;
   int parallel_groups = 4;
+  // The judge on suspicious rewards (docs/hacks.md).
+  std::string judge_url, judge_model, judge_api_key_file, judge_template;
+  double judge_timeout_seconds = 120;
   crl::ClientOptions upstream;
 };
 
@@ -70,6 +78,13 @@ int main(int argc, char** argv) {
   f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
   f->Add("parallel_groups", &o.parallel_groups, "groups of a round (one per task) sampled and scored at once");
   crl::BindClientOptions(f, &o.upstream, "upstream", "the services above");
+  f->Add("judge_url", &o.judge_url,
+         "OpenAI-compatible endpoint of the judge on suspicious rewards (http://HOST:PORT/v1; empty: no judge, and "
+         "a spec with `judge:` is refused)");
+  f->Add("judge_model", &o.judge_model, "the judge's model name at that endpoint");
+  f->Add("judge_api_key_file", &o.judge_api_key_file, "file holding the endpoint's API key (empty: none)");
+  f->Add("judge_template", &o.judge_template, "the judge's prompt template (empty: the shipped prompts/judge/judge.tmpl)");
+  f->Add("judge_timeout_seconds", &o.judge_timeout_seconds, "a judge call's limit; past it the reward stays held");
 
   std::unique_ptr<crl::orchestrator::StoreInterface> store;
   std::unique_ptr<crl::GrpcPromptClient> prompt;
@@ -84,6 +99,8 @@ int main(int argc, char** argv) {
   absl::Notification stop_resolving;
   std::unique_ptr<crl::orchestrator::WorkerPool> pool;
   std::unique_ptr<crl::orchestrator::OrchestratorMetrics> metrics;
+  std::unique_ptr<crl::HttpClientInterface> http;
+  std::unique_ptr<crl::orchestrator::JudgeInterface> judge;
   std::unique_ptr<crl::orchestrator::Orchestrator> orchestrator;
   std::unique_ptr<crl::OrchestratorServiceImpl> service;
   return service_main.Run(argc, argv, [&](crl::ServiceSetup& setup) -> absl::Status {
@@ -123,8 +140,26 @@ int main(int argc, char** argv) {
       });
     }
     metrics = std::make_unique<crl::orchestrator::OrchestratorMetrics>(setup.registry());
+    if (!o.judge_url.empty()) {
+      crl::orchestrator::OpenAiJudgeOptions jo;
+      jo.url = o.judge_url;
+      jo.model = o.judge_model;
+      jo.timeout = absl::Seconds(o.judge_timeout_seconds);
+      if (!o.judge_api_key_file.empty()) {
+        CRL_ASSIGN_OR_RETURN(std::string key, crl::ReadFileToString(o.judge_api_key_file, "judge_api_key_file"));
+        jo.api_key = std::string(absl::StripAsciiWhitespace(key));
+      }
+      std::string tmpl = o.judge_template;
+      if (tmpl.empty()) {
+        const std::string prompts = crl::FindShippedDir("prompts");
+        if (prompts.empty()) return absl::NotFoundError("judge_template: the shipped prompts/ folder is not found");
+        tmpl = prompts + "/judge/judge.tmpl";
+      }
+      http = crl::NewCurlHttpClient();
+      CRL_ASSIGN_OR_RETURN(judge, crl::orchestrator::OpenAiJudge::Create(http.get(), jo, tmpl));
+    }
     crl::orchestrator::Services services{prompt.get(), sampler.get(), pool.get(), timing.get(), trainer.get(),
-                                         metrics.get()};
+                                         metrics.get(), judge.get()};
     crl::orchestrator::OrchestratorOptions oo;
     oo.max_parallel_runs = o.max_parallel_runs;
     oo.executor.parallel_candidates = o.parallel_candidates;

@@ -9,10 +9,12 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/backoff.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/status.h"
+#include "lib/hacks/hack_case.h"
 #include "lib/report/report.h"
 #include "lib/report/summary.h"
 #include "lib/run/run_spec.h"
@@ -141,6 +143,10 @@ void Orchestrator::Notify(const v1::RunEvent& event) {
 absl::StatusOr<v1::Run> Orchestrator::Submit(const v1::SubmitRunRequest& request) {
   CRL_RETURN_IF_ERROR(run::ValidateRunSpec(request.spec()));
   CRL_RETURN_IF_ERROR(ValidateStages(request.spec()));
+  if ((request.spec().judge().jump_factor() > 0 || request.spec().judge().ceiling() > 0) && services_.judge == nullptr) {
+    return absl::FailedPreconditionError(
+        "judge: the spec asks for a judge on suspicious rewards, and this crl-orchestrator has none (--judge_url)");
+  }
   if (stopping_.load()) return absl::UnavailableError("crl-orchestrator is shutting down");
   v1::Run run;
   const absl::Time now = clock_->Now();
@@ -375,7 +381,44 @@ absl::StatusOr<v1::ScoreCompletionsResponse> Orchestrator::Score(const v1::Score
   for (const auto& v : out.results()) {
     if (!v.scored()) return absl::DeadlineExceededError("scoring ended before every item was scored");
   }
+  if (request.record_hacks()) {
+    const int64_t now = absl::ToUnixSeconds(clock_->Now());
+    for (int i = 0; i < out.results_size(); ++i) {
+      const v1::ScoreItem& item = request.items(i);
+      if (out.results(i).infra_failure()) continue;  // nothing is known of it
+      if (auto c = hacks::CaseOf(out.results(i), item.origin().empty() ? absl::StrCat("score/", i) : item.origin(),
+                                 now, item.known_hack(), item.note())) {
+        CRL_RETURN_IF_ERROR(store_->RecordHackCase(*c).status());
+      }
+    }
+  }
   return out;
+}
+
+absl::StatusOr<v1::ListHackCasesResponse> Orchestrator::HackCases(const v1::ListHackCasesRequest& request) {
+  if (!request.kind().empty()) {
+    const auto& known = hacks::KnownKinds();
+    if (std::find(known.begin(), known.end(), request.kind()) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kind: '", request.kind(), "' is not one of ", absl::StrJoin(known, ", ")));
+    }
+  }
+  if (request.limit() < 0) return absl::InvalidArgumentError("limit: must not be negative");
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::HackCase> cases,
+                       store_->HackCases(request.kind(), request.task_name(), request.limit() > 0 ? request.limit() : 100));
+  v1::ListHackCasesResponse out;
+  for (auto& c : cases) {
+    if (!request.with_source()) c.clear_source();
+    *out.add_cases() = std::move(c);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::HackCase> Orchestrator::HackCase(const std::string& case_id) {
+  if (case_id.empty()) return absl::InvalidArgumentError("case_id: empty");
+  CRL_ASSIGN_OR_RETURN(std::optional<v1::HackCase> c, store_->GetHackCase(case_id));
+  if (!c) return absl::NotFoundError(absl::StrCat("case_id: no hack case '", case_id, "' (crl hacks list)"));
+  return *std::move(c);
 }
 
 }  // namespace crl::orchestrator

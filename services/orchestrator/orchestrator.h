@@ -59,6 +59,11 @@ class Orchestrator {
   absl::StatusOr<v1::ScoreCompletionsResponse> Score(const v1::ScoreCompletionsRequest& request,
                                                      const RequestContext& context);
 
+  // The hack database (docs/hacks.md): cases filtered by kind and task
+  // (sources left out unless asked for), and one case by id.
+  absl::StatusOr<v1::ListHackCasesResponse> HackCases(const v1::ListHackCasesRequest& request);
+  absl::StatusOr<v1::HackCase> HackCase(const std::string& case_id);
+
   // Events after `after_sequence`, waiting up to `wait` for the first one.
   // Empty: none yet (the run may have ended: check its state).
   absl::StatusOr<std::vector<v1::RunEvent>> Events(const std::string& run_id, int64_t after_sequence,

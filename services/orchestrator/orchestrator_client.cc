@@ -46,6 +46,20 @@ absl::StatusOr<v1::ScoreCompletionsResponse> GrpcOrchestratorClient::ScoreComple
       context, request, [this](auto... args) { stub_->async()->ScoreCompletions(args...); });
 }
 
+absl::StatusOr<v1::ListHackCasesResponse> GrpcOrchestratorClient::ListHackCases(
+    const v1::ListHackCasesRequest& request, const RequestContext& context) {
+  return client_.Call<v1::ListHackCasesResponse>(
+      context, request, [this](auto... args) { stub_->async()->ListHackCases(args...); });
+}
+
+absl::StatusOr<v1::HackCase> GrpcOrchestratorClient::GetHackCase(const std::string& case_id,
+                                                                 const RequestContext& context) {
+  v1::GetHackCaseRequest request;
+  request.set_case_id(case_id);
+  return client_.Call<v1::HackCase>(context, request,
+                                    [this](auto... args) { stub_->async()->GetHackCase(args...); });
+}
+
 absl::StatusOr<v1::ExportRunResponse> GrpcOrchestratorClient::ExportRun(const v1::ExportRunRequest& request,
                                                                         const RequestContext& context) {
   return client_.Call<v1::ExportRunResponse>(context, request,

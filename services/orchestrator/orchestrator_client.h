@@ -29,6 +29,9 @@ class OrchestratorClientInterface {
                                                           const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::ScoreCompletionsResponse> ScoreCompletions(const v1::ScoreCompletionsRequest& request,
                                                                         const RequestContext& context) = 0;
+  virtual absl::StatusOr<v1::ListHackCasesResponse> ListHackCases(const v1::ListHackCasesRequest& request,
+                                                                  const RequestContext& context) = 0;
+  virtual absl::StatusOr<v1::HackCase> GetHackCase(const std::string& case_id, const RequestContext& context) = 0;
   // Calls `on_event` for each event after request.after_sequence until the
   // run ends (OK), the stream breaks (its status: reconnect from the last
   // sequence seen) or `context` is cancelled.

@@ -153,4 +153,20 @@ grpc::ServerUnaryReactor* OrchestratorServiceImpl::ScoreCompletions(grpc::Callba
   });
 }
 
+grpc::ServerUnaryReactor* OrchestratorServiceImpl::ListHackCases(grpc::CallbackServerContext* context,
+                                                                 const v1::ListHackCasesRequest* request,
+                                                                 v1::ListHackCasesResponse* response) {
+  return ServeUnary(context, env_, [this, request, response](const RequestContext&) {
+    return FillResponse(orchestrator_->HackCases(*request), response);
+  });
+}
+
+grpc::ServerUnaryReactor* OrchestratorServiceImpl::GetHackCase(grpc::CallbackServerContext* context,
+                                                               const v1::GetHackCaseRequest* request,
+                                                               v1::HackCase* response) {
+  return ServeUnary(context, env_, [this, request, response](const RequestContext&) {
+    return FillResponse(orchestrator_->HackCase(request->case_id()), response);
+  });
+}
+
 }  // namespace crl

@@ -34,6 +34,10 @@ class OrchestratorServiceImpl final : public v1::OrchestratorService::CallbackSe
   grpc::ServerUnaryReactor* ScoreCompletions(grpc::CallbackServerContext* context,
                                              const v1::ScoreCompletionsRequest* request,
                                              v1::ScoreCompletionsResponse* response) override;
+  grpc::ServerUnaryReactor* ListHackCases(grpc::CallbackServerContext* context, const v1::ListHackCasesRequest* request,
+                                          v1::ListHackCasesResponse* response) override;
+  grpc::ServerUnaryReactor* GetHackCase(grpc::CallbackServerContext* context, const v1::GetHackCaseRequest* request,
+                                        v1::HackCase* response) override;
 
  private:
   orchestrator::Orchestrator* orchestrator_;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/backoff.h"
 #include "common/status.h"
+#include "lib/hacks/hack_case.h"
 #include "services/orchestrator/store_schema.h"
 
 namespace crl::orchestrator {
@@ -317,6 +318,56 @@ absl::StatusOr<std::optional<v1::StoredGroup>> PostgresStore::GetGroup(const std
         t.w.exec_params("SELECT grp FROM groups WHERE run_id = $1 AND group_id = $2", run_id, group_id);
     if (r.empty()) return absl::OkStatus();
     CRL_ASSIGN_OR_RETURN(out, Decode<v1::StoredGroup>(r[0][0], "group"));
+    return absl::OkStatus();
+  }, /*read_only=*/true));
+  return out;
+}
+
+absl::StatusOr<v1::HackCase> PostgresStore::RecordHackCase(const v1::HackCase& seen) {
+  v1::HackCase stored;
+  CRL_RETURN_IF_ERROR(Transact("record hack case", [&](Txn& t) -> absl::Status {
+    // The row locked (or made) first, so two sightings at once both count.
+    const pqxx::result inserted =
+        t.w.exec_params("INSERT INTO hack_cases (case_id, task, last_seen, hack) VALUES ($1, $2, $3, $4) "
+                        "ON CONFLICT (case_id) DO NOTHING RETURNING case_id",
+                        seen.case_id(), seen.task_name(), seen.last_seen_at(), Bytes(seen));
+    if (!inserted.empty()) {
+      stored = seen;
+      return absl::OkStatus();
+    }
+    const pqxx::result r = t.w.exec_params("SELECT hack FROM hack_cases WHERE case_id = $1 FOR UPDATE", seen.case_id());
+    if (r.empty()) return absl::InternalError(absl::StrCat("hack case ", seen.case_id(), " vanished"));
+    CRL_ASSIGN_OR_RETURN(v1::HackCase old, Decode<v1::HackCase>(r[0][0], "hack case"));
+    stored = hacks::MergeSighting(old, seen);
+    t.w.exec_params("UPDATE hack_cases SET last_seen = $2, hack = $3 WHERE case_id = $1", stored.case_id(),
+                    stored.last_seen_at(), Bytes(stored));
+    return absl::OkStatus();
+  }));
+  return stored;
+}
+
+absl::StatusOr<std::vector<v1::HackCase>> PostgresStore::HackCases(const std::string& kind,
+                                                                  const std::string& task_name, int limit) {
+  std::vector<v1::HackCase> out;
+  CRL_RETURN_IF_ERROR(Transact("read hack cases", [&](Txn& t) -> absl::Status {
+    const pqxx::result r = t.w.exec_params(
+        "SELECT hack FROM hack_cases WHERE ($1 = '' OR task = $1) ORDER BY last_seen DESC, case_id", task_name);
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::HackCase> all, DecodeAll<v1::HackCase>(r, "hack case"));
+    out.clear();
+    for (auto& c : all) {
+      if (static_cast<int>(out.size()) < limit && hacks::Matches(c, kind, task_name)) out.push_back(std::move(c));
+    }
+    return absl::OkStatus();
+  }, /*read_only=*/true));
+  return out;
+}
+
+absl::StatusOr<std::optional<v1::HackCase>> PostgresStore::GetHackCase(const std::string& case_id) {
+  std::optional<v1::HackCase> out;
+  CRL_RETURN_IF_ERROR(Transact("get hack case", [&](Txn& t) -> absl::Status {
+    const pqxx::result r = t.w.exec_params("SELECT hack FROM hack_cases WHERE case_id = $1", case_id);
+    if (r.empty()) return absl::OkStatus();
+    CRL_ASSIGN_OR_RETURN(out, Decode<v1::HackCase>(r[0][0], "hack case"));
     return absl::OkStatus();
   }, /*read_only=*/true));
   return out;

@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "lib/hacks/hack_case.h"
+#include "lib/hacks/similarity.h"
 #include "lib/report/summary.h"
 #include "lib/run/run_spec.h"
 
@@ -118,11 +120,17 @@ StageEnv RunExecutor::Env(const RequestContext& context) {
 absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& context,
                                              const std::atomic<bool>& stopping) {
   const bool resumed = run.state() == v1::RUN_STATE_RUNNING;
+  gate_ = std::make_unique<SuspicionGate>(run.spec().judge());
   if (resumed) {
     // The counters again from what is stored: each scored candidate once,
     // whatever order concurrent writes of the run record landed in.
     CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> stored, store_->Variants(run.run_id(), ""));
     RecountScored(stored, &run);
+    for (const auto& v : stored) {
+      if (v.scored() && v.reward().status() == v1::REWARD_STATUS_OK && report::Trusted(v)) {
+        gate_->Accept(v.task_name(), v.speedup());
+      }
+    }
   }
   const std::string run_id = run_id_ = run.run_id();
   spec_ = run.spec();  // immutable after submit
@@ -281,6 +289,35 @@ absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& 
   return s;
 }
 
+void RunExecutor::JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const RequestContext& context) {
+  if (v->reward().status() != v1::REWARD_STATUS_OK || !report::Trusted(*v)) return;
+  const std::string trigger = gate_->Trigger(v->task_name(), v->speedup());
+  if (trigger.empty()) {
+    gate_->Accept(v->task_name(), v->speedup());
+    return;
+  }
+  JudgeCase c;
+  c.task_name = v->task_name();
+  c.reference = ReferenceText(task);
+  c.candidate = *v;
+  c.trigger = trigger;
+  const int examples = spec_.judge().examples() > 0 ? spec_.judge().examples() : 3;
+  if (auto known = store_->HackCases("", "", 10000); known.ok()) {
+    c.examples = hacks::MostSimilar(*known, v->candidate().source(), v->task_name(), examples);
+  }
+  v1::Judgement j;
+  if (services_.judge == nullptr) {
+    j.set_decision("undecided");
+    j.set_error("no judge is configured (crl-orchestrator --judge_url)");
+  } else {
+    j = services_.judge->Judge(c, context);
+  }
+  j.set_trigger(trigger);
+  for (const auto& e : c.examples) j.add_example_case_ids(e.case_id());
+  ApplyJudgement(j, v);
+  if (j.decision() == "honest") gate_->Accept(v->task_name(), v->speedup());
+}
+
 absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupKey& key,
                                        const RequestContext& context) {
   const StageEnv env = Env(context);
@@ -308,6 +345,7 @@ absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupK
     for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
       v1::Variant v = scorer_.Score(all[todo[i]], *key.task, spec, context, waiting_);
       if (!v.scored()) return;  // cancelled
+      JudgeIfSuspicious(&v, *key.task, context);
       const absl::Time writing = clock_->MonotonicNow();
       v1::Run counted;
       {
@@ -321,9 +359,16 @@ absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupK
       auto recorded = store_->RecordScored(v, counted, MakeEvent("variant", "", &v));
       if (services_.metrics) services_.metrics->ObserveStoreWrite(absl::ToDoubleSeconds(clock_->MonotonicNow() - writing));
       if (recorded.ok() && sink_) sink_(*recorded);
-      if (!recorded.ok()) {
+      absl::Status hack = recorded.status();
+      if (hack.ok()) {
+        // A hack grows the hack database (lib/hacks/hack_case.h).
+        if (auto c = hacks::CaseOf(v, absl::StrCat("run:", env.run_id, "/", v.key()), absl::ToUnixSeconds(clock_->Now()))) {
+          hack = store_->RecordHackCase(*c).status();
+        }
+      }
+      if (!hack.ok()) {
         absl::MutexLock lock(&status_mu);
-        if (first_error.ok()) first_error = recorded.status();
+        if (first_error.ok()) first_error = hack;
         return;
       }
       all[todo[i]] = std::move(v);

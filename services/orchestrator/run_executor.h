@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,10 @@ class RunExecutor {
   absl::Status Emit(const std::string& kind, const std::string& message, const v1::Variant* variant);
   absl::Status SaveRun();
   bool BudgetLeft(std::string* why);
+  // A scored candidate whose trusted speedup the spec's judge finds
+  // suspicious (SuspicionGate) goes to the judge, whose answer decides its
+  // reward (ApplyJudgement); others only raise the task's best.
+  void JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const RequestContext& context);
 
   Services services_;
   StoreInterface* store_;
@@ -117,6 +122,9 @@ class RunExecutor {
   // The trainer's version after this run's last training round (empty
   // before one): what the following rounds must sample from.
   v1::PolicyVersion published_ ABSL_GUARDED_BY(mu_);
+  // The run's best trusted speedups per task, for the judge (set once when
+  // Execute starts).
+  std::unique_ptr<SuspicionGate> gate_;
 };
 
 // Adds one scored candidate to a run's counters (candidates, rejects,

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/context.h"
 #include "crl/v1/orchestrator.pb.h"
+#include "services/orchestrator/judge.h"
 #include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/worker_pool.h"
 #include "services/prompt/prompt_client.h"
@@ -34,6 +35,8 @@ struct Services {
   TrainerClientInterface* trainer = nullptr;
   // Null: no metrics.
   OrchestratorMetrics* metrics = nullptr;
+  // Null: no judge (a spec that asks for one is refused at submit).
+  JudgeInterface* judge = nullptr;
 };
 
 // Told once per wait that `what` is down and why (a run records a

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "lib/hacks/hack_case.h"
 #include "services/orchestrator/store_schema.h"
 
 namespace crl::orchestrator {
@@ -287,6 +288,58 @@ absl::StatusOr<std::optional<v1::StoredGroup>> SqliteStore::GetGroup(const std::
   if (q.Step() != SQLITE_ROW) return std::optional<v1::StoredGroup>();
   CRL_ASSIGN_OR_RETURN(v1::StoredGroup g, Decode<v1::StoredGroup>(q.ColumnBlob(0), "group"));
   return std::optional<v1::StoredGroup>(std::move(g));
+}
+
+absl::StatusOr<v1::HackCase> SqliteStore::RecordHackCase(const v1::HackCase& seen) {
+  absl::MutexLock lock(&mu_);
+  CRL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  auto body = [&]() -> absl::StatusOr<v1::HackCase> {
+    v1::HackCase stored = seen;
+    {
+      Statement q(db_, "SELECT hack FROM hack_cases WHERE case_id = ?");
+      q.Text(1, seen.case_id());
+      if (q.Step() == SQLITE_ROW) {
+        CRL_ASSIGN_OR_RETURN(v1::HackCase old, Decode<v1::HackCase>(q.ColumnBlob(0), "hack case"));
+        stored = hacks::MergeSighting(old, seen);
+      }
+    }
+    Statement q(db_, "INSERT OR REPLACE INTO hack_cases (case_id, task, last_seen, hack) VALUES (?, ?, ?, ?)");
+    q.Text(1, stored.case_id()).Text(2, stored.task_name()).Int(3, stored.last_seen_at()).Blob(4, stored.SerializeAsString());
+    if (q.Step() != SQLITE_DONE) return SqlError(db_, "put hack case");
+    return stored;
+  };
+  absl::StatusOr<v1::HackCase> out = body();
+  if (!out.ok()) {
+    (void)Exec("ROLLBACK");
+    return out.status();
+  }
+  CRL_RETURN_IF_ERROR(Exec("COMMIT"));
+  return out;
+}
+
+absl::StatusOr<std::vector<v1::HackCase>> SqliteStore::HackCases(const std::string& kind, const std::string& task_name,
+                                                                int limit) {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_,
+              "SELECT hack FROM hack_cases WHERE (? = '' OR task = ?) ORDER BY last_seen DESC, case_id");
+  q.Text(1, task_name).Text(2, task_name);
+  std::vector<v1::HackCase> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW && static_cast<int>(out.size()) < limit) {
+    CRL_ASSIGN_OR_RETURN(v1::HackCase c, Decode<v1::HackCase>(q.ColumnBlob(0), "hack case"));
+    if (hacks::Matches(c, kind, task_name)) out.push_back(std::move(c));
+  }
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqlError(db_, "read hack cases");
+  return out;
+}
+
+absl::StatusOr<std::optional<v1::HackCase>> SqliteStore::GetHackCase(const std::string& case_id) {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, "SELECT hack FROM hack_cases WHERE case_id = ?");
+  q.Text(1, case_id);
+  if (q.Step() != SQLITE_ROW) return std::optional<v1::HackCase>();
+  CRL_ASSIGN_OR_RETURN(v1::HackCase c, Decode<v1::HackCase>(q.ColumnBlob(0), "hack case"));
+  return std::optional<v1::HackCase>(std::move(c));
 }
 
 }  // namespace crl::orchestrator

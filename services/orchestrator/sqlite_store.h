@@ -39,6 +39,10 @@ class SqliteStore final : public StoreInterface {
   absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) override;
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                           const std::string& group_id) override;
+  absl::StatusOr<v1::HackCase> RecordHackCase(const v1::HackCase& seen) override;
+  absl::StatusOr<std::vector<v1::HackCase>> HackCases(const std::string& kind, const std::string& task_name,
+                                                     int limit) override;
+  absl::StatusOr<std::optional<v1::HackCase>> GetHackCase(const std::string& case_id) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -3,7 +3,7 @@
 // from sampled to scored) and sampled groups. One interface and three
 // stores behind it: SQLite (sqlite_store.h), PostgreSQL (postgres_store.h),
 // and a wrapper that keeps large texts in the content store
-// (content_backed_store.h; open_store.h picks). Every write is one
+// (content_backed_store.h; open_store.h picks); and the hack database. Every write is one
 // transaction (a scored candidate's three records are one), so a process
 // killed at any moment leaves each record either written or not.
 #ifndef CRL_SERVICES_ORCHESTRATOR_STORE_H_
@@ -64,6 +64,16 @@ class StoreInterface {
   virtual absl::Status PutGroup(const std::string& run_id, const v1::StoredGroup& group) = 0;
   virtual absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& run_id,
                                                                   const std::string& group_id) = 0;
+
+  // The hack database (lib/hacks/hack_case.h, docs/hacks.md). Records a
+  // sighting: a new case, or merged into the stored one with its case_id
+  // (hacks::MergeSighting), in one transaction; returns the case as stored.
+  virtual absl::StatusOr<v1::HackCase> RecordHackCase(const v1::HackCase& seen) = 0;
+  // Cases most recently seen first that pass hacks::Matches(kind,
+  // task_name), at most `limit`.
+  virtual absl::StatusOr<std::vector<v1::HackCase>> HackCases(const std::string& kind, const std::string& task_name,
+                                                             int limit) = 0;
+  virtual absl::StatusOr<std::optional<v1::HackCase>> GetHackCase(const std::string& case_id) = 0;
 };
 
 }  // namespace crl::orchestrator

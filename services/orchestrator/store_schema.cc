@@ -24,6 +24,9 @@ const char* const kMigrations[] = {
        CREATE TABLE groups (
          run_id {text} NOT NULL, group_id {text} NOT NULL, grp {bytes} NOT NULL,
          PRIMARY KEY (run_id, group_id));)",
+    R"(CREATE TABLE hack_cases (
+         case_id {text} PRIMARY KEY, task {text} NOT NULL, last_seen {int64} NOT NULL, hack {bytes} NOT NULL);
+       CREATE INDEX hack_cases_seen ON hack_cases(last_seen);)",
 };
 
 std::vector<std::string> Render(SqlDialect dialect) {

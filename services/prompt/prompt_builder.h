@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "crl/v1/prompt.pb.h"
-#include "services/prompt/template.h"
+#include "lib/prompt/template.h"
 
 namespace crl::prompt {
 

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/options.h"
 #include "services/prompt/prompt_builder.h"
-#include "services/prompt/template.h"
+#include "lib/prompt/template.h"
 
 namespace crl::prompt {
 

@@ -28,7 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "lib/policy/tokenizer.h"
-#include "services/sampler/http_client.h"
+#include "common/http_client.h"
 #include "services/sampler/openai_format.h"
 #include "services/sampler/sampler_backend.h"
 #include "services/sampler/sampler_metrics.h"

@@ -14,7 +14,7 @@
 #include "common/client.h"
 #include "common/clock.h"
 #include "common/options.h"
-#include "services/sampler/http_client.h"
+#include "common/http_client.h"
 #include "services/sampler/openai_backend.h"
 #include "services/sampler/openai_server.h"
 #include "services/sampler/sampler_backend.h"

@@ -59,7 +59,7 @@ TEST_CASE("the store on a real PostgreSQL server: the same behaviour, the same s
       "FROM information_schema.columns WHERE table_schema = 'public';");
   REQUIRE(tables.ok());
   CHECK_THAT(*tables, Catch::Contains("events.run_id,events.sequence,events.event,groups.run_id,groups.group_id,"
-                                      "groups.grp,runs.id,runs.idempotency_key,runs.state,runs.created_at,runs.run,"
+                                      "groups.grp,hack_cases.case_id,hack_cases.task,hack_cases.last_seen,hack_cases.hack,runs.id,runs.idempotency_key,runs.state,runs.created_at,runs.run,"
                                       "schema_version.version,variants.run_id,variants.key,variants.task,"
                                       "variants.variant"));
   REQUIRE(orchestrator::OpenStore(url, dir.path()).ok());

@@ -176,6 +176,56 @@ inline void CheckStore(const std::function<std::unique_ptr<StoreInterface>()>& o
   REQUIRE(ds.ok());
   REQUIRE(ds->size() == 50);
   for (int i = 0; i < 50; ++i) CHECK((*ds)[i].sequence() == i + 1);
+
+  // The hack database: a sighting of a known case is counted into it (kinds
+  // and evidence united, first origin kept); listings filter by kind and
+  // task, most recently seen first; sightings from two writers all count.
+  auto hack = [](const std::string& id, const std::string& task, const std::string& kind, int64_t at,
+                 const std::string& origin) {
+    v1::HackCase c;
+    c.set_case_id(id);
+    c.set_task_name(task);
+    c.add_kinds(kind);
+    c.add_evidence("because " + kind);
+    c.set_source("code " + id);
+    c.set_origin(origin);
+    c.set_first_seen_at(at);
+    c.set_last_seen_at(at);
+    c.set_times_seen(1);
+    return c;
+  };
+  REQUIRE(s->RecordHackCase(hack("h1", "t1", "side-stream", 10, "run:a/x")).ok());
+  REQUIRE(s->RecordHackCase(hack("h2", "t2", "reused-output", 20, "file.py")).ok());
+  auto merged = s->RecordHackCase(hack("h1", "t1", "timer-mismatch", 30, "run:b/y"));
+  REQUIRE(merged.ok());
+  CHECK(merged->times_seen() == 2);
+  CHECK(merged->origin() == "run:a/x");
+  CHECK(merged->first_seen_at() == 10);
+  CHECK(merged->last_seen_at() == 30);
+  CHECK(std::vector<std::string>(merged->kinds().begin(), merged->kinds().end()) ==
+        std::vector<std::string>{"side-stream", "timer-mismatch"});
+  CHECK(merged->evidence_size() == 2);
+  auto all_cases = s->HackCases("", "", 100);
+  REQUIRE(all_cases.ok());
+  REQUIRE(all_cases->size() == 2);
+  CHECK((*all_cases)[0].case_id() == "h1");  // seen last
+  CHECK(s->HackCases("reused-output", "", 100)->size() == 1);
+  CHECK(s->HackCases("", "t1", 100)->size() == 1);
+  CHECK(s->HackCases("side-stream", "t2", 100)->empty());
+  CHECK(s->HackCases("", "", 1)->size() == 1);
+  CHECK(s->GetHackCase("h2")->value().source() == "code h2");
+  CHECK_FALSE(s->GetHackCase("nope")->has_value());
+  threads.clear();
+  for (auto& w : writers) {
+    threads.emplace_back([&failures, &hack, store = w.get()] {
+      for (int i = 0; i < 10; ++i) {
+        if (!store->RecordHackCase(hack("h3", "t3", "global-flags", 40 + i, "w")).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failures.load() == 0);
+  CHECK(s->GetHackCase("h3")->value().times_seen() == 20);
 }
 
 }  // namespace crl::testing

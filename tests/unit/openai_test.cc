@@ -11,7 +11,7 @@
 #include "common/clock.h"
 #include "common/file.h"
 #include "lib/policy/bpe_trainer.h"
-#include "services/sampler/fake_http_client.h"
+#include "common/fake_http_client.h"
 #include "services/sampler/openai_backend.h"
 #include "services/sampler/openai_format.h"
 

@@ -15,6 +15,7 @@
 #include "lib/run/run_spec.h"
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/run_executor.h"
+#include "services/orchestrator/fake_judge.h"
 #include "services/orchestrator/fake_store.h"
 #include "services/prompt/fake_prompt_client.h"
 #include "services/sampler/fake_sampler_client.h"
@@ -209,6 +210,102 @@ TEST_CASE("a round: rejects skip the worker, infra failures move and are never r
   REQUIRE(rig.trainer.groups().size() == 1);
   CHECK(rig.trainer.groups()[0].completions_size() == 4);
   CHECK(rig.trainer.groups()[0].group_id() == "run-1/s0/r0/row_sum");
+}
+
+TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, honest kept, undecided held; hacks recorded",
+          "[orchestrator]") {
+  Rig rig;
+  FakeJudge judge;
+  judge.Push("cheat", "it returns a cached tensor");
+  judge.Push("honest", "fused loops");
+  // The third judged candidate gets no answer (undecided: held).
+  for (const char* code : {"steady", "cached", "fused", "tiled", "wild", "side"}) rig.prompt.Push(Parsed(code));
+  for (int i = 0; i < 6; ++i) rig.w1.Push(Verdict(v1::VERDICT_OK));
+  rig.timing.Push(Timed(2.0));   // below 3 x 1: the task's best becomes 2
+  rig.timing.Push(Timed(9.0));   // above 3 x 2: judged cheat
+  rig.timing.Push(Timed(5.5));   // below 3 x 2: not judged; the best becomes 5.5
+  rig.timing.Push(Timed(17.0));  // above 3 x 5.5: judged honest; the best becomes 17
+  rig.timing.Push(Timed(30.0));  // below 3 x 17, above the ceiling: judged, no answer
+  rig.timing.Push(Timed(1.1, {v1::FLAG_SIDE_STREAM}));  // a trust flag: no judge, a hack case
+  v1::RunSpec spec = Spec("contrastive-rl", 1, 6);
+  spec.mutable_judge()->set_jump_factor(3);
+  spec.mutable_judge()->set_ceiling(20);
+  // A known case like the cheat, so the judge is shown it.
+  v1::HackCase known;
+  known.set_case_id("known1");
+  known.set_task_name("row_sum");
+  known.add_kinds("reused-output");
+  known.set_source("cached");
+  known.set_times_seen(1);
+  REQUIRE(rig.store->RecordHackCase(known).ok());
+  Services services = rig.services();
+  services.judge = &judge;
+  ExecutorOptions eo;
+  eo.parallel_candidates = 1;
+  RunExecutor ex(services, rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  auto vs = rig.store->Variants("run-1", "");
+  REQUIRE(vs.ok());
+  REQUIRE(vs->size() == 6);
+  std::map<std::string, v1::Variant> by_code;
+  for (const auto& v : *vs) by_code[v.candidate().source()] = v;
+  CHECK(by_code["steady"].reward().status() == v1::REWARD_STATUS_OK);
+  CHECK_FALSE(by_code["steady"].has_judgement());
+  const v1::Variant& cheat = by_code["cached"];
+  CHECK(cheat.reward().status() == v1::REWARD_STATUS_WITHHELD);
+  CHECK(cheat.judgement().decision() == "cheat");
+  CHECK_THAT(cheat.judgement().trigger(), Catch::Contains("3 x the run's best 2x"));
+  CHECK(std::find(cheat.flags().begin(), cheat.flags().end(), v1::FLAG_JUDGED_CHEAT) != cheat.flags().end());
+  CHECK(by_code["fused"].reward().status() == v1::REWARD_STATUS_OK);
+  CHECK_FALSE(by_code["fused"].has_judgement());
+  CHECK(by_code["tiled"].reward().status() == v1::REWARD_STATUS_OK);
+  CHECK(by_code["tiled"].judgement().decision() == "honest");
+  const v1::Variant& held = by_code["wild"];
+  CHECK(held.reward().status() == v1::REWARD_STATUS_HELD);
+  CHECK(held.judgement().decision() == "undecided");
+  CHECK_THAT(held.judgement().trigger(), Catch::Contains("ceiling"));
+  // The judge saw the similar known case first, and the candidate's code.
+  const auto shown = judge.shown();
+  REQUIRE(shown.size() == 3);
+  REQUIRE_FALSE(shown[0].examples.empty());
+  CHECK(shown[0].examples[0].case_id() == "known1");
+  CHECK(shown[0].candidate.candidate().source() == "cached");
+  CHECK(cheat.judgement().example_case_ids(0) == "known1");
+  // The run counts only trusted rewards as fast (the cheat and the held
+  // one are not), and the trainer is not given the held or withheld
+  // rewards as numbers.
+  CHECK(end->best_speedup() == Approx(17.0));
+  const auto groups = rig.trainer.groups();
+  REQUIRE(groups.size() == 1);
+  int not_ok = 0;
+  for (const auto& c : groups[0].completions()) {
+    if (c.reward().status() == v1::REWARD_STATUS_OK) continue;
+    ++not_ok;
+    CHECK(c.reward().reward() == 0);
+  }
+  CHECK(not_ok == 3);  // the cheat, the held one, the side stream
+  // The hack database grew by the judged cheat and the side-stream case.
+  auto cases = rig.store->HackCases("", "row_sum", 100);
+  REQUIRE(cases.ok());
+  std::set<std::string> kinds;
+  for (const auto& c : *cases) kinds.insert(c.kinds().begin(), c.kinds().end());
+  CHECK(kinds == std::set<std::string>{"judged-cheat", "reused-output", "side-stream"});
+  auto judged = rig.store->HackCases("judged-cheat", "", 100);
+  REQUIRE(judged->size() == 1);
+  CHECK(judged->at(0).origin() == "run:run-1/" + cheat.key());
+  CHECK(judged->at(0).judgement().reasoning() == "it returns a cached tensor");
+
+  // A spec that asks for a judge is refused by an orchestrator without one.
+  Orchestrator o(rig.services(), rig.store.get(), &rig.clock, {});
+  v1::SubmitRunRequest req;
+  *req.mutable_spec() = spec;
+  auto refused = o.Submit(req);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("--judge_url"));
 }
 
 TEST_CASE("a run's rewards are computed with its spec's reward parameters", "[orchestrator]") {

@@ -20,7 +20,7 @@
 #include "common/file.h"
 #include "lib/policy/bpe_trainer.h"
 #include "lib/policy/model.h"
-#include "services/sampler/http_client.h"
+#include "common/http_client.h"
 #include "services/sampler/local_backend.h"
 #include "services/sampler/openai_server.h"
 #include "tools/bench/policy_presets.h"
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", server.status().ToString().c_str());
     return 1;
   }
-  auto http = crl::sampler::NewCurlHttpClient();
+  auto http = crl::NewCurlHttpClient();
   const std::string url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/v1/chat/completions";
   const std::string prompt = "Make this kernel faster: fuse the two loops.";
 
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     direct.mutable_params()->set_max_tokens(shape.max_tokens);
     direct.mutable_params()->set_seed(7);
     direct.mutable_params()->set_has_seed(true);
-    crl::sampler::HttpRequest post;
+    crl::HttpRequest post;
     post.url = url;
     post.headers["Content-Type"] = "application/json";
     post.body = nlohmann::json{{"model", "bench"},

@@ -146,6 +146,14 @@ class TimedStore final : public orchestrator::StoreInterface {
   absl::StatusOr<std::optional<v1::StoredGroup>> GetGroup(const std::string& id, const std::string& g) override {
     return s_->GetGroup(id, g);
   }
+  absl::StatusOr<v1::HackCase> RecordHackCase(const v1::HackCase& c) override { return s_->RecordHackCase(c); }
+  absl::StatusOr<std::vector<v1::HackCase>> HackCases(const std::string& kind, const std::string& task,
+                                                     int limit) override {
+    return s_->HackCases(kind, task, limit);
+  }
+  absl::StatusOr<std::optional<v1::HackCase>> GetHackCase(const std::string& id) override {
+    return s_->GetHackCase(id);
+  }
   std::vector<double> writes() {
     absl::MutexLock lock(&mu_);
     return writes_ms_;

@@ -1,10 +1,11 @@
-// Outgoing HTTP for the OpenAI-compatible backend, behind an interface so
-// its retry logic is tested against a fake. The real one is libcurl: one
+// Outgoing HTTP (the sampler's OpenAI-compatible backend, the orchestrator's
+// judge), behind an interface so callers' retry logic is tested against a
+// fake (fake_http_client.h). The real one is libcurl: one
 // request per call, a connect and a total timeout, a cap on the response
 // size, streamed bodies handed over as they arrive, and cancellation of the
 // request's context honoured while the transfer runs.
-#ifndef CRL_SERVICES_SAMPLER_HTTP_CLIENT_H_
-#define CRL_SERVICES_SAMPLER_HTTP_CLIENT_H_
+#ifndef CRL_COMMON_HTTP_CLIENT_H_
+#define CRL_COMMON_HTTP_CLIENT_H_
 
 #include <functional>
 #include <map>
@@ -15,7 +16,7 @@
 #include "absl/time/time.h"
 #include "common/context.h"
 
-namespace crl::sampler {
+namespace crl {
 
 struct HttpRequest {
   std::string method = "POST";
@@ -58,6 +59,6 @@ class HttpClientInterface {
 // endpoints are few and requests long).
 std::unique_ptr<HttpClientInterface> NewCurlHttpClient();
 
-}  // namespace crl::sampler
+}  // namespace crl
 
-#endif  // CRL_SERVICES_SAMPLER_HTTP_CLIENT_H_
+#endif  // CRL_COMMON_HTTP_CLIENT_H_

@@ -16,8 +16,8 @@
 // a value is non-empty), {{^name}}...{{/name}} renders when it is empty or
 // absent, {{! ... }} inside a part is dropped. Unknown names and unbalanced sections are
 // errors naming the file and line, found when the template is loaded.
-#ifndef CRL_SERVICES_PROMPT_TEMPLATE_H_
-#define CRL_SERVICES_PROMPT_TEMPLATE_H_
+#ifndef CRL_LIB_PROMPT_TEMPLATE_H_
+#define CRL_LIB_PROMPT_TEMPLATE_H_
 
 #include <map>
 #include <memory>
@@ -82,4 +82,4 @@ class TemplateSet {
 
 }  // namespace crl::prompt
 
-#endif  // CRL_SERVICES_PROMPT_TEMPLATE_H_
+#endif  // CRL_LIB_PROMPT_TEMPLATE_H_

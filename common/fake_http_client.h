@@ -1,17 +1,17 @@
 // An HttpClientInterface for tests: each Send takes the next scripted
 // outcome (a response, or a transport error) and records the request.
 // Thread-safe.
-#ifndef CRL_SERVICES_SAMPLER_FAKE_HTTP_CLIENT_H_
-#define CRL_SERVICES_SAMPLER_FAKE_HTTP_CLIENT_H_
+#ifndef CRL_COMMON_FAKE_HTTP_CLIENT_H_
+#define CRL_COMMON_FAKE_HTTP_CLIENT_H_
 
 #include <deque>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "services/sampler/http_client.h"
+#include "common/http_client.h"
 
-namespace crl::sampler {
+namespace crl {
 
 class FakeHttpClient final : public HttpClientInterface {
  public:
@@ -61,6 +61,6 @@ class FakeHttpClient final : public HttpClientInterface {
   std::vector<HttpRequest> requests_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace crl::sampler
+}  // namespace crl
 
-#endif  // CRL_SERVICES_SAMPLER_FAKE_HTTP_CLIENT_H_
+#endif  // CRL_COMMON_FAKE_HTTP_CLIENT_H_

@@ -1,4 +1,4 @@
-#include "services/sampler/http_client.h"
+#include "common/http_client.h"
 
 #include <curl/curl.h>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
-namespace crl::sampler {
+namespace crl {
 namespace {
 
 struct Transfer {
@@ -137,4 +137,4 @@ class CurlHttpClient final : public HttpClientInterface {
 
 std::unique_ptr<HttpClientInterface> NewCurlHttpClient() { return std::make_unique<CurlHttpClient>(); }
 
-}  // namespace crl::sampler
+}  // namespace crl

@@ -1,4 +1,4 @@
-#include "services/prompt/template.h"
+#include "lib/prompt/template.h"
 
 #include <algorithm>
 #include <filesystem>
