@@ -31,6 +31,7 @@ const std::pair<const char*, const char*> kReasonKinds[] = {
     {"shares storage with an input", "output-aliases-input"},
     {"shares its input's memory", "output-aliases-input"},
     {"thread was left running", "threads-left-running"},
+    {"thread(s) running after", "threads-left-running"},
     {"modified input", "inputs-modified"},
     {"was modified by", "inputs-modified"},
     {"forged timing report", "forged-timing"},
