@@ -4,7 +4,7 @@
 //   crl hacks show CASE_ID [--json]
 //   crl hacks export DIR [--kind K] [--task T]   one source file per case and
 //                                                cases.jsonl, on this machine
-//   crl hacks seed [--tasks DIR] [--backend host|cuda]
+//   crl hacks seed [--tasks DIR] [--backend host|cuda] [--match A,B]
 //       the shipped hack candidates (tasks/kernelbench/hacks, the native
 //       tasks' hack_* candidates), scored by the cluster and recorded as
 //       known hacks
@@ -89,9 +89,25 @@ absl::StatusOr<std::vector<SeedItem>> SeedItems(const std::string& tasks, const 
 }
 
 int Seed(OrchestratorClientInterface* c, const OptionSet& flags, const std::string& tasks, const std::string& backend,
-         absl::Duration timeout) {
+         const std::vector<std::string>& match, absl::Duration timeout) {
   auto items = SeedItems(tasks, backend);
   if (!items.ok()) return UsageError(flags, items.status());
+  if (!match.empty()) {
+    std::vector<SeedItem> kept;
+    for (SeedItem& it : *items) {
+      for (const auto& m : match) {
+        if (absl::StrContains(it.file, m)) {
+          kept.push_back(std::move(it));
+          break;
+        }
+      }
+    }
+    if (kept.empty()) {
+      return UsageError(flags, absl::InvalidArgumentError(absl::StrCat("match: no ", backend, " hack candidate's path contains ",
+                                                                       absl::StrJoin(match, " or "))));
+    }
+    *items = std::move(kept);
+  }
   v1::ScoreCompletionsRequest req;
   req.set_record_hacks(true);
   req.mutable_spec()->set_backend(backend == "cuda" ? v1::BACKEND_CUDA : v1::BACKEND_HOST);
@@ -152,6 +168,8 @@ int HacksCommand(int argc, char** argv) {
   flags.Add("json", &json, "list/show: machine-readable output");
   flags.Add("tasks", &tasks, "seed: the tasks folder (default: the shipped tasks/)");
   flags.Add("backend", &backend, "seed: host or cuda (which hack candidates, and where they run)");
+  std::vector<std::string> match;
+  flags.Add("match", &match, "seed: only candidates whose path contains one of these (comma-separated)");
   BindClientOptions(&flags, &client);
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
@@ -175,7 +193,7 @@ int HacksCommand(int argc, char** argv) {
   if (verb == "seed") {
     if (tasks.empty()) tasks = FindShippedDir("tasks");
     if (tasks.empty()) return UsageError(flags, absl::NotFoundError("tasks: the shipped tasks/ folder is not found"));
-    return Seed(c->get(), flags, tasks, backend, timeout);
+    return Seed(c->get(), flags, tasks, backend, match, timeout);
   }
   RequestContext ctx(RealClock::Get(), absl::Now() + absl::Minutes(2));
   auto failed = [&](const absl::Status& s) {

@@ -47,16 +47,7 @@ json ReadJson(const std::string& path) {
   return j.is_object() ? j : json::object();
 }
 
-std::string Run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string Run(const std::string& command) { return RunShell(command); }
 
 int FreePortHere() {
   const std::string out = Run("python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); "

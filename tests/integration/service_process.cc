@@ -95,6 +95,18 @@ size_t Append(char* data, size_t size, size_t n, void* out) {
 }
 }  // namespace
 
+std::string RunShell(const std::string& command, int* exit_code) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  if (exit_code) *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
 std::string HttpGet(int port, const std::string& path) {
   std::string body;
   CURL* curl = curl_easy_init();

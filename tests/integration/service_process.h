@@ -41,6 +41,10 @@ class ServiceProcess {
 // GET http://127.0.0.1:PORT/PATH; returns the body ("" on failure).
 std::string HttpGet(int port, const std::string& path);
 
+// Runs `command` through the shell; returns its standard output (*exit_code,
+// when given, gets its exit status).
+std::string RunShell(const std::string& command, int* exit_code = nullptr);
+
 }  // namespace crl::testing
 
 #endif  // CRL_TESTS_INTEGRATION_SERVICE_PROCESS_H_
