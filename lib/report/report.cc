@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -10,9 +11,11 @@
 #include "absl/strings/str_join.h"
 #include "common/file.h"
 #include "common/status.h"
+#include "lib/hacks/hack_case.h"
 #include "lib/kernelbench/results.h"
 #include "lib/report/chart.h"
 #include "lib/report/learning.h"
+#include "lib/reward/names.h"
 #include "lib/stats/stats.h"
 
 namespace crl::report {
@@ -227,6 +230,30 @@ std::string RoundsTable(const Sides& s, const std::vector<std::string>& labels) 
   return h + "</table>\n";
 }
 
+// The run's candidates that the hack database records (lib/hacks): what
+// caught them, and what a judge said. `crl hacks list` has every run's.
+std::string HacksSection(const std::vector<v1::Variant>& variants) {
+  std::map<std::string, int> by_kind;
+  std::string rows;
+  int n = 0;
+  for (const auto& v : variants) {
+    const std::vector<std::string> kinds = hacks::Kinds(v);
+    if (kinds.empty()) continue;
+    ++n;
+    for (const auto& k : kinds) ++by_kind[k];
+    absl::StrAppend(&rows, "<tr><td>", Html(v.key()), "</td><td>", Html(v.task_name()), "</td><td>",
+                    Html(absl::StrJoin(kinds, ", ")), "</td><td>", Html(crl::VerdictShortName(v.verdict())), "</td><td>",
+                    absl::StrFormat("%.2fx", v.speedup()), "</td><td>", Html(v.judgement().decision()), "</td></tr>\n");
+  }
+  if (n == 0) return "<p>No candidate of this run was caught cheating (no cheating flag or reason).</p>\n";
+  std::vector<std::string> counts;
+  for (const auto& [k, c] : by_kind) counts.push_back(absl::StrCat(k, " ", c));
+  return absl::StrCat("<p>", n, " candidate(s) caught: ", Html(absl::StrJoin(counts, ", ")),
+                      ". Each is a case in the hack database (<code>crl hacks list</code>).</p>\n<table><tr><th>variant"
+                      "</th><th>task</th><th>kinds</th><th>verdict</th><th>speedup</th><th>judge</th></tr>\n",
+                      rows, "</table>\n");
+}
+
 std::string TasksTable(const Sides& s) {
   std::string h = "<table><tr><th>task</th><th>candidates</th><th>verified</th><th>best trusted speedup</th>";
   if (s.untrained) h += "<th>untrained: verified</th><th>untrained: best</th>";
@@ -331,6 +358,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const ReportInput& in, cons
   }
   absl::StrAppend(&html, "<pre>", Html(text), "</pre>\n", images, "<h2>Rounds</h2>\n", RoundsTable(sides, labels),
                   "<h2>Tasks</h2>\n", TasksTable(sides), "<h2>fast_p</h2>\n", FastPTable(sides),
+                  "<h2>Hacks caught</h2>\n", HacksSection(in.variants),
                   "<p>Verified: passed the correctness checks on hidden inputs. Trusted: verified and timed "
                   "without a trust flag (a flagged timing earns no reward and counts as no speedup). Faster: "
                   "trusted with a speedup above 1. Shares are over the candidates minus infrastructure "

@@ -121,7 +121,9 @@ TEST_CASE("a report: files, real PNGs, every plot embedded, both sides in summar
   ReportInput in;
   in.run = RunOf("trained-run", "");
   in.variants = {V("s0/r0/a/0", "contrastive-rl", "a", v1::VERDICT_OK, 1.5, 1.0),
-                 V("s0/r1/a/0", "contrastive-rl", "a", v1::VERDICT_OK, 2.5, 1.2)};
+                 V("s0/r1/a/0", "contrastive-rl", "a", v1::VERDICT_OK, 2.5, 1.2),
+                 V("s0/r1/a/1", "contrastive-rl", "a", v1::VERDICT_OK, 9.0, 0)};
+  in.variants.back().add_flags(v1::FLAG_SIDE_STREAM);  // caught: a hack case
   in.has_twin = true;
   in.twin = RunOf("twin-run", "none");
   in.twin_variants = {V("s0/r0/a/0", "contrastive-rl", "a", v1::VERDICT_OK, 1.5, 1.0),
@@ -144,13 +146,17 @@ TEST_CASE("a report: files, real PNGs, every plot embedded, both sides in summar
   CHECK(images == PlotFiles().size());
   CHECK(html->find("<script") == std::string::npos);
   CHECK(html->find("twin-run") != std::string::npos);
+  CHECK_THAT(*html, Catch::Contains("1 candidate(s) caught: side-stream 1") &&
+                        Catch::Contains("<td>s0/r1/a/1</td><td>a</td><td>side-stream</td>"));
   auto json = ReadFileToString(dir + "/summary.json", "json");
   REQUIRE(json.ok());
   auto j = nlohmann::json::parse(*json);
   CHECK(j["trained"]["run_id"] == "trained-run");
   CHECK(j["untrained"]["training"] == false);
   REQUIRE(j["rounds"].size() == 2);
-  CHECK(j["rounds"][1]["trained"]["faster_share"] == 1.0);
+  // Round 1: 2.5x trusted, 9x flagged (verified, not faster).
+  CHECK(j["rounds"][1]["trained"]["faster_share"] == 0.5);
+  CHECK(j["rounds"][1]["trained"]["verified_share"] == 1.0);
   CHECK(j["rounds"][1]["untrained"]["verified_share"] == 0.0);
   auto text = ReadFileToString(dir + "/summary.txt", "text");
   REQUIRE(text.ok());
