@@ -79,9 +79,11 @@ class CrlRewards:
 
     @staticmethod
     def reward_of(v):
-        """The number a trainer gets: None for an infrastructure failure,
-        0.0 for a withheld reward, else the preset's reward."""
-        if v.infra_failure or v.reward.status in (timing_pb2.REWARD_STATUS_UNSPECIFIED, timing_pb2.REWARD_STATUS_INFRA_RETRY):
+        """The number a trainer gets: None for an infrastructure failure or a
+        reward held for the judge, 0.0 for a withheld reward, else the
+        preset's reward."""
+        if v.infra_failure or v.reward.status in (timing_pb2.REWARD_STATUS_UNSPECIFIED, timing_pb2.REWARD_STATUS_INFRA_RETRY,
+                                                  timing_pb2.REWARD_STATUS_HELD):
             return None
         if v.reward.status == timing_pb2.REWARD_STATUS_WITHHELD:
             return 0.0
