@@ -253,4 +253,18 @@ absl::Status WritePng(const Chart& c, const std::string& path) {
   return absl::OkStatus();
 }
 
+std::string HtmlText(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace crl::report

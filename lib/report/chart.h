@@ -56,6 +56,9 @@ struct Chart {
 // Renders `chart` and writes it as a PNG. Errors name the path.
 absl::Status WritePng(const Chart& chart, const std::string& path);
 
+// `s` as HTML text (&, <, > and " escaped), for the reports that embed charts.
+std::string HtmlText(const std::string& s);
+
 }  // namespace crl::report
 
 #endif  // CRL_LIB_REPORT_CHART_H_

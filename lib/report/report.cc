@@ -27,19 +27,7 @@ constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 const uint32_t kOutcomeColors[kOutcomes] = {0xc7c7c7, 0xff9896, 0xd62728, 0x8c564b,
                                             0xffbb78, 0x98df8a, 0x2ca02c, 0x555555};
 
-std::string Html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string Html(const std::string& s) { return HtmlText(s); }
 
 // The rounds shown: the trained run's, then any the twin has beyond them.
 std::vector<std::string> RoundLabels(const RunSummary& t, const RunSummary* u) {

@@ -21,7 +21,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/file.h"
+#include "common/metrics.h"
 #include "common/status.h"
 #include "lib/kernelbench/baseline.h"
 #include "lib/kernelbench/cuda_l1.h"
@@ -63,6 +66,40 @@ absl::Status WriteJson(const std::string& path, const nlohmann::json& j) {
 int ConnectFailed(const OptionSet& flags, const absl::Status& status) {
   if (status.code() == absl::StatusCode::kInvalidArgument) return UsageError(flags, status);
   return Fail(status);
+}
+
+// The first line `command` prints within 20 s ("" when it fails or is absent).
+std::string FirstLine(const std::string& command) {
+  std::string out;
+  FILE* p = popen(("timeout 20 " + command + " 2>/dev/null").c_str(), "r");
+  if (!p) return out;
+  char buf[512];
+  if (fgets(buf, sizeof buf, p)) out = buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// What the numbers were measured under, for `crl port-report`: the GPU as
+// timing named it (else nvidia-smi's first), the driver, CUDA and torch of
+// this machine (torch as `python3` on PATH imports it: the worker's, when
+// it runs here), crl's version, the host and the time.
+nlohmann::json Provenance(const std::string& device) {
+  const std::string smi = FirstLine("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader");
+  const size_t comma = smi.find(',');
+  const std::string smi_gpu = smi.substr(0, comma);
+  const std::string driver = comma == std::string::npos ? "" : smi.substr(comma + 2);
+  const std::string torch = FirstLine("python3 -c 'import torch; print(torch.__version__, torch.version.cuda or \"\")'");
+  const size_t space = torch.find(' ');
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return {{"gpu", !device.empty() ? device : smi_gpu},
+          {"driver", driver},
+          {"cuda", space == std::string::npos ? "" : torch.substr(space + 1)},
+          {"torch", torch.substr(0, space)},
+          {"crl", CrlVersion()},
+          {"host", host},
+          {"measured_at", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone())}};
 }
 
 struct CommonFlags {
@@ -112,7 +149,8 @@ struct CommonFlags {
             {"time_after_verify", timing.time_after_verify},
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
-            {"device", device}};
+            {"device", device},
+            {"provenance", Provenance(device)}};
   }
   // The journal of this batch (null: none), and what keys its samples.
   absl::StatusOr<std::unique_ptr<BenchJournal>> OpenJournal() const {
@@ -192,7 +230,11 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
       r.graph_fallback = o.timing->graph_fallback();
     }
   }
-  nlohmann::json config = common.Config("");
+  std::string device;
+  for (const auto& o : outcomes) {
+    if (device.empty() && o.timing) device = o.timing->device_name();
+  }
+  nlohmann::json config = common.Config(device);
   config["reused_output_as_flag"] = true;
   nlohmann::json j = {{"config", config}, {"source", path}, {"rows", nlohmann::json::array()}};
   for (const auto& r : results) j["rows"].push_back(kb::CudaL1ResultJson(r));

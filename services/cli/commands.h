@@ -28,6 +28,7 @@ int StatusCommand(int argc, char** argv);
 int QuickstartCommand(int argc, char** argv);
 int RewardCommand(int argc, char** argv);
 int HacksCommand(int argc, char** argv);
+int PortReportCommand(int argc, char** argv);
 
 // Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
 int UsageError(const OptionSet& flags, const absl::Status& status);

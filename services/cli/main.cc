@@ -49,6 +49,7 @@ constexpr const char* kUsage =
     "  bench             KernelBench-format batch evaluation (fast_p table, results JSON;\n"
     "                    --cuda-l1 FILE.jsonl for CUDA-L1's released kernels)\n"
     "  baseline          reference times of KernelBench-format tasks (baseline JSON)\n"
+    "  port-report       the same candidates' crl bench results from several machines, compared\n"
     "  prompt build      the contrastive prompt for a task and earlier variants\n"
     "  prompt parse      split a completion into analysis, design and code (or a reject)\n"
     "  policy            the model library: init, tokenizer-train, tokenize, logprobs, generate\n"
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
   if (command == "quickstart") return crl::cli::QuickstartCommand(argc - 1, argv + 1);
   if (command == "reward") return crl::cli::RewardCommand(argc - 1, argv + 1);
   if (command == "hacks") return crl::cli::HacksCommand(argc - 1, argv + 1);
+  if (command == "port-report") return crl::cli::PortReportCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "crl: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 2;
 }
