@@ -70,7 +70,9 @@ absl::StatusOr<PortSet> ReadPortSet(const std::string& path) {
   if (j.contains("config") && j["config"].contains("provenance")) set.provenance = j["config"]["provenance"];
   if (!set.provenance.is_object()) set.provenance = json::object();
   const std::string gpu = set.provenance.value("gpu", std::string());
-  set.label = !gpu.empty() ? gpu : fs::path(path).stem().string();
+  // The GPU and the file: two machines of one kind stay apart.
+  const std::string stem = fs::path(path).stem().string();
+  set.label = !gpu.empty() ? absl::StrCat(gpu, " (", stem, ")") : stem;
   if (j.contains("rows") && j["rows"].is_array()) {  // crl bench --cuda-l1
     for (const auto& row : j["rows"]) {
       if (!row.contains("level_id") || !row.contains("task_id")) {

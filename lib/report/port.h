@@ -29,7 +29,7 @@ struct PortResult {
 
 // One machine's result set.
 struct PortSet {
-  std::string label;  // the provenance's GPU name, else the file's name
+  std::string label;  // "<provenance's GPU> (<file stem>)", else the file stem
   nlohmann::json provenance;  // as the file has it ({} when absent)
   // "L<level>/<problem>/<sample>" (KernelBench layout) or "L<level>/<task>"
   // (CUDA-L1 rows) -> result.

@@ -39,10 +39,10 @@ int PortReportCommand(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", report::PortReportJson(*compared, sets).dump(2).c_str());
   } else {
-    std::printf("%-28s %10s %8s %8s %9s %9s %9s   %s\n", "machine", "candidates", "correct", "trusted", "mean",
+    std::printf("%-40s %10s %8s %8s %9s %9s %9s   %s\n", "machine", "candidates", "correct", "trusted", "mean",
                 "median", "geomean", "like for like (n, mean, geomean)");
     for (const auto& m : compared->machines) {
-      std::printf("%-28s %10d %8d %8d %8.2fx %8.2fx %8.2fx   %d, %.2fx, %.2fx\n", m.label.c_str(), m.candidates,
+      std::printf("%-40s %10d %8d %8d %8.2fx %8.2fx %8.2fx   %d, %.2fx, %.2fx\n", m.label.c_str(), m.candidates,
                   m.correct, m.trusted, m.mean, m.median, m.geomean, m.common, m.common_mean, m.common_geomean);
     }
     int stops = 0, loses = 0;

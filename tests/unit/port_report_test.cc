@@ -46,7 +46,7 @@ TEST_CASE("port report: the same candidates on two machines, ratios, lost correc
   auto sb = ReadPortSet(b);
   REQUIRE(sa.ok());
   REQUIRE(sb.ok());
-  CHECK(sa->label == "NVIDIA H100");
+  CHECK(sa->label == "NVIDIA H100 (a)");
   CHECK(sb->label == "b");  // no provenance: the file's name
   CHECK_FALSE(sa->results.at("L2/4").speedup.has_value());  // flagged: not trusted
   CHECK(sb->results.at("L2/4").speedup == 3.0);              // a label is no trust flag
