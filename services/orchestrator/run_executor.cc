@@ -290,10 +290,14 @@ absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& 
 }
 
 void RunExecutor::JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const RequestContext& context) {
-  if (v->reward().status() != v1::REWARD_STATUS_OK || !report::Trusted(*v)) return;
-  const std::string trigger = gate_->Trigger(v->task_name(), v->speedup());
+  if (v->reward().status() != v1::REWARD_STATUS_OK || v->verdict() != v1::VERDICT_OK) return;
+  // What the reward pays for: the speedup, or for a NOISY one the end of its
+  // interval nearest 1 (lib/reward), so noise is no way around the judge.
+  const bool trusted = report::Trusted(*v);
+  const double paid = trusted || v->speedup_ci_low() <= 0 ? v->speedup() : std::min(v->speedup(), v->speedup_ci_low());
+  const std::string trigger = gate_->Trigger(v->task_name(), paid);
   if (trigger.empty()) {
-    gate_->Accept(v->task_name(), v->speedup());
+    if (trusted) gate_->Accept(v->task_name(), v->speedup());
     return;
   }
   JudgeCase c;
@@ -315,7 +319,7 @@ void RunExecutor::JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const 
   j.set_trigger(trigger);
   for (const auto& e : c.examples) j.add_example_case_ids(e.case_id());
   ApplyJudgement(j, v);
-  if (j.decision() == "honest") gate_->Accept(v->task_name(), v->speedup());
+  if (j.decision() == "honest") gate_->Accept(v->task_name(), paid);
 }
 
 absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupKey& key,

@@ -219,15 +219,20 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
   judge.Push("cheat", "it returns a cached tensor");
   judge.Push("honest", "fused loops");
   // The third judged candidate gets no answer (undecided: held).
-  for (const char* code : {"steady", "cached", "fused", "tiled", "wild", "side"}) rig.prompt.Push(Parsed(code));
-  for (int i = 0; i < 6; ++i) rig.w1.Push(Verdict(v1::VERDICT_OK));
+  for (const char* code : {"steady", "cached", "fused", "tiled", "wild", "side", "noisy"}) rig.prompt.Push(Parsed(code));
+  for (int i = 0; i < 7; ++i) rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.timing.Push(Timed(2.0));   // below 3 x 1: the task's best becomes 2
   rig.timing.Push(Timed(9.0));   // above 3 x 2: judged cheat
   rig.timing.Push(Timed(5.5));   // below 3 x 2: not judged; the best becomes 5.5
   rig.timing.Push(Timed(17.0));  // above 3 x 5.5: judged honest; the best becomes 17
   rig.timing.Push(Timed(30.0));  // below 3 x 17, above the ceiling: judged, no answer
   rig.timing.Push(Timed(1.1, {v1::FLAG_SIDE_STREAM}));  // a trust flag: no judge, a hack case
-  v1::RunSpec spec = Spec("contrastive-rl", 1, 6);
+  // NOISY, paid at its interval's low end, 30x: above the ceiling, judged.
+  v1::TimeResponse noisy = Timed(40.0, {v1::FLAG_NOISY});
+  noisy.set_speedup_ci_low(30.0);
+  noisy.set_speedup_ci_high(50.0);
+  rig.timing.Push(noisy);
+  v1::RunSpec spec = Spec("contrastive-rl", 1, 7);
   spec.mutable_judge()->set_jump_factor(3);
   spec.mutable_judge()->set_ceiling(20);
   // A known case like the cheat, so the judge is shown it.
@@ -249,7 +254,7 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
   CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
   auto vs = rig.store->Variants("run-1", "");
   REQUIRE(vs.ok());
-  REQUIRE(vs->size() == 6);
+  REQUIRE(vs->size() == 7);
   std::map<std::string, v1::Variant> by_code;
   for (const auto& v : *vs) by_code[v.candidate().source()] = v;
   CHECK(by_code["steady"].reward().status() == v1::REWARD_STATUS_OK);
@@ -269,7 +274,9 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
   CHECK_THAT(held.judgement().trigger(), Catch::Contains("ceiling"));
   // The judge saw the similar known case first, and the candidate's code.
   const auto shown = judge.shown();
-  REQUIRE(shown.size() == 3);
+  REQUIRE(shown.size() == 4);
+  CHECK(by_code["noisy"].reward().status() == v1::REWARD_STATUS_HELD);
+  CHECK_THAT(by_code["noisy"].judgement().trigger(), Catch::Contains("30x is above the ceiling"));
   REQUIRE_FALSE(shown[0].examples.empty());
   CHECK(shown[0].examples[0].case_id() == "known1");
   CHECK(shown[0].candidate.candidate().source() == "cached");
@@ -286,7 +293,7 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
     ++not_ok;
     CHECK(c.reward().reward() == 0);
   }
-  CHECK(not_ok == 3);  // the cheat, the held one, the side stream
+  CHECK(not_ok == 4);  // the cheat, the two held ones, the side stream
   // The hack database grew by the judged cheat and the side-stream case.
   auto cases = rig.store->HackCases("", "row_sum", 100);
   REQUIRE(cases.ok());
