@@ -261,6 +261,19 @@ def build():
          ("histogram_quantile(0.95, sum by (le) (rate(crl_orchestrator_store_write_seconds_bucket{%s}[%s])))"
           % (SEL, RI), "store write")], unit="s"))
     y += 7
+    panels.append(panel(
+        next(pid), "Hacks caught / s by kind", "timeseries", 0, y, 12, 7,
+        [("sum by (kind) (rate(crl_orchestrator_hacks_total{%s}[%s]))" % (SEL, RI), "{{kind}}")],
+        unit="ops", stack=True,
+        description="Candidates recorded in the hack database, by what caught them (docs/hacks.md): trust "
+                    "flags, cheating reasons, sandbox violations, the judge."))
+    panels.append(panel(
+        next(pid), "Judge decisions / s", "timeseries", 12, y, 12, 7,
+        [("sum by (decision) (rate(crl_orchestrator_judgements_total{%s}[%s]))" % (SEL, RI), "{{decision}}")],
+        unit="ops", stack=True,
+        description="Suspicious rewards judged: honest (kept), cheat (withheld), undecided (held: the judge "
+                    "was down, late or gave no verdict)."))
+    y += 7
 
     # -- Sampler ------------------------------------------------------------------
     panels.append(row(next(pid), "Sampler", y)); y += 1

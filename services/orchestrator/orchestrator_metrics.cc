@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "lib/hacks/hack_case.h"
 #include "lib/report/summary.h"
 
 namespace crl::orchestrator {
@@ -49,7 +50,15 @@ OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
       worker_failures_(prometheus::BuildCounter()
                            .Name("crl_orchestrator_worker_failures_total")
                            .Help("Infrastructure failures and unreachable workers, by worker")
-                           .Register(*r)) {
+                           .Register(*r)),
+      hacks_(prometheus::BuildCounter()
+                 .Name("crl_orchestrator_hacks_total")
+                 .Help("Candidates recorded in the hack database, by what caught them (docs/hacks.md)")
+                 .Register(*r)),
+      judgements_(prometheus::BuildCounter()
+                      .Name("crl_orchestrator_judgements_total")
+                      .Help("Suspicious rewards judged, by decision (honest, cheat, undecided)")
+                      .Register(*r)) {
   for (v1::RunState s : {v1::RUN_STATE_QUEUED, v1::RUN_STATE_RUNNING, v1::RUN_STATE_SUCCEEDED,
                          v1::RUN_STATE_FAILED, v1::RUN_STATE_CANCELLED}) {
     runs_.Add({{"state", StateLabel(s)}}).Set(0);
@@ -83,6 +92,8 @@ void OrchestratorMetrics::ObserveEvent(const v1::RunEvent& e) {
     speedups_.Observe(v.speedup());
     best_speedup_.Set(std::max(best_speedup_.Value(), v.speedup()));
   }
+  for (const auto& kind : hacks::Kinds(v)) hacks_.Add({{"kind", kind}}).Increment();
+  if (!v.judgement().decision().empty()) judgements_.Add({{"decision", v.judgement().decision()}}).Increment();
 }
 
 void OrchestratorMetrics::CountWorkerFailure(const std::string& worker) {

@@ -1,8 +1,9 @@
 // crl-orchestrator's Prometheus metrics: runs by state, what became of the
 // candidates (by stage and outcome), rewards and trusted speedups, groups in
 // flight, how long dispatch to a worker and store writes take, worker
-// failures. Labels are bounded: state, stage, outcome (lib/report's
-// classification), worker address (the configured workers).
+// failures, hacks caught by kind and judge decisions. Labels are bounded:
+// state, stage, outcome (lib/report's classification), worker address (the
+// configured workers), kind (lib/hacks' fixed list), decision (three).
 #ifndef CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_
 #define CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_
 
@@ -47,6 +48,8 @@ class OrchestratorMetrics {
   prometheus::Histogram& dispatch_seconds_;                      // crl_orchestrator_dispatch_seconds
   prometheus::Histogram& store_seconds_;                         // crl_orchestrator_store_write_seconds
   prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{worker}
+  prometheus::Family<prometheus::Counter>& hacks_;               // crl_orchestrator_hacks_total{kind}
+  prometheus::Family<prometheus::Counter>& judgements_;          // crl_orchestrator_judgements_total{decision}
   void SetState(const std::string& run_id, v1::RunState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Mutex mu_;
   std::map<std::string, v1::RunState> states_ ABSL_GUARDED_BY(mu_);

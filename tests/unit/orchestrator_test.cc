@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "common/clock.h"
@@ -16,6 +17,7 @@
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/run_executor.h"
 #include "services/orchestrator/fake_judge.h"
+#include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/fake_store.h"
 #include "services/prompt/fake_prompt_client.h"
 #include "services/sampler/fake_sampler_client.h"
@@ -245,9 +247,12 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
   REQUIRE(rig.store->RecordHackCase(known).ok());
   Services services = rig.services();
   services.judge = &judge;
+  prometheus::Registry registry;
+  OrchestratorMetrics metrics(&registry);
   ExecutorOptions eo;
   eo.parallel_candidates = 1;
-  RunExecutor ex(services, rig.store.get(), &rig.clock, eo, nullptr);
+  RunExecutor ex(services, rig.store.get(), &rig.clock, eo,
+                 [&metrics](const v1::RunEvent& e) { metrics.ObserveEvent(e); });
   std::atomic<bool> stopping{false};
   auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
   REQUIRE(end.ok());
@@ -304,6 +309,18 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
   REQUIRE(judged->size() == 1);
   CHECK(judged->at(0).origin() == "run:run-1/" + cheat.key());
   CHECK(judged->at(0).judgement().reasoning() == "it returns a cached tensor");
+
+  // Dashboards see the same: hacks by kind, judgements by decision.
+  std::map<std::string, double> counted;
+  for (const auto& family : registry.Collect()) {
+    if (family.name != "crl_orchestrator_hacks_total" && family.name != "crl_orchestrator_judgements_total") continue;
+    for (const auto& m : family.metric) counted[family.name + "/" + m.label.at(0).value] = m.counter.value;
+  }
+  CHECK(counted == std::map<std::string, double>{{"crl_orchestrator_hacks_total/judged-cheat", 1},
+                                                 {"crl_orchestrator_hacks_total/side-stream", 1},
+                                                 {"crl_orchestrator_judgements_total/cheat", 1},
+                                                 {"crl_orchestrator_judgements_total/honest", 1},
+                                                 {"crl_orchestrator_judgements_total/undecided", 2}});
 
   // A spec that asks for a judge is refused by an orchestrator without one.
   Orchestrator o(rig.services(), rig.store.get(), &rig.clock, {});
