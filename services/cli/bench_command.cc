@@ -149,8 +149,7 @@ struct CommonFlags {
             {"time_after_verify", timing.time_after_verify},
             {"worker", endpoints.worker.empty() ? "in-process" : endpoints.worker},
             {"timing", endpoints.timing.empty() ? "in-process" : endpoints.timing},
-            {"device", device},
-            {"provenance", Provenance(device)}};
+            {"device", device}};
   }
   // The journal of this batch (null: none), and what keys its samples.
   absl::StatusOr<std::unique_ptr<BenchJournal>> OpenJournal() const {
@@ -158,6 +157,8 @@ struct CommonFlags {
     if (path == "none") return std::unique_ptr<BenchJournal>();
     return BenchJournal::Open(path);
   }
+  // (The settings alone: the provenance, with its time, is added to the
+  // results only, or no journal would ever resume.)
   std::string KeySettings() const { return Config("").dump(); }
   // After the results are written: the journal goes, unless samples hit
   // infrastructure errors (a rerun retries just those).
@@ -235,6 +236,7 @@ int CudaL1Bench(const std::string& path, CommonFlags& common, const OptionSet& f
     if (device.empty() && o.timing) device = o.timing->device_name();
   }
   nlohmann::json config = common.Config(device);
+  config["provenance"] = Provenance(device);
   config["reused_output_as_flag"] = true;
   nlohmann::json j = {{"config", config}, {"source", path}, {"rows", nlohmann::json::array()}};
   for (const auto& r : results) j["rows"].push_back(kb::CudaL1ResultJson(r));
@@ -372,6 +374,7 @@ int BenchCommand(int argc, char** argv) {
   }
   if (!common.out.empty()) {
     nlohmann::json config = common.Config(device);
+    config["provenance"] = Provenance(device);
     config["tasks"] = tasks_dir;
     config["generations"] = generations_dir;
     if (auto w = WriteJson(common.out, kb::ResultsJson(config, results, summaries)); !w.ok()) {
