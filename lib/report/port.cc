@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "lib/report/chart.h"
 #include "lib/reward/names.h"
+#include "lib/stats/stats.h"
 
 namespace crl::report {
 namespace {
@@ -36,27 +37,6 @@ PortResult ResultOf(const json& j, const std::string& verdict_key) {
   }
   return r;
 }
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double Mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
-double Geomean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += std::log(x);
-  return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
-}
-
-std::string Html(const std::string& s) { return HtmlText(s); }
 
 std::string Speedup(const std::optional<double>& s) { return s ? absl::StrFormat("%.2fx", *s) : "-"; }
 
@@ -145,12 +125,12 @@ absl::StatusOr<PortReport> ComparePorts(const std::vector<PortSet>& sets) {
     m.candidates = static_cast<int>(sets[i].results.size());
     for (const auto& [k, r] : sets[i].results) m.correct += r.verdict == "OK";
     m.trusted = static_cast<int>(trusted[i].size());
-    m.mean = Mean(trusted[i]);
-    m.median = Median(trusted[i]);
-    m.geomean = Geomean(trusted[i]);
+    m.mean = stats::Mean(trusted[i]);
+    m.median = stats::Median(trusted[i]);
+    m.geomean = stats::GeometricMean(trusted[i]);
     m.common = static_cast<int>(common[i].size());
-    m.common_mean = Mean(common[i]);
-    m.common_geomean = Geomean(common[i]);
+    m.common_mean = stats::Mean(common[i]);
+    m.common_geomean = stats::GeometricMean(common[i]);
     out.machines.push_back(m);
   }
   return out;
@@ -236,17 +216,17 @@ absl::StatusOr<std::vector<std::string>> WritePortReport(const PortReport& repor
     absl::StrAppendFormat(&html,
                           "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td>"
                           "<td>%.2fx</td><td>%.2fx</td><td>%.2fx</td><td>%d, %.2fx, %.2fx</td></tr>\n",
-                          Html(m.label), Html(p.value("driver", std::string("?"))),
-                          Html(p.value("cuda", std::string("?"))), Html(p.value("torch", std::string("?"))),
+                          HtmlText(m.label), HtmlText(p.value("driver", std::string("?"))),
+                          HtmlText(p.value("cuda", std::string("?"))), HtmlText(p.value("torch", std::string("?"))),
                           m.candidates, m.correct, m.trusted, m.mean, m.median, m.geomean, m.common, m.common_mean,
                           m.common_geomean);
   }
   absl::StrAppend(&html, "</table>\n<figure><img alt=\"speedups\" src=\"data:image/png;base64,",
                   absl::Base64Escape(png_bytes), "\"></figure>\n<h2>Per candidate</h2>\n<table><tr><th>candidate</th>");
-  for (const auto& m : report.machines) absl::StrAppend(&html, "<th>", Html(m.label), "</th>");
+  for (const auto& m : report.machines) absl::StrAppend(&html, "<th>", HtmlText(m.label), "</th>");
   absl::StrAppend(&html, "<th>what changed</th></tr>\n");
   for (const auto& row : report.rows) {
-    absl::StrAppend(&html, "<tr><td>", Html(row.key), "</td>");
+    absl::StrAppend(&html, "<tr><td>", HtmlText(row.key), "</td>");
     std::vector<std::string> changes;
     for (size_t i = 0; i < row.on.size(); ++i) {
       if (!row.on[i]) {
@@ -258,11 +238,11 @@ absl::StatusOr<std::vector<std::string>> WritePortReport(const PortReport& repor
         absl::StrAppend(&cell, " ", absl::StrJoin(row.on[i]->flags, ","));
       }
       if (i > 0 && row.ratio[i]) absl::StrAppendFormat(&cell, " (%.2f of first)", *row.ratio[i]);
-      absl::StrAppend(&html, "<td>", Html(cell), "</td>");
+      absl::StrAppend(&html, "<td>", HtmlText(cell), "</td>");
       if (i > 0 && row.stops_correct[i]) changes.push_back(report.machines[i].label + ": stops being correct");
       if (i > 0 && row.loses_speedup[i]) changes.push_back(report.machines[i].label + ": loses its speedup");
     }
-    absl::StrAppend(&html, "<td class=\"bad\">", Html(absl::StrJoin(changes, "; ")), "</td></tr>\n");
+    absl::StrAppend(&html, "<td class=\"bad\">", HtmlText(absl::StrJoin(changes, "; ")), "</td></tr>\n");
   }
   absl::StrAppend(&html,
                   "</table>\n<p>Trusted: verified and timed without a trust flag. Ratios are against the first "

@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/command.h"
 #include "common/file.h"
 #include "common/metrics.h"
 #include "common/status.h"
@@ -68,28 +69,16 @@ int ConnectFailed(const OptionSet& flags, const absl::Status& status) {
   return Fail(status);
 }
 
-// The first line `command` prints within 20 s ("" when it fails or is absent).
-std::string FirstLine(const std::string& command) {
-  std::string out;
-  FILE* p = popen(("timeout 20 " + command + " 2>/dev/null").c_str(), "r");
-  if (!p) return out;
-  char buf[512];
-  if (fgets(buf, sizeof buf, p)) out = buf;
-  pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
 // What the numbers were measured under, for `crl port-report`: the GPU as
 // timing named it (else nvidia-smi's first), the driver, CUDA and torch of
 // this machine (torch as `python3` on PATH imports it: the worker's, when
 // it runs here), crl's version, the host and the time.
 nlohmann::json Provenance(const std::string& device) {
-  const std::string smi = FirstLine("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader");
+  const std::string smi = CommandLine("timeout 20 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader", false);
   const size_t comma = smi.find(',');
   const std::string smi_gpu = smi.substr(0, comma);
   const std::string driver = comma == std::string::npos ? "" : smi.substr(comma + 2);
-  const std::string torch = FirstLine("python3 -c 'import torch; print(torch.__version__, torch.version.cuda or \"\")'");
+  const std::string torch = CommandLine("timeout 20 python3 -c 'import torch; print(torch.__version__, torch.version.cuda or \"\")'", false);
   const size_t space = torch.find(' ');
   char host[256] = {0};
   gethostname(host, sizeof host - 1);

@@ -84,10 +84,6 @@ absl::StatusOr<runner::ExitInfo> RunCompileSandbox(const CompilerOptions& option
 // owns (when we run as root).
 absl::StatusOr<std::string> MakeBuildDir(const CompilerOptions& options, const char* prefix);
 
-// First (or last) non-empty line of a trusted command's output; start-up
-// probes only.
-std::string CommandLine(const std::string& command, bool last);
-
 }  // namespace crl
 
 #endif  // CRL_SERVICES_WORKER_COMPILE_BUILD_RECIPE_H_

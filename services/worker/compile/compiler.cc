@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/command.h"
 #include "common/file.h"
 #include "services/worker/compile/disk_budget.h"
 #include "common/hash.h"
@@ -35,21 +36,6 @@ std::string CpuModel() {
 }
 
 }  // namespace
-
-std::string CommandLine(const std::string& command, bool last) {
-  std::string out;
-  if (FILE* p = popen((command + " 2>/dev/null").c_str(), "r")) {
-    std::array<char, 512> buf;
-    while (fgets(buf.data(), buf.size(), p)) {
-      std::string line(absl::StripTrailingAsciiWhitespace(buf.data()));
-      if (line.empty()) continue;
-      if (!last && !out.empty()) continue;
-      out = line;
-    }
-    pclose(p);
-  }
-  return out;
-}
 
 absl::Status CompilerFound(const CompilerOptions& options, const Toolchains& toolchains,
                            BackendKind backend) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "common/command.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/logging.h"
