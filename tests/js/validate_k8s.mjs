@@ -1,5 +1,5 @@
 // Validates rendered Kubernetes manifests (multi-document YAML, e.g. the
-// output of deploy/render/render.sh or `helm template`) against the API
+// output of `helm template`) against the API
 // schemas, offline:
 //   1. kubernetes-models (Kubernetes ~1.32 OpenAPI, compiled Ajv validators)
 //      and @kubernetes-models/prometheus-operator (ServiceMonitor,
