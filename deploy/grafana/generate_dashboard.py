@@ -16,6 +16,7 @@ Metric facts the queries rely on (checked against a running crl-worker):
 """
 import json
 import os
+import re
 import sys
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
@@ -292,6 +293,24 @@ def build():
          ("sum by (code) (rate(crl_sampler_endpoint_errors_total{%s}[%s]))" % (SEL, RI), "error {{code}}")],
         unit="ops", description="CrlSamplerEndpointErrors fires above 0.1/s for 10 minutes."))
     y += 7
+    panels.append(panel(
+        next(pid), "Requests / s by code, request time p95", "timeseries", 0, y, 8, 7,
+        [("sum by (backend, code) (rate(crl_sampler_requests_total{%s}[%s]))" % (SEL, RI), "{{backend}} {{code}}"),
+         ("histogram_quantile(0.95, sum by (le) (rate(crl_sampler_request_seconds_bucket{%s}[%s])))" % (SEL, RI),
+          "p95 (s)")]))
+    panels.append(panel(
+        next(pid), "Completions / s, sequences decoding, last request's tokens / s", "timeseries", 8, y, 8, 7,
+        [("sum by (pod) (rate(crl_sampler_completions_total{%s}[%s]))" % (SEL, RI), "{{pod}} completions/s"),
+         ("sum by (pod) (crl_sampler_active_sequences{%s})" % SEL, "{{pod}} decoding"),
+         ("max by (pod) (crl_sampler_tokens_per_second{%s})" % SEL, "{{pod}} tokens/s")]))
+    panels.append(panel(
+        next(pid), "Policy version served against the trainer's", "timeseries", 16, y, 8, 7,
+        [("max by (pod) (crl_sampler_policy_version{%s})" % SEL, "{{pod}} serves"),
+         ("max (crl_trainer_policy_version{%s})" % SEL, "trainer"),
+         ("sum by (result) (increase(crl_sampler_policy_updates_total{%s}[%s]))" % (SEL, RI), "updates {{result}}")],
+        decimals=0, description="A sampler that stays behind the trainer samples from an old policy "
+                                "(the trainer drops what is too stale: crl_trainer_stale_samples_total)."))
+    y += 7
 
     # -- Trainer ------------------------------------------------------------------
     panels.append(row(next(pid), "Trainer", y)); y += 1
@@ -311,6 +330,26 @@ def build():
          ("max by (pod) (crl_trainer_tokens_per_second{%s})" % SEL, "{{pod}} tokens/s")],
         description="CrlTrainerStalled fires when data stays queued with no step for 30 minutes."))
     y += 7
+    panels.append(panel(
+        next(pid), "Entropy, gradient norm, reward std", "timeseries", 0, y, 8, 7,
+        [("max by (pod) (crl_trainer_entropy{%s})" % SEL, "{{pod}} entropy (nats)"),
+         ("max by (pod) (crl_trainer_grad_norm{%s})" % SEL, "{{pod}} grad norm"),
+         ("max by (pod) (crl_trainer_reward_std{%s})" % SEL, "{{pod}} reward std")],
+        description="Entropy falling to ~0 is a collapsed policy; a reward std of 0 gives GRPO no signal."))
+    panels.append(panel(
+        next(pid), "Learning rate, step time p95", "timeseries", 8, y, 8, 7,
+        [("max by (pod) (crl_trainer_learning_rate{%s})" % SEL, "{{pod}} lr"),
+         ("histogram_quantile(0.95, sum by (objective, le) (rate(crl_trainer_step_seconds_bucket{%s}[%s])))"
+          % (SEL, RI), "{{objective}} step p95 (s)")]))
+    panels.append(panel(
+        next(pid), "Data in / s: groups, examples, tokens; drops", "timeseries", 16, y, 8, 7,
+        [("sum by (outcome) (rate(crl_trainer_groups_total{%s}[%s]))" % (SEL, RI), "groups {{outcome}}"),
+         ("sum (rate(crl_trainer_examples_total{%s}[%s]))" % (SEL, RI), "examples"),
+         ("sum (rate(crl_trainer_tokens_total{%s}[%s]))" % (SEL, RI), "tokens"),
+         ("sum (rate(crl_trainer_stale_samples_total{%s}[%s]))" % (SEL, RI), "stale completions dropped"),
+         ("sum (rate(crl_trainer_rejected_total{%s}[%s]))" % (SEL, RI), "requests rejected"),
+         ("sum (increase(crl_trainer_checkpoints_total{%s}[%s]))" % (SEL, RI), "checkpoints")], unit="ops"))
+    y += 7
 
     # -- Timing -------------------------------------------------------------------
     panels.append(row(next(pid), "Timing oracle", y)); y += 1
@@ -322,6 +361,53 @@ def build():
         next(pid), "Measured speedup p50 / p90", "timeseries", 12, y, 12, 7,
         [("histogram_quantile(0.5, sum by (le) (rate(crl_timing_speedup_bucket{%s}[%s])))" % (SEL, RI), "p50"),
          ("histogram_quantile(0.9, sum by (le) (rate(crl_timing_speedup_bucket{%s}[%s])))" % (SEL, RI), "p90")]))
+    y += 7
+    panels.append(panel(
+        next(pid), "Why measurements stopped / s", "timeseries", 0, y, 12, 7,
+        [("sum by (reason) (rate(crl_timing_stop_reasons_total{%s}[%s]))" % (SEL, RI), "{{reason}}")],
+        unit="ops", stack=True, description="converged is the norm; budget means noisy timings (NOISY flags)."))
+    panels.append(panel(
+        next(pid), "Remeasurements / s", "timeseries", 12, y, 12, 7,
+        [("sum by (cause) (rate(crl_timing_remeasurements_total{%s}[%s]))" % (SEL, RI), "{{cause}}")],
+        unit="ops", description="Speedups measured again because they were noisy or jumped past the run's best."))
+    y += 7
+
+    # -- Worker disk and process starts -------------------------------------------
+    panels.append(row(next(pid), "Worker disk, caches and process starts", y)); y += 1
+    panels.append(panel(
+        next(pid), "Disk held against its budget", "timeseries", 0, y, 8, 7,
+        [("max by (pod, dir) (crl_worker_disk_bytes{%s})" % SEL, "{{pod}} {{dir}}"),
+         ("max by (dir) (crl_worker_disk_budget_bytes{%s})" % SEL, "budget {{dir}}"),
+         ("sum by (dir) (increase(crl_worker_disk_evictions_total{%s}[%s]))" % (SEL, RI), "evicted {{dir}}")],
+        unit="bytes", description="CrlWorkerDiskOverBudget fires at 105% of the budget for 10 minutes: "
+                                  "the kubelet evicts the pod at the volume's size limit."))
+    panels.append(panel(
+        next(pid), "Lanes held, reference cache hit ratio", "timeseries", 8, y, 8, 7,
+        [("sum by (pod) (crl_worker_lanes_busy{%s})" % SEL, "{{pod}} lanes held"),
+         ("sum (rate(crl_worker_reference_cache_total{result=\"hit\", %s}[%s])) / "
+          "sum (rate(crl_worker_reference_cache_total{%s}[%s]))" % (SEL, RI, SEL, RI), "reference cache hits")]))
+    panels.append(panel(
+        next(pid), "Sides started / s, warm and cold", "timeseries", 16, y, 8, 7,
+        [("sum by (start) (rate(crl_worker_side_starts_total{%s}[%s]))" % (SEL, RI), "{{start}}")],
+        unit="ops", stack=True, description="warm: from a pool of started harness or runner processes."))
+    y += 7
+
+    # -- Prompt -------------------------------------------------------------------
+    panels.append(row(next(pid), "Prompt", y)); y += 1
+    panels.append(panel(
+        next(pid), "Prompts built and completions parsed / s", "timeseries", 0, y, 8, 7,
+        [("sum (rate(crl_prompt_builds_total{%s}[%s]))" % (SEL, RI), "built"),
+         ("sum by (result) (rate(crl_prompt_parses_total{%s}[%s]))" % (SEL, RI), "parsed: {{result}}")],
+        unit="ops", description="Parses other than ok are completions the model got wrong in form (no reward)."))
+    panels.append(panel(
+        next(pid), "Exemplars shown and dropped / s", "timeseries", 8, y, 8, 7,
+        [("sum (rate(crl_prompt_exemplars_shown_total{%s}[%s]))" % (SEL, RI), "shown"),
+         ("sum (rate(crl_prompt_exemplars_dropped_total{%s}[%s]))" % (SEL, RI), "dropped for the token budget")],
+        unit="ops"))
+    panels.append(panel(
+        next(pid), "Prompt tokens p50 / p95", "timeseries", 16, y, 8, 7,
+        [("histogram_quantile(0.5, sum by (le) (rate(crl_prompt_tokens_bucket{%s}[%s])))" % (SEL, RI), "p50"),
+         ("histogram_quantile(0.95, sum by (le) (rate(crl_prompt_tokens_bucket{%s}[%s])))" % (SEL, RI), "p95")]))
     y += 7
 
     templating = [
@@ -373,6 +459,24 @@ def build():
     }
 
 
+def uncharted(dashboard_text):
+    """Metrics the services register that neither a panel nor an alert reads."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    names = set()
+    for top in ("common", "lib", "runner", "services"):
+        for folder, _, files in os.walk(os.path.join(repo, top)):
+            for name in files:
+                if not name.endswith(".cc"):
+                    continue
+                with open(os.path.join(folder, name)) as f:
+                    text = f.read()
+                if "prometheus::Build" in text:
+                    names.update(re.findall(r'"(crl_[a-z0-9_]+)"', text))
+    with open(os.path.join(repo, "deploy", "helm", "crl", "files", "alerts.rules.yaml")) as f:
+        read = dashboard_text + f.read()
+    return sorted(n for n in names if not re.search(r"\b%s(_bucket|_count|_sum)?\b" % n, read))
+
+
 if __name__ == "__main__":
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crl-dashboard.json")
     text = json.dumps(build(), indent=2) + "\n"
@@ -381,6 +485,10 @@ if __name__ == "__main__":
             if f.read() != text:
                 sys.exit(out + " is stale: run python3 " + __file__)
         print("up to date:", out)
+        missing = uncharted(text)
+        if missing:
+            sys.exit("metrics in neither the dashboard nor the alert rules: " + " ".join(missing))
+        print("every registered crl_* metric is on the dashboard or in an alert")
     else:
         with open(out, "w") as f:
             f.write(text)

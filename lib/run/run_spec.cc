@@ -491,4 +491,8 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   return absl::OkStatus();
 }
 
+bool RunEnded(v1::RunState s) {
+  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
+}
+
 }  // namespace crl::run

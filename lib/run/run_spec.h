@@ -49,6 +49,9 @@ std::string SftAnswer(const v1::SftExample& example, const v1::Task& task, v1::B
 // first form (rounds + training).
 std::vector<v1::Stage> EffectiveStages(const v1::RunSpec& spec);
 
+// A state a run never leaves: succeeded, failed or cancelled.
+bool RunEnded(v1::RunState state);
+
 }  // namespace crl::run
 
 #endif  // CRL_LIB_RUN_RUN_SPEC_H_

@@ -1,7 +1,10 @@
-// The v1::Task message for a task on this machine: a path for an in-process
-// service (same file system), or the files inline for a remote one.
-#ifndef CRL_SERVICES_CLI_TASK_MESSAGE_H_
-#define CRL_SERVICES_CLI_TASK_MESSAGE_H_
+// Task files travelling with a run spec: the v1::Task for a task on this
+// machine (a path for an in-process service on the same file system, or the
+// files inline for a remote one), a spec's tasks inlined (what `crl run
+// submit` sends), and a spec file parsed with the files a client sent
+// (ParseRunSpec, for clients without the crl binary).
+#ifndef CRL_LIB_RUN_TASK_FILES_H_
+#define CRL_LIB_RUN_TASK_FILES_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +13,7 @@
 #include "crl/v1/common.pb.h"
 #include "crl/v1/orchestrator.pb.h"
 
-namespace crl::cli {
+namespace crl::run {
 
 // `path` is a native task directory or a KernelBench .py file. Inline: the
 // directory's top-level files (task.yaml, references) or the .py file.
@@ -26,6 +29,15 @@ inline constexpr int64_t kMaxInlineTaskBytes = int64_t{64} << 20;
 // cannot be read or that takes the total past kMaxInlineTaskBytes.
 absl::Status InlineTasks(v1::RunSpec* spec);
 
-}  // namespace crl::cli
+// Parses request.text (a run spec file named request.file_name) against the
+// files sent with it, written for the parse into a private folder under
+// `scratch_dir` and removed after: relative task paths resolve among them,
+// and those tasks come back inline (absolute paths are this machine's and
+// stay paths). INVALID_ARGUMENT for a file path that is absolute or climbs
+// inside itself (a/../b), files past kMaxInlineTaskBytes, and every parse
+// error, with paths as the client sent them.
+absl::StatusOr<v1::RunSpec> ParseSentSpec(const v1::ParseRunSpecRequest& request, const std::string& scratch_dir);
 
-#endif  // CRL_SERVICES_CLI_TASK_MESSAGE_H_
+}  // namespace crl::run
+
+#endif  // CRL_LIB_RUN_TASK_FILES_H_

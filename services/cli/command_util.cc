@@ -22,8 +22,11 @@ void OrchestratorFromEnvironment(std::string* address, ClientOptions* client) {
   };
   if (std::string v = env("CRL_ORCHESTRATOR"); !v.empty()) *address = v;
   if (std::string v = env("CRL_AUTH_TOKEN_FILE"); !v.empty()) client->auth_token_file = v;
+  if (std::string v = env("CRL_TOKEN_FILE"); !v.empty()) client->auth_token_file = v;
   if (std::string v = env("CRL_TLS"); v == "1" || v == "true") client->tls = true;
   if (std::string v = env("CRL_TLS_CA_FILE"); !v.empty()) client->tls_ca_file = v;
+  if (std::string v = env("CRL_TLS_CERT_FILE"); !v.empty()) client->tls_cert_file = v;
+  if (std::string v = env("CRL_TLS_KEY_FILE"); !v.empty()) client->tls_key_file = v;
 }
 
 int Fail(const absl::Status& status) {

@@ -33,9 +33,11 @@ int PortReportCommand(int argc, char** argv);
 // Prints `status` (if not OK) and the usage; returns 0 for --help, else 2.
 int UsageError(const OptionSet& flags, const absl::Status& status);
 // The orchestrator a client command talks to and how, from the
-// environment before any flag: CRL_ORCHESTRATOR (HOST:PORT), CRL_AUTH_TOKEN_FILE,
-// CRL_TLS (1 or true), CRL_TLS_CA_FILE. Flags bound after it win; --help
-// shows the values it set as the defaults.
+// environment before any flag: CRL_ORCHESTRATOR (HOST:PORT), CRL_TOKEN_FILE
+// (or CRL_AUTH_TOKEN_FILE), CRL_TLS (1 or true), CRL_TLS_CA_FILE,
+// CRL_TLS_CERT_FILE and CRL_TLS_KEY_FILE (mutual TLS); the Python client's
+// CrlClient.from_environment reads the same. Flags bound after it win;
+// --help shows the values it set as the defaults.
 void OrchestratorFromEnvironment(std::string* address, ClientOptions* client);
 // Prints an infrastructure error; returns 3.
 int Fail(const absl::Status& status);

@@ -12,7 +12,7 @@
 #include "lib/reward/names.h"
 #include "services/cli/commands.h"
 #include "services/cli/endpoints.h"
-#include "services/cli/task_message.h"
+#include "lib/run/task_files.h"
 
 namespace crl::cli {
 namespace {
@@ -136,7 +136,7 @@ int EvalCommand(int argc, char** argv) {
     }
     return Fail(connected.status());
   }
-  auto task = TaskFor(task_path, connected->remote);
+  auto task = run::TaskFor(task_path, connected->remote);
   if (!task.ok()) return UsageError(flags, task.status());
   *request.mutable_task() = std::move(*task);
   const RequestContext& context = RequestContext::Background();

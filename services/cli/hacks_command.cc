@@ -26,7 +26,7 @@
 #include "lib/reward/names.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
-#include "services/cli/task_message.h"
+#include "lib/run/task_files.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 
 namespace crl::cli {
@@ -117,7 +117,7 @@ int Seed(OrchestratorClientInterface* c, const OptionSet& flags, const std::stri
     if (!text.ok()) return Fail(text.status());
     std::string& name = task_names[it.task_path];
     if (name.empty()) {
-      auto task = TaskFor(it.task_path, /*inline_files=*/true);
+      auto task = run::TaskFor(it.task_path, /*inline_files=*/true);
       if (!task.ok()) return UsageError(flags, absl::InvalidArgumentError(absl::StrCat(it.task_path, ": ", task.status().message())));
       name = fs::path(it.task_path).stem().string();
       task->set_name(name);

@@ -16,7 +16,7 @@
 #include "common/status.h"
 #include "common/utf8.h"
 #include "services/cli/commands.h"
-#include "services/cli/task_message.h"
+#include "lib/run/task_files.h"
 #include "services/prompt/grpc_prompt_client.h"
 
 namespace crl::cli {
@@ -124,7 +124,7 @@ int Build(int argc, char** argv) {
   if (!s.ok() || flags.help_requested()) return UsageError(flags, s);
 
   v1::BuildPromptRequest request;
-  auto task = TaskFor(task_path, !endpoint.address.empty());
+  auto task = run::TaskFor(task_path, !endpoint.address.empty());
   if (!task.ok()) return UsageError(flags, task.status());
   *request.mutable_task() = std::move(*task);
   if (!exemplars.empty()) {

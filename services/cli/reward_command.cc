@@ -30,7 +30,7 @@
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
 #include "services/cli/reward_http.h"
-#include "services/cli/task_message.h"
+#include "lib/run/task_files.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 
 namespace crl::cli {
@@ -122,7 +122,7 @@ int RewardCommand(int argc, char** argv) {
   auto spec = run::LoadRunSpecFile(spec_file);
   if (!spec.ok()) return UsageError(flags, spec.status());
   // The tasks go with every request, as `crl run submit` sends them.
-  if (absl::Status s = InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
+  if (absl::Status s = run::InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
   if (!cluster_dir.empty()) {
     if (absl::Status s = UseLocalClusterOrchestrator(cluster_dir, &address, &client); !s.ok()) return Fail(s);
   }

@@ -23,7 +23,7 @@
 #include "common/status.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
-#include "services/cli/task_message.h"
+#include "lib/run/task_files.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 #include "lib/run/run_spec.h"
 
@@ -158,7 +158,7 @@ int RunCommand(int argc, char** argv) {
     auto spec = run::LoadRunSpecFile(args[1]);
     if (!spec.ok()) return UsageError(flags, spec.status());
     if (inline_tasks) {
-      if (absl::Status s = InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
+      if (absl::Status s = run::InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
     }
     std::printf("%s\n", ProtoJson(*spec, true).c_str());
     return 0;
@@ -183,7 +183,7 @@ int RunCommand(int argc, char** argv) {
     // The tasks travel with the run: the orchestrator need not see this
     // machine's files.
     if (!task_paths) {
-      if (absl::Status s = InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
+      if (absl::Status s = run::InlineTasks(&*spec); !s.ok()) return UsageError(flags, s);
     }
     v1::SubmitRunRequest req;
     *req.mutable_spec() = *spec;

@@ -26,10 +26,6 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-bool RunEnded(v1::RunState s) {
-  return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED || s == v1::RUN_STATE_CANCELLED;
-}
-
 Orchestrator::Orchestrator(Services services, StoreInterface* store, ClockInterface* clock,
                            OrchestratorOptions options)
     : services_(services), store_(store), clock_(clock), options_(options) {}
@@ -82,7 +78,7 @@ void Orchestrator::LaunchQueued() {
     const std::string id = queued_.front();
     queued_.erase(queued_.begin());
     absl::StatusOr<v1::Run> run = store_->GetRun(id);
-    if (run.ok() && !RunEnded(run->state())) Launch(*run);
+    if (run.ok() && !run::RunEnded(run->state())) Launch(*run);
   }
 }
 
@@ -118,7 +114,7 @@ void Orchestrator::Launch(const v1::Run& run) {
         }
         if (auto again = store_->GetRun(run.run_id()); again.ok()) stored = *std::move(again);
       }
-      if (!stored || RunEnded(stored->state())) break;
+      if (!stored || run::RunEnded(stored->state())) break;
       std::fprintf(stderr, "crl-orchestrator: run %s resumes: the store answers again\n", run.run_id().c_str());
       current = *std::move(stored);
     }
@@ -197,7 +193,7 @@ absl::StatusOr<v1::ListRunsResponse> Orchestrator::List(const v1::ListRunsReques
 
 absl::StatusOr<v1::Run> Orchestrator::Cancel(const std::string& run_id) {
   CRL_ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(run_id));
-  if (RunEnded(run.state())) return run;
+  if (run::RunEnded(run.state())) return run;
   bool running = false;
   {
     absl::MutexLock lock(&mu_);
@@ -227,7 +223,7 @@ absl::StatusOr<v1::Run> Orchestrator::Cancel(const std::string& run_id) {
   const absl::Time until = clock_->MonotonicNow() + absl::Seconds(30);
   while (clock_->MonotonicNow() < until) {
     CRL_ASSIGN_OR_RETURN(run, store_->GetRun(run_id));
-    if (RunEnded(run.state())) return run;
+    if (run::RunEnded(run.state())) return run;
     clock_->SleepFor(absl::Milliseconds(20));
   }
   return run;

@@ -21,9 +21,6 @@
 
 namespace crl::orchestrator {
 
-// SUCCEEDED, FAILED or CANCELLED: nothing more happens to the run.
-bool RunEnded(v1::RunState state);
-
 struct OrchestratorOptions {
   int max_parallel_runs = 4;
   ExecutorOptions executor;

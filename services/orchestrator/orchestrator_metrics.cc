@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "lib/hacks/hack_case.h"
 #include "lib/report/summary.h"
+#include "lib/run/run_spec.h"
 
 namespace crl::orchestrator {
 namespace {
@@ -23,6 +24,10 @@ std::string StateLabel(v1::RunState s) {
 
 OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
     : runs_(prometheus::BuildGauge().Name("crl_orchestrator_runs").Help("Runs by state").Register(*r)),
+      runs_ended_(prometheus::BuildCounter()
+                      .Name("crl_orchestrator_runs_ended_total")
+                      .Help("Runs that ended while this orchestrator ran, by final state")
+                      .Register(*r)),
       candidates_(prometheus::BuildCounter()
                       .Name("crl_orchestrator_candidates_total")
                       .Help("Scored candidates by stage and outcome")
@@ -49,7 +54,8 @@ OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
                                {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5})),
       worker_failures_(prometheus::BuildCounter()
                            .Name("crl_orchestrator_worker_failures_total")
-                           .Help("Infrastructure failures and unreachable workers, by worker")
+                           .Help("Candidates a worker failed on our side, by reason (unreachable, rpc_error, "
+                                 "infra_error)")
                            .Register(*r)),
       hacks_(prometheus::BuildCounter()
                  .Name("crl_orchestrator_hacks_total")
@@ -62,6 +68,9 @@ OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
   for (v1::RunState s : {v1::RUN_STATE_QUEUED, v1::RUN_STATE_RUNNING, v1::RUN_STATE_SUCCEEDED,
                          v1::RUN_STATE_FAILED, v1::RUN_STATE_CANCELLED}) {
     runs_.Add({{"state", StateLabel(s)}}).Set(0);
+  }
+  for (v1::RunState s : {v1::RUN_STATE_SUCCEEDED, v1::RUN_STATE_FAILED, v1::RUN_STATE_CANCELLED}) {
+    runs_ended_.Add({{"state", StateLabel(s)}});
   }
 }
 
@@ -81,7 +90,11 @@ void OrchestratorMetrics::ObserveRun(const v1::Run& run) {
 void OrchestratorMetrics::ObserveEvent(const v1::RunEvent& e) {
   {
     absl::MutexLock lock(&mu_);
-    SetState(e.run_id(), e.run().run_id().empty() ? e.state() : e.run().state());
+    const v1::RunState state = e.run().run_id().empty() ? e.state() : e.run().state();
+    auto known = states_.find(e.run_id());
+    const bool was_ended = known != states_.end() && run::RunEnded(known->second);
+    SetState(e.run_id(), state);
+    if (run::RunEnded(state) && !was_ended) runs_ended_.Add({{"state", StateLabel(state)}}).Increment();
   }
   if (e.kind() != "variant") return;
   const v1::Variant& v = e.variant();
@@ -96,8 +109,8 @@ void OrchestratorMetrics::ObserveEvent(const v1::RunEvent& e) {
   if (!v.judgement().decision().empty()) judgements_.Add({{"decision", v.judgement().decision()}}).Increment();
 }
 
-void OrchestratorMetrics::CountWorkerFailure(const std::string& worker) {
-  worker_failures_.Add({{"worker", worker}}).Increment();
+void OrchestratorMetrics::CountWorkerFailure(const std::string& reason) {
+  worker_failures_.Add({{"reason", reason}}).Increment();
 }
 
 }  // namespace crl::orchestrator

@@ -2,8 +2,9 @@
 // candidates (by stage and outcome), rewards and trusted speedups, groups in
 // flight, how long dispatch to a worker and store writes take, worker
 // failures, hacks caught by kind and judge decisions. Labels are bounded:
-// state, stage, outcome (lib/report's classification), worker address (the
-// configured workers), kind (lib/hacks' fixed list), decision (three).
+// state, stage, outcome (lib/report's classification), reason (three), kind
+// (lib/hacks' fixed list), decision (three). No label names a pod: workers
+// come and go, and each worker's own metrics carry its pod.
 #ifndef CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_
 #define CRL_SERVICES_ORCHESTRATOR_ORCHESTRATOR_METRICS_H_
 
@@ -34,12 +35,16 @@ class OrchestratorMetrics {
   void ObserveRun(const v1::Run& run);
   void ObserveDispatch(double seconds) { dispatch_seconds_.Observe(seconds); }
   void ObserveStoreWrite(double seconds) { store_seconds_.Observe(seconds); }
-  void CountWorkerFailure(const std::string& worker);
+  // A worker failed a candidate: `reason` is "unreachable" (the call never
+  // reached one), "rpc_error" (it answered with an error) or "infra_error"
+  // (an INFRA_ERROR verdict).
+  void CountWorkerFailure(const std::string& reason);
   void GroupStarted() { groups_in_flight_.Increment(); }
   void GroupFinished() { groups_in_flight_.Decrement(); }
 
  private:
   prometheus::Family<prometheus::Gauge>& runs_;                  // crl_orchestrator_runs{state}
+  prometheus::Family<prometheus::Counter>& runs_ended_;          // crl_orchestrator_runs_ended_total{state}
   prometheus::Family<prometheus::Counter>& candidates_;          // crl_orchestrator_candidates_total{stage,outcome}
   prometheus::Histogram& rewards_;                               // crl_orchestrator_reward
   prometheus::Histogram& speedups_;                              // crl_orchestrator_speedup (trusted)
@@ -47,7 +52,7 @@ class OrchestratorMetrics {
   prometheus::Gauge& groups_in_flight_;                          // crl_orchestrator_groups_in_flight
   prometheus::Histogram& dispatch_seconds_;                      // crl_orchestrator_dispatch_seconds
   prometheus::Histogram& store_seconds_;                         // crl_orchestrator_store_write_seconds
-  prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{worker}
+  prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{reason}
   prometheus::Family<prometheus::Counter>& hacks_;               // crl_orchestrator_hacks_total{kind}
   prometheus::Family<prometheus::Counter>& judgements_;          // crl_orchestrator_judgements_total{decision}
   void SetState(const std::string& run_id, v1::RunState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

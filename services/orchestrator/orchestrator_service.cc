@@ -1,10 +1,14 @@
 #include "services/orchestrator/orchestrator_service.h"
 
 #include <deque>
+#include <filesystem>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
+#include "lib/run/run_spec.h"
+#include "lib/run/task_files.h"
 
 namespace crl {
 namespace {
@@ -69,7 +73,7 @@ class WatchStream : public grpc::ServerWriteReactor<v1::RunEvent> {
         absl::StatusOr<v1::Run> run = orchestrator_->Get(request_.run_id());
         if (!run.ok()) return Finish(ToGrpcStatus(run.status()));
         // Ended, and every event up to the end was written.
-        if (orchestrator::RunEnded(run->state())) {
+        if (run::RunEnded(run->state())) {
           auto more = orchestrator_->Events(request_.run_id(), seq, absl::ZeroDuration());
           if (more.ok() && more->empty()) return Finish(grpc::Status::OK);
         }
@@ -166,6 +170,17 @@ grpc::ServerUnaryReactor* OrchestratorServiceImpl::GetHackCase(grpc::CallbackSer
                                                                v1::HackCase* response) {
   return ServeUnary(context, env_, [this, request, response](const RequestContext&) {
     return FillResponse(orchestrator_->HackCase(request->case_id()), response);
+  });
+}
+
+grpc::ServerUnaryReactor* OrchestratorServiceImpl::ParseRunSpec(grpc::CallbackServerContext* context,
+                                                                const v1::ParseRunSpecRequest* request,
+                                                                v1::RunSpec* response) {
+  return ServeUnary(context, env_, [request, response](const RequestContext&) {
+    std::error_code ec;
+    const std::filesystem::path scratch = std::filesystem::temp_directory_path(ec);
+    if (ec) return ToGrpcStatus(absl::InternalError(absl::StrCat("ParseRunSpec: no temporary directory: ", ec.message())));
+    return FillResponse(run::ParseSentSpec(*request, scratch.string()), response);
   });
 }
 

@@ -38,6 +38,10 @@ class OrchestratorServiceImpl final : public v1::OrchestratorService::CallbackSe
                                           v1::ListHackCasesResponse* response) override;
   grpc::ServerUnaryReactor* GetHackCase(grpc::CallbackServerContext* context, const v1::GetHackCaseRequest* request,
                                         v1::HackCase* response) override;
+  // Parsed in a private folder under the temporary directory ($TMPDIR; the
+  // chart's /tmp emptyDir), removed after the call.
+  grpc::ServerUnaryReactor* ParseRunSpec(grpc::CallbackServerContext* context, const v1::ParseRunSpecRequest* request,
+                                         v1::RunSpec* response) override;
 
  private:
   orchestrator::Orchestrator* orchestrator_;

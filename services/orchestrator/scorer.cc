@@ -175,9 +175,12 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
         break;  // the request itself (a task the worker cannot serve): no other worker will do better
       }
       services_.workers->ReportFailure(res->worker);
-      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
+      const bool unreachable_worker = UnreachableWait::Unreachable(res->response.status());
+      if (services_.metrics) {
+        services_.metrics->CountWorkerFailure(unreachable_worker ? "unreachable" : "rpc_error");
+      }
       avoid.insert(res->worker);
-      if (!UnreachableWait::Unreachable(res->response.status())) {
+      if (!unreachable_worker) {
         ++a;  // it answered (a deadline that passed, an internal error): an attempt
         continue;
       }
@@ -190,7 +193,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
       last_infra = absl::StrCat(res->worker, ": INFRA_ERROR");
       for (const auto& m : res->response->messages()) absl::StrAppend(&last_infra, " ", m);
       services_.workers->ReportFailure(res->worker);
-      if (services_.metrics) services_.metrics->CountWorkerFailure(res->worker);
+      if (services_.metrics) services_.metrics->CountWorkerFailure("infra_error");
       avoid.insert(res->worker);
       ++a;
       continue;

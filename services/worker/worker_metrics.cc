@@ -52,6 +52,11 @@ WorkerMetrics::WorkerMetrics(prometheus::Registry* r)
                      .Name("crl_worker_disk_bytes")
                      .Help("Bytes of the build cache (dir=cache) and unpacked task bundles (dir=work)")
                      .Register(*r)),
+      disk_budget_bytes(prometheus::BuildGauge()
+                            .Name("crl_worker_disk_budget_bytes")
+                            .Help("The byte budget of the build cache (dir=cache) and of unpacked task bundles "
+                                  "(dir=work): entries are evicted above it")
+                            .Register(*r)),
       disk_evictions(prometheus::BuildCounter()
                          .Name("crl_worker_disk_evictions_total")
                          .Help("Entries evicted to keep a directory under its byte budget")

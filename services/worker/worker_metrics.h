@@ -58,6 +58,9 @@ struct WorkerMetrics {
   prometheus::Family<prometheus::Counter>& sandbox_kills;
   // crl_worker_disk_bytes{dir}: bytes held under the budget (disk_budget.h).
   prometheus::Family<prometheus::Gauge>& disk_bytes;
+  // crl_worker_disk_budget_bytes{dir}: the byte budget (cache_max_bytes,
+  // work_max_bytes), which the chart keeps below the volume's size limit.
+  prometheus::Family<prometheus::Gauge>& disk_budget_bytes;
   // crl_worker_disk_evictions_total{dir}
   prometheus::Family<prometheus::Counter>& disk_evictions;
 };

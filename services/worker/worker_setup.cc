@@ -243,8 +243,14 @@ absl::StatusOr<std::unique_ptr<WorkerRuntime>> BuildWorker(WorkerOptions o,
       KbFormatOptions{o.task_root, o.work_dir, o.kb, o.runner, rt->work_budget.get(), rt->kb_warm.get()});
   if (registry) {
     WorkerMetrics* m = rt->metrics.get();
-    for (auto [budget, dir] : {std::pair<DiskBudget*, const char*>{rt->cache_budget.get(), "cache"},
-                               {rt->work_budget.get(), "work"}}) {
+    struct Budgeted {
+      DiskBudget* budget;
+      const char* dir;
+      int64_t max_bytes;
+    };
+    for (auto [budget, dir, max_bytes] : {Budgeted{rt->cache_budget.get(), "cache", o.cache_max_bytes},
+                                          Budgeted{rt->work_budget.get(), "work", o.work_max_bytes}}) {
+      m->disk_budget_bytes.Add({{"dir", dir}}).Set(static_cast<double>(max_bytes));
       budget->SetObserver([m, dir = std::string(dir)](int64_t bytes, int64_t evictions) {
         m->ObserveDisk(dir, bytes, evictions);
       });

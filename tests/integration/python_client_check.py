@@ -8,7 +8,7 @@ OpenRLHF's endpoint (`crl reward serve`), each with a fast correct answer, a
 wrong one, prose, and a task no worker can run (no reward, never a number).
 Prints what it checked; exits non-zero on the first failure.
 
-    PYTHONPATH=build/python:clients/python python3 python_client_check.py CLUSTER_DIR SPEC.yaml
+    PYTHONPATH=clients/python python3 python_client_check.py CLUSTER_DIR SPEC.yaml
 """
 import json
 import os
@@ -60,7 +60,7 @@ def check_rewards(cluster_dir, spec_path):
     conv = [[{"role": "assistant", "content": fast}], [{"role": "assistant", "content": prose}]]
     got = trl(["p1", "p2"], conv, task=["row_sum", "row_sum"])
     assert len(got) == 2 and isinstance(got[0], float) and got[1] == -1.0, got
-    spec = CrlClient.load_spec(spec_path)
+    spec = CrlClient.for_local_cluster(cluster_dir).load_spec(spec_path)
     ghost = spec.tasks.add()
     ghost.CopyFrom(spec.tasks[0])
     ghost.ClearField("files")  # the spec's tasks came inline; this one is a path nobody can read
@@ -113,8 +113,9 @@ def main(cluster_dir, spec_path):
         assert len(keys) == len(set(keys)) == r.candidates, (r.run_id, len(keys), r.candidates)
     print(f"watch: {len(runs)} runs, each candidate reported once")
 
-    # A spec file, as `crl run submit` reads it, and the same key twice.
-    spec = CrlClient.load_spec(spec_path)
+    # A spec file, parsed by the orchestrator from the files the client
+    # sends (no crl binary here), and the same key twice.
+    spec = c.load_spec(spec_path)
     assert spec.tasks and spec.tasks[0].name, spec
     # Relative paths resolve against the spec file, and the files travel inline.
     assert all(t.files and not t.path for t in spec.tasks), [(t.name, t.path) for t in spec.tasks]

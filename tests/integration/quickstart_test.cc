@@ -244,8 +244,8 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   REQUIRE(!twin_id.empty());
 
   // The Python client against the same cluster (clients/python).
-  const std::string python = Run("cd " + kSource + " && CRL_BIN=" + kBin + "/crl PYTHONPATH=" + kBin +
-                                 "/../python:clients/python /usr/bin/python3 tests/integration/python_client_check.py " +
+  const std::string python = Run("cd " + kSource + " && CRL_BIN=" + kBin +
+                                 "/crl PYTHONPATH=clients/python /usr/bin/python3 tests/integration/python_client_check.py " +
                                  cluster + " examples/embedded.yaml 2>&1; echo rc=$?");
   INFO(python);
   CHECK(python.find("rc=0") != std::string::npos);

@@ -2,82 +2,129 @@
 their results.
 
     from crl_client import CrlClient
-    c = CrlClient.for_local_cluster("runs/cluster")          # or CrlClient("host:50050", token_file=...)
-    run = c.submit("examples/quick-native.yaml", key="my-run")  # a spec file, a dict or a RunSpec
-    for event in c.watch(run.run_id):                        # until the run ends; reconnects
+    c = CrlClient.from_environment()                          # CRL_ORCHESTRATOR, CRL_TOKEN_FILE, CRL_TLS...
+    # or CrlClient("crl.example.com:443", token_file="token", tls=True)
+    # or CrlClient.for_local_cluster("runs/cluster")
+    run = c.submit("my-study/spec.yaml", key="my-run")       # a spec file, a dict or a RunSpec
+    for event in c.watch(run.run_id):                         # until the run ends; reconnects
         print(event.kind, event.message)
     print(c.get(run.run_id).best_speedup)
-    c.export(run.run_id, "report", "/tmp/report")            # on the orchestrator's machine
+    c.export(run.run_id, "report", "my-study/report")        # written here, sent by the orchestrator
 
-The gRPC stubs are generated at build time from protos/crl/v1 (the build puts
-them in build/python; add it and clients/python to PYTHONPATH), with
-Debian's python3-grpcio and python3-protobuf. A spec file is resolved by the
-crl CLI (`crl run spec FILE --json`), so relative task paths and `sft_examples:
-shipped` mean what they mean to `crl run submit`.
+Install: `pip install clients/python` (it needs grpcio and protobuf: Debian's
+python3-grpcio and python3-protobuf, in a venv made with
+--system-site-packages; offline: add --no-index --no-build-isolation). The
+gRPC stubs of protos/crl/v1 ship in the package (the `crl.v1` modules).
+
+A spec file is parsed by the orchestrator (ParseRunSpec): the client sends
+its text and the task files it names (relative paths are relative to the
+spec file), so no crl binary is needed here and the tasks need not exist on
+the orchestrator's machine.
 """
+
+from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import time
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import grpc
 from google.protobuf import json_format
 
 from crl.v1 import orchestrator_pb2 as pb
 from crl.v1 import orchestrator_pb2_grpc as pb_grpc
+from crl_client.spec_files import spec_files
 
-__all__ = ["CrlClient", "CrlError", "pb"]
+__all__ = ["CrlClient", "CrlError", "pb", "__version__"]
+__version__ = "0.1.0"
 
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+Spec = Union[str, Mapping[str, Any], pb.RunSpec]
 
 
 class CrlError(Exception):
     """A call failed: `code` is the gRPC status code, `details` its message."""
 
-    def __init__(self, code, details):
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
         super().__init__(f"{code.name}: {details}")
         self.code = code
         self.details = details
 
 
-def _crl_binary():
-    explicit = os.environ.get("CRL_BIN")
-    if explicit:
-        return explicit
-    found = shutil.which("crl")
-    if found:
-        return found
-    here = os.path.dirname(os.path.abspath(__file__))
-    built = os.path.normpath(os.path.join(here, "..", "..", "..", "build", "bin", "crl"))
-    return built if os.path.exists(built) else "crl"
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 class CrlClient:
-    """One orchestrator. Calls carry the bearer token and a deadline."""
+    """One orchestrator. Calls carry the bearer token and a deadline, and are
+    retried while the orchestrator is unreachable (for `retry_seconds`)."""
 
-    def __init__(self, address, token=None, token_file=None, timeout=30.0, retry_seconds=120.0):
+    def __init__(self, address: str, token: Optional[str] = None, token_file: Optional[str] = None,
+                 tls: bool = False, ca_file: Optional[str] = None, cert_file: Optional[str] = None,
+                 key_file: Optional[str] = None, server_name: Optional[str] = None,
+                 timeout: float = 30.0, retry_seconds: float = 120.0) -> None:
+        """`tls`: a TLS channel, trusting `ca_file` (PEM) or the system's roots;
+        `cert_file`/`key_file`: a client certificate for mutual TLS;
+        `server_name`: the name the certificate must carry when it is not the
+        address's host (an Ingress, a port-forward)."""
         if token is None and token_file:
-            with open(token_file) as f:
-                token = f.read().strip()
-        self._metadata = [("authorization", f"Bearer {token}")] if token else []
-        self._channel = grpc.insecure_channel(address)
-        self._stub = pb_grpc.OrchestratorServiceStub(self._channel)
+            token = _read(token_file).decode().strip()
+        self._metadata: List[Tuple[str, str]] = [("authorization", f"Bearer {token}")] if token else []
+        if tls or ca_file or cert_file:
+            if bool(cert_file) != bool(key_file):
+                raise ValueError("mutual TLS needs both cert_file and key_file")
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=_read(ca_file) if ca_file else None,
+                private_key=_read(key_file) if key_file else None,
+                certificate_chain=_read(cert_file) if cert_file else None)
+            options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+            self._channel = grpc.secure_channel(address, creds, options=options)
+        else:
+            self._channel = grpc.insecure_channel(address)
+        self._stub = pb_grpc.OrchestratorServiceStub(self._channel)  # type: ignore[no-untyped-call]
         self._timeout = timeout
         self._retry_seconds = retry_seconds
 
     @classmethod
-    def for_local_cluster(cls, data_dir="runs/cluster", **kwargs):
+    def from_environment(cls, **kwargs: Any) -> "CrlClient":
+        """The orchestrator the environment names, as the crl CLI reads it:
+        CRL_ORCHESTRATOR (HOST:PORT), CRL_TOKEN_FILE (or CRL_AUTH_TOKEN_FILE),
+        CRL_TLS (1 or true), CRL_TLS_CA_FILE, CRL_TLS_CERT_FILE and
+        CRL_TLS_KEY_FILE (mutual TLS). Keyword arguments win."""
+        env = os.environ
+        address = env.get("CRL_ORCHESTRATOR")
+        if not address:
+            raise ValueError("CRL_ORCHESTRATOR is not set (HOST:PORT of a crl-orchestrator)")
+        found: Dict[str, Any] = {
+            "token_file": env.get("CRL_TOKEN_FILE") or env.get("CRL_AUTH_TOKEN_FILE") or None,
+            "tls": env.get("CRL_TLS", "").lower() in ("1", "true"),
+            "ca_file": env.get("CRL_TLS_CA_FILE") or None,
+            "cert_file": env.get("CRL_TLS_CERT_FILE") or None,
+            "key_file": env.get("CRL_TLS_KEY_FILE") or None,
+        }
+        found.update(kwargs)
+        return cls(address, **found)
+
+    @classmethod
+    def for_local_cluster(cls, data_dir: str = "runs/cluster", **kwargs: Any) -> "CrlClient":
         """The orchestrator of a cluster `crl up` started in `data_dir`."""
         with open(os.path.join(data_dir, "cluster.json")) as f:
             cluster = json.load(f)
         return cls(cluster["services"]["orchestrator"]["address"], token_file=cluster["token_file"], **kwargs)
 
-    def close(self):
+    def close(self) -> None:
         self._channel.close()
 
-    def _call(self, method, request):
+    def __enter__(self) -> "CrlClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: Any, request: Any) -> Any:
         # Retried while the orchestrator is down or restarting (every call
         # here is idempotent; SubmitRun is, with a key).
         deadline = time.monotonic() + self._retry_seconds
@@ -90,35 +137,44 @@ class CrlClient:
                     continue
                 raise CrlError(e.code(), e.details()) from None
 
-    @staticmethod
-    def load_spec(path):
-        """A run spec file (YAML/JSON, as `crl run submit` reads it) as a RunSpec,
-        its tasks' files inline as `crl run submit` sends them (relative task
-        paths are relative to the spec file)."""
-        out = subprocess.run([_crl_binary(), "run", "spec", path, "--json", "--inline_tasks"],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise ValueError(out.stderr.strip() or f"crl run spec {path} failed")
-        return json_format.Parse(out.stdout, pb.RunSpec())
+    def load_spec(self, path: str) -> pb.RunSpec:
+        """A run spec file (YAML or JSON, as `crl run submit` reads it) as a
+        RunSpec, its tasks' files inline. The orchestrator parses it; the
+        client sends the files the spec names (spec_files)."""
+        with open(path) as f:
+            text = f.read()
+        req = pb.ParseRunSpecRequest(text=text, file_name=os.path.basename(path))
+        for rel, content in spec_files(path, text):
+            req.files.add(path=rel, content=content)
+        spec: pb.RunSpec = self._call(self._stub.ParseRunSpec, req)
+        return spec
 
-    def submit(self, spec, key=""):
+    def as_spec(self, spec: Spec) -> pb.RunSpec:
+        """A RunSpec from a RunSpec, a dict of its fields, or a spec file's path."""
+        if isinstance(spec, pb.RunSpec):
+            return spec
+        if isinstance(spec, str):
+            return self.load_spec(spec)
+        parsed = pb.RunSpec()
+        json_format.ParseDict(dict(spec), parsed)
+        return parsed
+
+    def submit(self, spec: Spec, key: str = "") -> pb.Run:
         """Submits a run: `spec` is a RunSpec, a dict of its fields, or a spec
         file's path. The same `key` again returns the same run."""
-        if isinstance(spec, str):
-            spec = self.load_spec(spec)
-        elif isinstance(spec, dict):
-            spec = json_format.ParseDict(spec, pb.RunSpec())
-        return self._call(self._stub.SubmitRun, pb.SubmitRunRequest(spec=spec, idempotency_key=key))
+        run: pb.Run = self._call(self._stub.SubmitRun, pb.SubmitRunRequest(spec=self.as_spec(spec), idempotency_key=key))
+        return run
 
-    def get(self, run_id):
-        return self._call(self._stub.GetRun, pb.GetRunRequest(run_id=run_id))
+    def get(self, run_id: str) -> pb.Run:
+        run: pb.Run = self._call(self._stub.GetRun, pb.GetRunRequest(run_id=run_id))
+        return run
 
-    def list(self, state=None, page_size=100):
+    def list(self, state: Optional[str] = None, page_size: int = 100) -> List[pb.Run]:
         """Every run (newest first), optionally in one state ("running", ...)."""
         req = pb.ListRunsRequest(page_size=page_size)
         if state:
             req.state = pb.RunState.Value("RUN_STATE_" + state.upper())
-        runs = []
+        runs: List[pb.Run] = []
         while True:
             resp = self._call(self._stub.ListRuns, req)
             runs.extend(resp.runs)
@@ -126,10 +182,10 @@ class CrlClient:
                 return runs
             req.page_token = resp.next_page_token
 
-    def watch(self, run_id, after=0):
+    def watch(self, run_id: str, after: int = 0) -> Iterator[pb.RunEvent]:
         """The run's events after sequence `after`, until the run ends; a
         broken stream is resumed from the last event seen."""
-        deadline = None
+        deadline: Optional[float] = None
         while True:
             try:
                 for event in self._stub.WatchRun(pb.WatchRunRequest(run_id=run_id, after_sequence=after),
@@ -146,21 +202,22 @@ class CrlClient:
                     raise CrlError(e.code(), e.details()) from None
                 time.sleep(1.0)
 
-    def wait(self, run_id):
+    def wait(self, run_id: str) -> pb.Run:
         """Follows the run to its end; returns the final Run."""
         for _ in self.watch(run_id):
             pass
         return self.get(run_id)
 
-    def cancel(self, run_id):
-        return self._call(self._stub.CancelRun, pb.CancelRunRequest(run_id=run_id))
+    def cancel(self, run_id: str) -> pb.Run:
+        run: pb.Run = self._call(self._stub.CancelRun, pb.CancelRunRequest(run_id=run_id))
+        return run
 
-    def best(self, run_id, limit=1):
+    def best(self, run_id: str, limit: int = 1) -> List[pb.Variant]:
         """The best verified, trusted variants per task."""
-        return list(self._call(self._stub.GetBestVariants,
-                               pb.GetBestVariantsRequest(run_id=run_id, limit=limit)).variants)
+        resp = self._call(self._stub.GetBestVariants, pb.GetBestVariantsRequest(run_id=run_id, limit=limit))
+        return list(resp.variants)
 
-    def score(self, spec, items):
+    def score(self, spec: pb.RunSpec, items: Sequence[Tuple[str, str]]) -> List[pb.Variant]:
         """Scores completions outside any run (ScoreCompletions): `spec` a
         RunSpec (its tasks, backend, reward, timing budget), `items` (task
         name, completion text) pairs; one crl.v1.Variant per item, in order."""
@@ -169,17 +226,18 @@ class CrlClient:
             req.items.add(task_name=task, completion=completion)
         return list(self._call(self._stub.ScoreCompletions, req).results)
 
-    def export(self, run_id, fmt, out_dir, baseline=None, on_server=False):
+    def export(self, run_id: str, fmt: str, out_dir: str, baseline: Optional[str] = None,
+               on_server: bool = False) -> Union[List[str], pb.ExportRunResponse]:
         """Writes the run as `fmt` ("jsonl", "kernelbench" or "report") into
         `out_dir` on this machine (the orchestrator sends the files), or with
         `on_server` on the orchestrator's machine. Returns the paths written
         (on_server: the orchestrator's response)."""
         req = pb.ExportRunRequest(run_id=run_id, format=fmt, baseline_run_id=baseline or "",
                                   out_dir=os.path.abspath(out_dir) if on_server else "")
-        resp = self._call(self._stub.ExportRun, req)
+        resp: pb.ExportRunResponse = self._call(self._stub.ExportRun, req)
         if on_server:
             return resp
-        written = []
+        written: List[str] = []
         root = os.path.abspath(out_dir)
         for f in resp.files:
             to = os.path.normpath(os.path.join(root, f.path))
