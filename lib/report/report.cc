@@ -285,6 +285,66 @@ std::string SpecText(const v1::Run& run) {
                       spec.training().empty() ? "on" : spec.training());
 }
 
+// One point per policy step, in step order (a step recorded twice, as by a
+// resumed run, counts once: the last record).
+std::vector<v1::RunEvent> TrainingCurve(const std::vector<v1::RunEvent>& events) {
+  std::map<int64_t, v1::RunEvent> by_step;
+  for (const auto& e : events) {
+    if (e.kind() == "training") by_step[e.policy_step()] = e;
+  }
+  std::vector<v1::RunEvent> out;
+  for (auto& [step, e] : by_step) out.push_back(std::move(e));
+  return out;
+}
+
+Chart TrainingChart(const std::vector<v1::RunEvent>& curve) {
+  Chart c;
+  c.title = "Training: the trainer's last step at each sync";
+  c.x_title = "policy step";
+  std::vector<double> loss, kl, entropy, grad;
+  for (const auto& e : curve) {
+    c.x_labels.push_back(absl::StrCat(e.policy_step()));
+    loss.push_back(e.training().loss());
+    kl.push_back(e.training().kl());
+    entropy.push_back(e.training().entropy());
+    grad.push_back(e.training().grad_norm());
+  }
+  c.series = {{"loss", loss, kTrained}, {"KL", kl, 0xd62728}, {"entropy (nats)", entropy, 0x2ca02c},
+              {"grad norm", grad, 0xff7f0e, 0, true}};
+  for (const auto& s : c.series) {
+    for (double v : s.values) c.y_min = std::min(c.y_min, v);
+  }
+  return c;
+}
+
+std::string TrainingTable(const std::vector<v1::RunEvent>& curve) {
+  std::string h = "<table><tr><th>policy step</th><th>objective</th><th>loss</th><th>KL</th><th>entropy</th>"
+                  "<th>grad norm</th><th>learning rate</th><th>reward mean</th><th>reward std</th>"
+                  "<th>sequences</th><th>tokens</th><th>seconds</th></tr>\n";
+  for (const auto& e : curve) {
+    const v1::TrainStepStats& t = e.training();
+    absl::StrAppendFormat(&h, "<tr><td>%d</td><td>%s</td><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.4g</td>"
+                              "<td>%.3g</td><td>%.4g</td><td>%.4g</td><td>%d</td><td>%d</td><td>%.1f</td></tr>\n",
+                          e.policy_step(), Html(t.objective()), t.loss(), t.kl(), t.entropy(), t.grad_norm(),
+                          t.learning_rate(), t.reward_mean(), t.reward_std(), t.sequences(), t.trained_tokens(),
+                          t.seconds());
+  }
+  return h + "</table>\n";
+}
+
+nlohmann::json TrainingJson(const std::vector<v1::RunEvent>& curve) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : curve) {
+    const v1::TrainStepStats& t = e.training();
+    out.push_back({{"policy_step", e.policy_step()}, {"objective", t.objective()}, {"loss", t.loss()},
+                   {"kl", t.kl()}, {"entropy", t.entropy()}, {"grad_norm", t.grad_norm()},
+                   {"learning_rate", t.learning_rate()}, {"reward_mean", t.reward_mean()},
+                   {"reward_std", t.reward_std()}, {"sequences", t.sequences()},
+                   {"trained_tokens", t.trained_tokens()}, {"seconds", t.seconds()}});
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& PlotFiles() {
@@ -314,21 +374,32 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const ReportInput& in, cons
                                      VerdictChart(sides, labels), SpeedupChart(sides),
                                      BestPerTaskChart(sides), FastPChart(sides)};
   std::vector<std::string> written;
-  std::string images;
-  for (size_t i = 0; i < charts.size(); ++i) {
-    const std::string path = (fs::path(out_dir) / PlotFiles()[i]).string();
-    CRL_RETURN_IF_ERROR(WritePng(charts[i], path));
+  auto embed = [&](const Chart& chart, const std::string& file, std::string* html) -> absl::Status {
+    const std::string path = (fs::path(out_dir) / file).string();
+    CRL_RETURN_IF_ERROR(WritePng(chart, path));
     written.push_back(path);
     CRL_ASSIGN_OR_RETURN(std::string png, ReadFileToString(path, "plot"));
-    absl::StrAppend(&images, "<figure><img alt=\"", Html(charts[i].title), "\" src=\"data:image/png;base64,",
+    absl::StrAppend(html, "<figure><img alt=\"", Html(chart.title), "\" src=\"data:image/png;base64,",
                     absl::Base64Escape(png), "\"></figure>\n");
+    return absl::OkStatus();
+  };
+  std::string images;
+  for (size_t i = 0; i < charts.size(); ++i) CRL_RETURN_IF_ERROR(embed(charts[i], PlotFiles()[i], &images));
+  const std::vector<v1::RunEvent> curve = TrainingCurve(in.training);
+  std::string training = "<p>No training step was recorded for this run (training off, or no sync yet).</p>\n";
+  if (!curve.empty()) {
+    training.clear();
+    CRL_RETURN_IF_ERROR(embed(TrainingChart(curve), "training.png", &training));
+    absl::StrAppend(&training, TrainingTable(curve));
   }
   std::string text = SummaryText(trained, sides.untrained);
   if (in.has_twin) {
     absl::StrAppend(&text, "\n", LearningText(learning, "Trained against untrained, this seed (the CI resamples tasks; "
                                                            "crl quickstart --seeds N resamples seeds too):"));
   }
-  const std::string json = SummaryJson(trained, sides.untrained).dump(2) + "\n";
+  nlohmann::json summary = SummaryJson(trained, sides.untrained);
+  if (!curve.empty()) summary["training_curve"] = TrainingJson(curve);
+  const std::string json = summary.dump(2) + "\n";
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>crl run ", Html(in.run.run_id()),
       "</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}"
@@ -345,7 +416,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const ReportInput& in, cons
                     "is what training did.</p>\n");
   }
   absl::StrAppend(&html, "<pre>", Html(text), "</pre>\n", images, "<h2>Rounds</h2>\n", RoundsTable(sides, labels),
-                  "<h2>Tasks</h2>\n", TasksTable(sides), "<h2>fast_p</h2>\n", FastPTable(sides),
+                  "<h2>Training</h2>\n", training, "<h2>Tasks</h2>\n", TasksTable(sides), "<h2>fast_p</h2>\n", FastPTable(sides),
                   "<h2>Hacks caught</h2>\n", HacksSection(in.variants),
                   "<p>Verified: passed the correctness checks on hidden inputs. Trusted: verified and timed "
                   "without a trust flag (a flagged timing earns no reward and counts as no speedup). Faster: "

@@ -22,9 +22,13 @@ struct ReportInput {
   bool has_twin = false;
   v1::Run twin;
   std::vector<v1::Variant> twin_variants;
+  // The run's "training" events (the trainer's statistics at each sync):
+  // its training curve, plotted as training.png when there are any.
+  std::vector<v1::RunEvent> training;
 };
 
-// The PNG plots a report has, by file name.
+// The PNG plots every report has, by file name (training.png comes on top
+// when the run trained).
 const std::vector<std::string>& PlotFiles();
 
 // Writes the report into `out_dir` (created); returns the files written.

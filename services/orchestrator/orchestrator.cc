@@ -24,6 +24,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A run's "training" events: its training curve (RunExecutor::SyncPolicy).
+absl::StatusOr<std::vector<v1::RunEvent>> TrainingEvents(StoreInterface* store, const std::string& run_id) {
+  std::vector<v1::RunEvent> out;
+  int64_t after = 0;
+  while (true) {
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> page, store->EventsAfter(run_id, after, 1000));
+    if (page.empty()) return out;
+    for (auto& e : page) {
+      after = e.sequence();
+      if (e.kind() == "training") out.push_back(std::move(e));
+    }
+  }
+}
+
 }  // namespace
 
 Orchestrator::Orchestrator(Services services, StoreInterface* store, ClockInterface* clock,
@@ -291,7 +305,18 @@ absl::StatusOr<v1::ExportRunResponse> Orchestrator::Export(const v1::ExportRunRe
       absl::StrAppend(&text, line, "\n");
     }
     CRL_RETURN_IF_ERROR(WriteStringToFile((fs::path(request.out_dir()) / "variants.jsonl").string(), text));
-    r.set_files_written(1);
+    // The training curve: one line per "training" event.
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> training, TrainingEvents(store_, request.run_id()));
+    text.clear();
+    for (const auto& e : training) {
+      std::string line;
+      google::protobuf::util::JsonPrintOptions o;
+      o.preserve_proto_field_names = true;
+      if (!google::protobuf::util::MessageToJsonString(e.training(), &line, o).ok()) continue;
+      absl::StrAppend(&text, "{\"policy_step\":", e.policy_step(), ",\"at\":", e.at(), ",\"stats\":", line, "}\n");
+    }
+    CRL_RETURN_IF_ERROR(WriteStringToFile((fs::path(request.out_dir()) / "training.jsonl").string(), text));
+    r.set_files_written(2);
   } else if (format == "kernelbench") {
     CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> best, Best(request.run_id(), 1));
     for (const auto& v : best) {
@@ -305,6 +330,7 @@ absl::StatusOr<v1::ExportRunResponse> Orchestrator::Export(const v1::ExportRunRe
     report::ReportInput in;
     CRL_ASSIGN_OR_RETURN(in.run, store_->GetRun(request.run_id()));
     CRL_ASSIGN_OR_RETURN(in.variants, store_->Variants(request.run_id(), ""));
+    CRL_ASSIGN_OR_RETURN(in.training, TrainingEvents(store_, request.run_id()));
     if (!request.baseline_run_id().empty()) {
       auto twin = store_->GetRun(request.baseline_run_id());
       if (!twin.ok()) return absl::InvalidArgumentError(absl::StrCat("baseline_run_id: ", twin.status().message()));

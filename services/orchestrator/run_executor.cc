@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "lib/hacks/hack_case.h"
 #include "lib/hacks/similarity.h"
@@ -68,7 +69,11 @@ v1::RunEvent RunExecutor::MakeEvent(const std::string& kind, const std::string& 
 }
 
 absl::Status RunExecutor::Emit(const std::string& kind, const std::string& message, const v1::Variant* variant) {
-  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, store_->AppendEvent(MakeEvent(kind, message, variant)));
+  return Append(MakeEvent(kind, message, variant));
+}
+
+absl::Status RunExecutor::Append(const v1::RunEvent& event) {
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, store_->AppendEvent(event));
   if (sink_) sink_(stored);
   return absl::OkStatus();
 }
@@ -277,9 +282,24 @@ absl::Status RunExecutor::SyncPolicy(const RequestContext& context) {
     return Emit("error", absl::StrCat("trainer flush: ", flushed.ToString()), nullptr);
   }
   if (version.version().empty()) return absl::OkStatus();
-  absl::MutexLock lock(&mu_);
-  published_ = std::move(version);
-  return absl::OkStatus();
+  bool stepped = false;
+  {
+    absl::MutexLock lock(&mu_);
+    stepped = published_.version().empty() || version.step() > published_.step();
+    published_ = version;
+  }
+  if (!stepped || version.stats().objective().empty()) return absl::OkStatus();
+  // The run's training curve: one point per sync (docs/report.md).
+  const v1::TrainStepStats& st = version.stats();
+  v1::RunEvent e = MakeEvent(
+      "training",
+      absl::StrFormat("trainer step %d (%s): loss %.4g, KL %.4g, entropy %.4g, grad norm %.4g, reward mean %.4g",
+                      version.step(), st.objective(), st.loss(), st.kl(), st.entropy(), st.grad_norm(),
+                      st.reward_mean()),
+      nullptr);
+  *e.mutable_training() = st;
+  e.set_policy_step(version.step());
+  return Append(e);
 }
 
 absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& key, const RequestContext& context) {

@@ -88,8 +88,9 @@ class RunExecutor {
   absl::Status RunGroupBody(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
   // The end of a training round: the trainer trains on whatever is queued,
   // and the version it publishes becomes the next round's min_policy_step
-  // (the sampler waits for it; nothing polls). Only a store failure is an
-  // error.
+  // (the sampler waits for it; nothing polls). A version with a new step
+  // and its statistics is recorded as a "training" event (the run's
+  // curve). Only a store failure is an error.
   absl::Status SyncPolicy(const RequestContext& context);
   // What a stage may use for one group of this run.
   StageEnv Env(const RequestContext& context);
@@ -99,6 +100,8 @@ class RunExecutor {
                          const std::function<absl::Status()>& call);
   v1::RunEvent MakeEvent(const std::string& kind, const std::string& message, const v1::Variant* variant);
   absl::Status Emit(const std::string& kind, const std::string& message, const v1::Variant* variant);
+  // Stores the event and hands it to the sink.
+  absl::Status Append(const v1::RunEvent& event);
   absl::Status SaveRun();
   bool BudgetLeft(std::string* why);
   // A scored candidate whose trusted speedup the spec's judge finds

@@ -126,6 +126,15 @@ class FakeTrainerClient final : public TrainerClientInterface {
     v.set_version(std::to_string(step_));
     v.set_step(step_);
     v.set_checkpoint_uri(absl::StrCat("fake://policy/v", step_));
+    if (step_ > 0) {  // the last step's statistics, made up but step-dependent
+      v1::TrainStepStats* st = v.mutable_stats();
+      st->set_objective(groups_.empty() ? "supervised" : "policy-gradient");
+      st->set_loss(1.0 / static_cast<double>(step_));
+      st->set_kl(0.001 * static_cast<double>(step_));
+      st->set_entropy(2.0 - 0.1 * static_cast<double>(step_));
+      st->set_grad_norm(0.5);
+      st->set_learning_rate(3e-5);
+    }
     return v;
   }
   absl::Status Take() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

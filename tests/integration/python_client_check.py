@@ -141,14 +141,14 @@ def main(cluster_dir, spec_path):
     with tempfile.TemporaryDirectory() as out:
         # Written here from the files the orchestrator sends back...
         written = c.export(end.run_id, "jsonl", out + "/here")
-        assert written == [os.path.join(out, "here", "variants.jsonl")], written
-        lines = open(written[0]).read().splitlines()
+        assert sorted(written) == [os.path.join(out, "here", n) for n in ("training.jsonl", "variants.jsonl")], written
+        lines = open(os.path.join(out, "here", "variants.jsonl")).read().splitlines()
         assert len(lines) == 2 and all(json.loads(l)["scored"] for l in lines), lines
         # ... or by the orchestrator on its own disk.
         on_server = c.export(end.run_id, "jsonl", out + "/server", on_server=True)
-        assert on_server.files_written == 1 and not on_server.files, on_server
+        assert on_server.files_written == 2 and not on_server.files, on_server
         assert open(os.path.join(out, "server", "variants.jsonl")).read().splitlines() == lines
-    print("export: variants.jsonl, here and on the orchestrator")
+    print("export: variants.jsonl and training.jsonl, here and on the orchestrator")
 
     check_rewards(cluster_dir, spec_path)
 

@@ -227,6 +227,21 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     CHECK(lines == static_cast<int>(keys.size()));
     // sft: examples are scored once however many epochs.
     CHECK(lines == candidates);
+    // The run's training curve: the real trainer's statistics at each sync
+    // (none for the untrained twin).
+    int curve = 0;
+    std::ifstream training(out + "/training.jsonl");
+    for (std::string line; std::getline(training, line);) {
+      json t = json::parse(line);
+      CHECK(t["policy_step"].get<int64_t>() > 0);
+      CHECK(t["stats"].contains("objective"));
+      ++curve;
+    }
+    if (r["spec"].value("training", "") == "none") {
+      CHECK(curve == 0);
+    } else {
+      CHECK(curve > 0);
+    }
     int reported = 0;
     std::set<std::string> reported_keys;
     for (const auto& line : absl::StrSplit(Run(kBin + "/crl run watch " + id + " --json --cluster " + cluster), '\n')) {
@@ -269,8 +284,15 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     CHECK(is_up == 1);
     CHECK(v >= 0);
   }
-  // The quickstart's three runs and the Python client's.
-  CHECK(Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})") == 4);
+  // The quickstart's three runs and the Python client's (its run may have
+  // ended after Prometheus' last scrape: wait for the next ones).
+  double succeeded = -1;
+  for (int i = 0; i < 100 && succeeded != 4; ++i) {
+    succeeded = Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})");
+    if (succeeded != 4) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  CHECK(succeeded == 4);
+  CHECK(Query(prom_port, "sum(crl_orchestrator_runs_ended_total{state=\"succeeded\"})") >= 1);
   // The rules were loaded by the server that scraped the cluster.
   const std::string rules = HttpGet(prom_port, "/api/v1/rules");
   CHECK(rules.find("CrlRunFailed") != std::string::npos);
@@ -284,11 +306,13 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   // The report: the files, and what a person sees in a real browser.
   const std::string report = runs + "/" + trained_id;
   for (const char* f : {"report.html", "summary.json", "summary.txt", "reward_per_round.png", "verdicts_per_round.png",
-                        "speedups.png", "best_per_task.png", "fast_p.png", "shares_per_round.png"}) {
+                        "speedups.png", "best_per_task.png", "fast_p.png", "shares_per_round.png", "training.png"}) {
     CHECK(fs::exists(report + "/" + f));
   }
   json summary = ReadJson(report + "/summary.json");
   CHECK(summary["trained"]["run_id"] == trained_id);
+  REQUIRE(summary.contains("training_curve"));
+  CHECK(summary["training_curve"].size() > 0);
   CHECK(summary["untrained"]["run_id"] == twin_id);
   const std::string browser = Run("cd " + kSource + "/tests/js && node report_check.mjs " + report +
                                   "/report.html " + dir.path() + "/report.png 2>&1; echo rc=$?");

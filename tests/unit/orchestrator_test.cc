@@ -395,6 +395,13 @@ TEST_CASE("after a training round the samples ask for the trainer's version; a l
               e.message().find("sampled from policy version '0', the trainer published '1'") != std::string::npos;
     }
     CHECK(said == (lagging ? 1 : 0));
+    // Each sync that brought a new trainer step is a point of the run's
+    // training curve, with that step's statistics.
+    std::vector<std::pair<int64_t, double>> curve;
+    for (const auto& e : *events) {
+      if (e.kind() == "training") curve.emplace_back(e.policy_step(), e.training().loss());
+    }
+    CHECK(curve == std::vector<std::pair<int64_t, double>>{{1, 1.0}, {2, 0.5}});
   }
 }
 

@@ -161,6 +161,42 @@ TEST_CASE("a report: files, real PNGs, every plot embedded, both sides in summar
   auto text = ReadFileToString(dir + "/summary.txt", "text");
   REQUIRE(text.ok());
   CHECK_THAT(*text, Catch::Contains("contrastive-rl 2") && Catch::Contains("untrained"));
+  CHECK_FALSE(fs::exists(dir + "/training.png"));  // no training event: no curve
+  CHECK_FALSE(j.contains("training_curve"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a report plots the run's training curve from its training events, a step once", "[report]") {
+  const std::string dir = (fs::temp_directory_path() / ("crl-report-curve-" + std::to_string(::getpid()))).string();
+  ReportInput in;
+  in.run = RunOf("trained-run", "");
+  in.variants = {V("s0/r0/a/0", "contrastive-rl", "a", v1::VERDICT_OK, 1.5, 1.0)};
+  for (const auto& [step, loss] : std::vector<std::pair<int64_t, double>>{{2, -0.25}, {1, 0.75}, {2, 0.5}}) {
+    v1::RunEvent e;
+    e.set_kind("training");
+    e.set_policy_step(step);
+    e.mutable_training()->set_objective("policy-gradient");
+    e.mutable_training()->set_loss(loss);
+    e.mutable_training()->set_kl(0.01 * static_cast<double>(step));
+    in.training.push_back(e);
+  }
+  v1::RunEvent other;
+  other.set_kind("round");
+  in.training.push_back(other);
+  auto files = WriteReport(in, dir);
+  REQUIRE(files.ok());
+  CHECK(files->size() == PlotFiles().size() + 4);
+  auto png = ReadFileToString(dir + "/training.png", "png");
+  REQUIRE(png.ok());
+  CHECK(png->compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+  auto html = ReadFileToString(dir + "/report.html", "html");
+  REQUIRE(html.ok());
+  CHECK_THAT(*html, Catch::Contains("<h2>Training</h2>") && Catch::Contains("<td>1</td><td>policy-gradient</td><td>0.75</td>") &&
+                        Catch::Contains("<td>2</td><td>policy-gradient</td><td>0.5</td>"));
+  auto j = nlohmann::json::parse(*ReadFileToString(dir + "/summary.json", "json"));
+  REQUIRE(j["training_curve"].size() == 2);  // step 2 recorded twice (a resumed run): its last record
+  CHECK(j["training_curve"][0]["policy_step"] == 1);
+  CHECK(j["training_curve"][1]["loss"] == 0.5);
   fs::remove_all(dir);
 }
 

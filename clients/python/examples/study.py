@@ -1,5 +1,7 @@
 """A notebook-sized study: submit a run spec, follow it with a progress line,
-then plot the mean reward and the share of verified candidates per round.
+then plot the mean reward and the share of verified candidates per round,
+and the trainer's curve (loss and KL per policy step, from the run's
+"training" events).
 
     python3 study.py SPEC.yaml [--key KEY] [--out DIR]
 
@@ -38,8 +40,11 @@ def main() -> int:
     # (stage, round) -> rewards of rewarded candidates, and verified / scored.
     rewards: Dict[Tuple[str, int], List[float]] = defaultdict(list)
     verified: Dict[Tuple[str, int], List[bool]] = defaultdict(list)
+    training: Dict[int, Tuple[float, float]] = {}  # policy step -> (loss, KL)
     for event in c.watch(run.run_id):
         r = event.run
+        if event.kind == "training":
+            training[event.policy_step] = (event.training.loss, event.training.kl)
         if event.kind == "variant":
             v = event.variant
             at = (v.stage, v.round)
@@ -58,6 +63,9 @@ def main() -> int:
     share = [sum(verified[k]) / len(verified[k]) for k in rounds]
     for label, m, s in zip(labels, mean_reward, share):
         print(f"  {label:24s} mean reward {m:+.3f}  verified {s:5.0%}")
+    steps = sorted(training)
+    for step in steps:
+        print(f"  policy step {step:4d}  loss {training[step][0]:+.4f}  KL {training[step][1]:.4f}")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -65,11 +73,15 @@ def main() -> int:
     except ImportError:
         print("(matplotlib is not installed: no plot)")
     else:
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+        fig, (ax, tx) = plt.subplots(1, 2, figsize=(11, 3.5))
         ax.plot(labels, mean_reward, marker="o", label="mean reward")
         ax.plot(labels, share, marker="s", label="verified")
         ax.set_xlabel("round")
         ax.legend()
+        tx.plot(steps, [training[s][0] for s in steps], marker="o", label="loss")
+        tx.plot(steps, [training[s][1] for s in steps], marker="s", label="KL")
+        tx.set_xlabel("policy step")
+        tx.legend()
         fig.autofmt_xdate()
         os.makedirs(args.out, exist_ok=True)
         fig.savefig(os.path.join(args.out, "curves.png"), dpi=120, bbox_inches="tight")

@@ -217,24 +217,28 @@ class Run(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., state: _Optional[_Union[RunState, str]] = ..., rounds_done: _Optional[int] = ..., variants: _Optional[int] = ..., variants_correct: _Optional[int] = ..., best_speedup: _Optional[float] = ..., created_at: _Optional[int] = ..., updated_at: _Optional[int] = ..., error: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., stage_index: _Optional[int] = ..., stage_round: _Optional[int] = ..., candidates: _Optional[int] = ..., rejected: _Optional[int] = ..., infra_failures: _Optional[int] = ..., faster: _Optional[int] = ..., policy_version: _Optional[str] = ..., reward_sum: _Optional[float] = ..., rewarded: _Optional[int] = ...) -> None: ...
 
 class RunEvent(_message.Message):
-    __slots__ = ["at", "kind", "message", "run", "run_id", "sequence", "state", "variant"]
+    __slots__ = ["at", "kind", "message", "policy_step", "run", "run_id", "sequence", "state", "training", "variant"]
     AT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    POLICY_STEP_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     at: int
     kind: str
     message: str
+    policy_step: int
     run: Run
     run_id: str
     sequence: int
     state: RunState
+    training: _trainer_pb2.TrainStepStats
     variant: Variant
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., message: _Optional[str] = ..., at: _Optional[int] = ..., sequence: _Optional[int] = ..., kind: _Optional[str] = ..., run: _Optional[_Union[Run, _Mapping]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., variant: _Optional[_Union[Variant, _Mapping]] = ..., message: _Optional[str] = ..., at: _Optional[int] = ..., sequence: _Optional[int] = ..., kind: _Optional[str] = ..., run: _Optional[_Union[Run, _Mapping]] = ..., training: _Optional[_Union[_trainer_pb2.TrainStepStats, _Mapping]] = ..., policy_step: _Optional[int] = ...) -> None: ...
 
 class RunSpec(_message.Message):
     __slots__ = ["backend", "budget_seconds", "control", "group_size", "judge", "max_candidates", "max_infra_attempts", "max_tokens", "name", "num_exemplars", "policy", "reward_params", "reward_preset", "rounds", "seed", "selection", "sft_examples", "stages", "tasks", "temperature", "template_name", "timing_budget_seconds", "training"]
