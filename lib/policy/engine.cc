@@ -77,7 +77,7 @@ absl::StatusOr<std::unique_ptr<GenerationEngine>> GenerationEngine::Start(
   const ModelConfig& c = model->config();
   if (options.max_batch < 1) return absl::InvalidArgumentError("max_batch: must be at least 1");
   if (options.prefill_tokens < 1) return absl::InvalidArgumentError("prefill_tokens: must be at least 1");
-  if (options.max_len <= 0) options.max_len = c.max_position_embeddings;
+  if (options.max_len <= 0) options.max_len = std::min(c.max_position_embeddings, kDefaultMaxLen);
   if (options.max_len > c.max_position_embeddings) {
     return absl::InvalidArgumentError(absl::StrCat("max_len: ", options.max_len, " exceeds the model's ",
                                                    c.max_position_embeddings, " positions"));

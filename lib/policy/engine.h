@@ -25,11 +25,15 @@
 
 namespace crl::policy {
 
+// max_len when none is given and the model's context is longer.
+inline constexpr int kDefaultMaxLen = 4096;
+
 struct EngineOptions {
   // Sequences decoded together (KV cache slots).
   int max_batch = 64;
   // Positions per slot, prompt included (0: the model's
-  // max_position_embeddings).
+  // max_position_embeddings, at most kDefaultMaxLen: the KV cache holds
+  // max_batch x max_len positions, too much at a 32k context by default).
   int max_len = 0;
   // Padded prompt tokens per prefill forward pass: requests admitted
   // together are prefilled together up to this (a longer prompt goes alone).

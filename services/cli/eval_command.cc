@@ -10,9 +10,9 @@
 #include "common/file.h"
 #include "common/status.h"
 #include "lib/reward/names.h"
+#include "lib/run/task_files.h"
 #include "services/cli/commands.h"
 #include "services/cli/endpoints.h"
-#include "lib/run/task_files.h"
 
 namespace crl::cli {
 namespace {

@@ -24,9 +24,9 @@
 #include "common/paths.h"
 #include "lib/hacks/hack_case.h"
 #include "lib/reward/names.h"
+#include "lib/run/task_files.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
-#include "lib/run/task_files.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 
 namespace crl::cli {

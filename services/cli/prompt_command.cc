@@ -15,8 +15,8 @@
 #include "common/file.h"
 #include "common/status.h"
 #include "common/utf8.h"
-#include "services/cli/commands.h"
 #include "lib/run/task_files.h"
+#include "services/cli/commands.h"
 #include "services/prompt/grpc_prompt_client.h"
 
 namespace crl::cli {

@@ -27,10 +27,10 @@
 #include "common/http_listen.h"
 #include "common/grpc_status.h"
 #include "lib/run/run_spec.h"
+#include "lib/run/task_files.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
 #include "services/cli/reward_http.h"
-#include "lib/run/task_files.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 
 namespace crl::cli {

@@ -21,11 +21,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
 #include "common/status.h"
+#include "lib/run/run_spec.h"
+#include "lib/run/task_files.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
-#include "lib/run/task_files.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
-#include "lib/run/run_spec.h"
 
 namespace crl::cli {
 namespace {

@@ -289,7 +289,7 @@ absl::Status RunExecutor::SyncPolicy(const RequestContext& context) {
     published_ = version;
   }
   if (!stepped || version.stats().objective().empty()) return absl::OkStatus();
-  // The run's training curve: one point per sync (docs/report.md).
+  // The run's training curve: one point per sync (docs/local-cluster.md, "The report").
   const v1::TrainStepStats& st = version.stats();
   v1::RunEvent e = MakeEvent(
       "training",

@@ -14,7 +14,8 @@ void BindSamplerOptions(OptionSet* set, SamplerOptions* o) {
   set->Add("device", &o->device, "in-process: auto, cpu, cuda or cuda:N");
   set->Add("dtype", &o->dtype, "in-process: auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16");
   set->Add("max_batch", &o->max_batch, "in-process: sequences decoded together (KV cache slots)");
-  set->Add("max_len", &o->max_len, "in-process: positions per sequence, prompt included");
+  set->Add("max_len", &o->max_len, "in-process: positions per sequence, prompt included (0: the model's context, at most 4096; "
+           "the KV cache holds max_batch x max_len positions)");
   set->Add("cuda_graphs", &o->cuda_graphs, "in-process on CUDA: replay decode steps from CUDA graphs");
   set->Add("default_max_tokens", &o->default_max_tokens, "max_tokens when a request gives none");
   set->Add("policy_wait_seconds", &o->policy_wait_seconds,

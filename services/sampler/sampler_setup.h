@@ -31,7 +31,7 @@ struct SamplerOptions {
   std::string device = "auto";
   std::string dtype = "auto";
   int max_batch = 64;
-  int max_len = 4096;
+  int max_len = 0;  // the model's context, at most policy::kDefaultMaxLen
   bool cuda_graphs = true;
   int default_max_tokens = 512;
   // How long a request's min_policy_step waits for the trainer's version.

@@ -58,7 +58,7 @@ TEST_CASE("crl-sampler serves its policy over gRPC, the CLI and the OpenAI API (
   ServiceProcess sampler(kBin + "/crl-sampler",
                          {"--policy", model, "--policy_name", "tiny", "--serve_openai",
                           "--openai_listen", "127.0.0.1:0", "--openai_auth_token_file", dir.path() + "/token",
-                          "--max_len", "256", "--max_batch", "8", "--listen=127.0.0.1:0",
+                          "--max_batch", "8", "--listen=127.0.0.1:0",  // max_len: the model's 256
                           "--metrics_listen=127.0.0.1:0", "--log_level=warning", "--drain_delay=0s"});
   REQUIRE(sampler.started());
   const int http = OpenAiPort(sampler);
