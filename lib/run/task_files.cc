@@ -3,6 +3,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <vector>
 
 #include <unistd.h>
@@ -98,10 +99,14 @@ absl::StatusOr<v1::Task> TaskFor(const std::string& path, bool inline_files) {
 }
 
 absl::Status InlineTasks(v1::RunSpec* spec) {
+  return InlineTasksWhere(spec, [](const std::string&) { return true; });
+}
+
+absl::Status InlineTasksWhere(v1::RunSpec* spec, const std::function<bool(const std::string& path)>& inline_it) {
   int64_t total = 0;
   for (int i = 0; i < spec->tasks_size(); ++i) {
     v1::Task* task = spec->mutable_tasks(i);
-    if (task->path().empty()) continue;
+    if (task->path().empty() || !inline_it(task->path())) continue;
     absl::StatusOr<v1::Task> bundled = TaskFor(task->path(), /*inline_files=*/true);
     if (!bundled.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("tasks[", i, "] (", task->path(), "): ", bundled.status().message()));
@@ -170,16 +175,11 @@ absl::StatusOr<v1::RunSpec> ParseSentSpec(const v1::ParseRunSpecRequest& request
   };
   absl::StatusOr<v1::RunSpec> spec = ParseRunSpec(request.text(), base.string(), name);
   if (!spec.ok()) return absl::Status(spec.status().code(), as_sent(spec.status().message()));
-  for (int i = 0; i < spec->tasks_size(); ++i) {
-    v1::Task* task = spec->mutable_tasks(i);
-    if (task->path().rfind(root.path.string() + "/", 0) != 0) continue;  // this machine's own path
-    absl::StatusOr<v1::Task> bundled = TaskFor(task->path(), /*inline_files=*/true);
-    if (!bundled.ok()) {
-      return absl::InvalidArgumentError(as_sent(absl::StrCat("tasks[", i, "] (", task->path(), "): ", bundled.status().message())));
-    }
-    bundled->set_name(task->name());
-    *task = *std::move(bundled);
-  }
+  // The sent tasks inline; a path elsewhere is this machine's own.
+  const std::string sent = root.path.string() + "/";
+  absl::Status inlined =
+      InlineTasksWhere(&*spec, [&sent](const std::string& path) { return path.rfind(sent, 0) == 0; });
+  if (!inlined.ok()) return absl::Status(inlined.code(), as_sent(inlined.message()));
   for (v1::SftExample& e : *spec->mutable_sft_examples()) e.set_origin(as_sent(e.origin()));
   return spec;
 }

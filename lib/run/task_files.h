@@ -7,6 +7,7 @@
 #define CRL_LIB_RUN_TASK_FILES_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,8 @@ inline constexpr int64_t kMaxInlineTaskBytes = int64_t{64} << 20;
 // not share this machine's files. INVALID_ARGUMENT names the task that
 // cannot be read or that takes the total past kMaxInlineTaskBytes.
 absl::Status InlineTasks(v1::RunSpec* spec);
+// The same for the tasks whose path `inline_it` picks.
+absl::Status InlineTasksWhere(v1::RunSpec* spec, const std::function<bool(const std::string& path)>& inline_it);
 
 // Parses request.text (a run spec file named request.file_name) against the
 // files sent with it, written for the parse into a private folder under

@@ -24,6 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A message as one JSON line with the .proto field names; empty when it cannot be printed.
+std::string JsonLine(const google::protobuf::Message& m) {
+  std::string line;
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  if (!google::protobuf::util::MessageToJsonString(m, &line, o).ok()) line.clear();
+  return line;
+}
+
 // A run's "training" events: its training curve (RunExecutor::SyncPolicy).
 absl::StatusOr<std::vector<v1::RunEvent>> TrainingEvents(StoreInterface* store, const std::string& run_id) {
   std::vector<v1::RunEvent> out;
@@ -298,22 +307,18 @@ absl::StatusOr<v1::ExportRunResponse> Orchestrator::Export(const v1::ExportRunRe
     CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> all, store_->Variants(request.run_id(), ""));
     std::string text;
     for (const auto& v : all) {
-      std::string line;
-      google::protobuf::util::JsonPrintOptions o;
-      o.preserve_proto_field_names = true;
-      if (!google::protobuf::util::MessageToJsonString(v, &line, o).ok()) continue;
-      absl::StrAppend(&text, line, "\n");
+      const std::string line = JsonLine(v);
+      if (!line.empty()) absl::StrAppend(&text, line, "\n");
     }
     CRL_RETURN_IF_ERROR(WriteStringToFile((fs::path(request.out_dir()) / "variants.jsonl").string(), text));
     // The training curve: one line per "training" event.
     CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> training, TrainingEvents(store_, request.run_id()));
     text.clear();
     for (const auto& e : training) {
-      std::string line;
-      google::protobuf::util::JsonPrintOptions o;
-      o.preserve_proto_field_names = true;
-      if (!google::protobuf::util::MessageToJsonString(e.training(), &line, o).ok()) continue;
-      absl::StrAppend(&text, "{\"policy_step\":", e.policy_step(), ",\"at\":", e.at(), ",\"stats\":", line, "}\n");
+      const std::string stats = JsonLine(e.training());
+      if (!stats.empty()) {
+        absl::StrAppend(&text, "{\"policy_step\":", e.policy_step(), ",\"at\":", e.at(), ",\"stats\":", stats, "}\n");
+      }
     }
     CRL_RETURN_IF_ERROR(WriteStringToFile((fs::path(request.out_dir()) / "training.jsonl").string(), text));
     r.set_files_written(2);

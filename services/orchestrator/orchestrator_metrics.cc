@@ -74,12 +74,14 @@ OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
   }
 }
 
-void OrchestratorMetrics::SetState(const std::string& run_id, v1::RunState state) {
+bool OrchestratorMetrics::SetState(const std::string& run_id, v1::RunState state) {
   auto [it, fresh] = states_.emplace(run_id, state);
-  if (!fresh && it->second == state) return;
+  if (!fresh && it->second == state) return false;
+  const bool ended = !fresh && run::RunEnded(it->second);
   if (!fresh) runs_.Add({{"state", StateLabel(it->second)}}).Decrement();
   runs_.Add({{"state", StateLabel(state)}}).Increment();
   it->second = state;
+  return run::RunEnded(state) && !ended;
 }
 
 void OrchestratorMetrics::ObserveRun(const v1::Run& run) {
@@ -91,10 +93,7 @@ void OrchestratorMetrics::ObserveEvent(const v1::RunEvent& e) {
   {
     absl::MutexLock lock(&mu_);
     const v1::RunState state = e.run().run_id().empty() ? e.state() : e.run().state();
-    auto known = states_.find(e.run_id());
-    const bool was_ended = known != states_.end() && run::RunEnded(known->second);
-    SetState(e.run_id(), state);
-    if (run::RunEnded(state) && !was_ended) runs_ended_.Add({{"state", StateLabel(state)}}).Increment();
+    if (SetState(e.run_id(), state)) runs_ended_.Add({{"state", StateLabel(state)}}).Increment();
   }
   if (e.kind() != "variant") return;
   const v1::Variant& v = e.variant();

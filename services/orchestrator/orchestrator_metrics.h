@@ -55,7 +55,8 @@ class OrchestratorMetrics {
   prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{reason}
   prometheus::Family<prometheus::Counter>& hacks_;               // crl_orchestrator_hacks_total{kind}
   prometheus::Family<prometheus::Counter>& judgements_;          // crl_orchestrator_judgements_total{decision}
-  void SetState(const std::string& run_id, v1::RunState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True when this moves the run into an ended state.
+  bool SetState(const std::string& run_id, v1::RunState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Mutex mu_;
   std::map<std::string, v1::RunState> states_ ABSL_GUARDED_BY(mu_);
 };
