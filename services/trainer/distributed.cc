@@ -1,10 +1,17 @@
 #include "services/trainer/distributed.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 
 #if defined(CRL_WITH_GLOO) || defined(CRL_WITH_NCCL)
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
@@ -23,26 +30,132 @@ namespace {
 
 #if defined(CRL_WITH_GLOO) || defined(CRL_WITH_NCCL)
 
-// LibTorch throws (c10::Error, std::runtime_error) from collectives.
-template <typename F>
-absl::Status Guarded(const char* what, F&& f) {
-  try {
-    f();
-    return absl::OkStatus();
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat(what, ": ", e.what()));
+constexpr int64_t kLeftMark = int64_t{1} << 40;  // added to a rank's counter when it leaves
+
+std::string BeatKey(int rank) { return absl::StrCat("beat/", rank); }
+
+// This rank's beats in the store, and the other ranks' read back (a thread
+// of its own, on a connection of its own: a collective blocked in the store
+// must not stop the beats).
+class Heartbeat {
+ public:
+  Heartbeat(c10::intrusive_ptr<c10d::Store> store, std::string where, const DistributedOptions& o)
+      : store_(std::move(store)), where_(std::move(where)), options_(o), watch_(o.world_size, o.rank) {
+    if (options_.heartbeat_seconds > 0) thread_ = std::thread([this] { Run(); });
   }
-}
+  ~Heartbeat() { Stop(); }
+
+  void Stop() {
+    if (!stop_.HasBeenNotified()) stop_.Notify();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // The goodbye: rank 0 then waits (a few beats at most) for the others',
+  // since its store goes with it.
+  void Leave() {
+    if (stop_.HasBeenNotified()) return;
+    leaving_.store(true);
+    Stop();
+    try {
+      store_->add(BeatKey(options_.rank), kLeftMark);
+      if (options_.rank != 0) return;
+      const absl::Time deadline = absl::Now() + absl::Seconds(3 * std::max(1.0, options_.heartbeat_seconds));
+      while (absl::Now() < deadline) {
+        bool all = true;
+        for (int r = 1; r < options_.world_size && all; ++r) all = store_->add(BeatKey(r), 0) >= kLeftMark;
+        if (all) return;
+        absl::SleepFor(absl::Milliseconds(50));
+      }
+    } catch (const std::exception&) {
+      // The store is gone already: nobody is left to tell.
+    }
+  }
+
+  // Why a collective failed, as far as the beats tell: waits a few beats
+  // for a rank to fall silent.
+  std::string Diagnose() {
+    const double beat = std::max(0.05, options_.heartbeat_seconds);
+    const absl::Time deadline = absl::Now() + absl::Seconds(4 * beat + 1);
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (!store_error_.empty()) return store_error_;
+        const absl::Time now = absl::Now();
+        std::vector<int> gone = watch_.Stalled(now, absl::Seconds(2.5 * beat));
+        if (!gone.empty()) return watch_.Describe(gone, now) + " (it died or hangs)";
+        if (now >= deadline || options_.heartbeat_seconds <= 0) break;
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return "every rank still beats: a network fault, or a rank stuck in a collective";
+  }
+
+ private:
+  void Run() {
+    const absl::Duration beat = absl::Seconds(options_.heartbeat_seconds);
+    bool reported = false;
+    // The first beat at once: a rank that dies early is still known to
+    // have started.
+    for (bool first = true; first || !stop_.WaitForNotificationWithTimeout(beat); first = false) {
+      std::vector<int64_t> beats(options_.world_size, 0);
+      std::string error;
+      try {
+        store_->add(BeatKey(options_.rank), 1);
+        for (int r = 0; r < options_.world_size; ++r) {
+          const int64_t v = store_->add(BeatKey(r), 0);
+          beats[r] = v >= kLeftMark ? PeerWatch::kLeft : v;
+        }
+      } catch (const std::exception& e) {
+        error = absl::StrCat("rank 0 is gone: the rendezvous store ", where_, " does not answer (",
+                             e.what(), ")");
+      }
+      absl::Status lost;
+      {
+        absl::MutexLock lock(&mu_);
+        const absl::Time now = absl::Now();
+        if (!error.empty()) {
+          if (store_error_.empty()) store_error_ = error;
+          lost = absl::UnavailableError(store_error_);
+        } else {
+          watch_.Observe(beats, now);
+          std::vector<int> gone;
+          if (options_.peer_timeout_seconds > 0) {
+            gone = watch_.Stalled(now, absl::Seconds(options_.peer_timeout_seconds));
+          }
+          if (!gone.empty()) lost = absl::UnavailableError(watch_.Describe(gone, now));
+        }
+      }
+      if (!lost.ok() && !reported && !leaving_.load() && options_.on_peer_lost) {
+        reported = true;
+        options_.on_peer_lost(lost);
+      }
+      if (!error.empty()) return;  // a broken connection stays broken
+    }
+  }
+
+  c10::intrusive_ptr<c10d::Store> store_;
+  const std::string where_;
+  const DistributedOptions options_;
+  absl::Notification stop_;
+  std::atomic<bool> leaving_{false};
+  absl::Mutex mu_;
+  PeerWatch watch_ ABSL_GUARDED_BY(mu_);
+  std::string store_error_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
 
 // A c10d process group of either backend (both have allreduce and
 // broadcast over tensor lists returning Work).
 template <typename Group>
 class C10dDistributed : public DistributedInterface {
  public:
-  C10dDistributed(c10::intrusive_ptr<Group> group, int rank, int world, torch::Device device)
-      : group_(std::move(group)), rank_(rank), world_(world), device_(device) {}
+  C10dDistributed(c10::intrusive_ptr<Group> group, std::unique_ptr<Heartbeat> heartbeat, int rank,
+                  int world, torch::Device device)
+      : group_(std::move(group)), heartbeat_(std::move(heartbeat)), rank_(rank), world_(world),
+        device_(device) {}
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
+  void Leave() override { heartbeat_->Leave(); }
 
   absl::Status AllReduceSum(std::vector<torch::Tensor>& tensors) override {
     return Guarded("all-reduce", [&] {
@@ -79,30 +192,66 @@ class C10dDistributed : public DistributedInterface {
   }
 
  private:
+  // LibTorch throws (c10::Error, std::runtime_error) from collectives; the
+  // error gains the name of the rank that is gone, when the beats know it.
+  template <typename F>
+  absl::Status Guarded(const char* what, F&& f) {
+    try {
+      f();
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("rank ", rank_, ": ", what, " failed: ", heartbeat_->Diagnose(), " [", e.what(), "]"));
+    }
+  }
+
   c10::intrusive_ptr<Group> group_;
+  std::unique_ptr<Heartbeat> heartbeat_;
   int rank_, world_;
   torch::Device device_;
 };
 
-absl::StatusOr<c10::intrusive_ptr<c10d::Store>> Rendezvous(const DistributedOptions& o) {
+struct Stores {
+  c10::intrusive_ptr<c10d::Store> group;  // the process group's
+  std::unique_ptr<Heartbeat> heartbeat;
+  bool loopback = false;  // every rank on this host
+};
+
+absl::StatusOr<Stores> Rendezvous(const DistributedOptions& o) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000));
   try {
-    c10::intrusive_ptr<c10d::Store> store;
+    Stores out;
+    c10::intrusive_ptr<c10d::Store> store, beats;
     const size_t colon = o.store.rfind(':');
     int port = 0;
     if (colon != std::string::npos && o.store.find('/') == std::string::npos &&
         absl::SimpleAtoi(o.store.substr(colon + 1), &port)) {
+      const std::string host = o.store.substr(0, colon);
       c10d::TCPStoreOptions opts;
       opts.port = static_cast<uint16_t>(port);
       opts.isServer = o.rank == 0;
       opts.numWorkers = o.world_size;
       opts.timeout = timeout;
-      store = c10::make_intrusive<c10d::TCPStore>(o.store.substr(0, colon), opts);
+      store = c10::make_intrusive<c10d::TCPStore>(host, opts);
+      c10d::TCPStoreOptions client;
+      client.port = opts.port;
+      client.waitWorkers = false;
+      client.timeout = timeout;
+      beats = c10::make_intrusive<c10d::TCPStore>(host, client);
+      out.loopback = host == "127.0.0.1" || host == "localhost" || host == "::1";
     } else {
+      // One FileStore object per file (a second would count as a rank when
+      // the file is cleaned up); its operations are short, so the beats
+      // share it.
       store = c10::make_intrusive<c10d::FileStore>(o.store, o.world_size);
+      beats = store;
+      out.loopback = true;
     }
     store->setTimeout(timeout);
-    return c10::intrusive_ptr<c10d::Store>(c10::make_intrusive<c10d::PrefixStore>("crl-trainer", store));
+    out.group = c10::make_intrusive<c10d::PrefixStore>("crl-trainer", store);
+    out.heartbeat = std::make_unique<Heartbeat>(
+        c10::make_intrusive<c10d::PrefixStore>("crl-trainer-beats", beats), o.store, o);
+    return out;
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("distributed store ", o.store, ": ", e.what()));
   }
@@ -125,15 +274,21 @@ absl::StatusOr<std::unique_ptr<DistributedInterface>> ConnectDistributed(
   }
   if (o.backend == "gloo") {
 #ifdef CRL_WITH_GLOO
-    auto store = Rendezvous(o);
-    if (!store.ok()) return store.status();
+    auto stores = Rendezvous(o);
+    if (!stores.ok()) return stores.status();
     try {
       auto opts = c10d::ProcessGroupGloo::Options::create();
       opts->timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000));
-      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-      auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(*store, o.rank, o.world_size, opts);
+      // Across hosts: the interface named as for torch (GLOO_SOCKET_IFNAME),
+      // else the address this host's name resolves to.
+      const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+      opts->devices.push_back(
+          ifname != nullptr && *ifname != '\0' ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
+          : stores->loopback                    ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                                : c10d::ProcessGroupGloo::createDefaultDevice());
+      auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(stores->group, o.rank, o.world_size, opts);
       return std::unique_ptr<DistributedInterface>(new C10dDistributed<c10d::ProcessGroupGloo>(
-          group, o.rank, o.world_size, torch::kCPU));
+          group, std::move(stores->heartbeat), o.rank, o.world_size, torch::kCPU));
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("gloo process group: ", e.what()));
     }
@@ -144,14 +299,15 @@ absl::StatusOr<std::unique_ptr<DistributedInterface>> ConnectDistributed(
   }
   if (o.backend == "nccl") {
 #ifdef CRL_WITH_NCCL
-    auto store = Rendezvous(o);
-    if (!store.ok()) return store.status();
+    auto stores = Rendezvous(o);
+    if (!stores.ok()) return stores.status();
     try {
       auto opts = c10d::ProcessGroupNCCL::Options::create();
       opts->timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000));
-      auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(*store, o.rank, o.world_size, opts);
+      auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(stores->group, o.rank, o.world_size, opts);
+      const int gpu = o.local_rank >= 0 ? o.local_rank : o.rank;
       return std::unique_ptr<DistributedInterface>(new C10dDistributed<c10d::ProcessGroupNCCL>(
-          group, o.rank, o.world_size, torch::Device(torch::kCUDA, o.rank)));
+          group, std::move(stores->heartbeat), o.rank, o.world_size, torch::Device(torch::kCUDA, gpu)));
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("nccl process group: ", e.what()));
     }

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "services/trainer/rendezvous.h"
 
 namespace crl::trainer {
 
@@ -30,6 +31,10 @@ class DistributedInterface {
   virtual absl::Status AllReduceSum(std::vector<torch::Tensor>& tensors) = 0;
   // Rank 0's `bytes` on every rank.
   virtual absl::Status Broadcast(std::string* bytes) = 0;
+  // This rank ends normally: it stops beating and says so, so that no rank
+  // takes it for dead (rank 0 waits a moment for the others' goodbyes: its
+  // store must outlive them).
+  virtual void Leave() {}
 };
 
 // World of one: nothing to exchange.
@@ -41,19 +46,7 @@ class SingleProcess : public DistributedInterface {
   absl::Status Broadcast(std::string*) override { return absl::OkStatus(); }
 };
 
-struct DistributedOptions {
-  int rank = 0;
-  int world_size = 1;
-  // "gloo" (CPU tensors) or "nccl" (CUDA tensors).
-  std::string backend = "gloo";
-  // Rendezvous: a file every rank can reach (FileStore), or HOST:PORT of
-  // rank 0 (TCPStore).
-  std::string store;
-  // How long collectives and the rendezvous may take.
-  double timeout_seconds = 600;
-};
-
-// A c10d process group for `options`, or SingleProcess for a world of one.
+// A c10d process group for `options` (rendezvous.h), or SingleProcess for a world of one.
 // UNIMPLEMENTED when this build has no such backend (Gloo needs
 // libgloo-dev, NCCL a CUDA LibTorch); INVALID_ARGUMENT naming the field.
 absl::StatusOr<std::unique_ptr<DistributedInterface>> ConnectDistributed(

@@ -5,10 +5,12 @@
 //   crl-trainer --model DIR --out_dir OUT [--lora] ...          serve TrainerService
 //   crl-trainer --model DIR --out_dir OUT --offline DATA.jsonl  train from a file, then exit
 //   ... --world_size 2 --rank R --dist_store FILE               data parallel (rank 0 serves)
+//   RANK=R WORLD_SIZE=N MASTER_ADDR=H MASTER_PORT=P crl-trainer ...   the same, as torchrun sets it
 #include <signal.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -81,6 +83,21 @@ int main(int argc, char** argv) {
   service_main.flags()->Add("epochs", &offline.epochs, "offline: passes over the file");
   service_main.flags()->Add("max_steps", &offline.max_steps, "offline: stop after this many steps");
   if (int exit_code = service_main.Parse(argc, argv); exit_code >= 0) return exit_code;
+  // Under a launcher (torchrun, a StatefulSet, Slurm) the rank comes from
+  // its environment.
+  if (absl::Status s = crl::trainer::ApplyLauncherEnvironment(&options.dist, std::getenv); !s.ok()) {
+    CRL_LOG(ERROR) << "crl-trainer: options: " << s;
+    return 1;
+  }
+  // A rank that is gone stops the others: the launcher restarts them all,
+  // and they resume from the last checkpoint (the journal keeps what rank
+  // 0 had accepted since).
+  options.dist.on_peer_lost = [rank = options.dist.rank](const absl::Status& why) {
+    CRL_LOG(ERROR) << "crl-trainer: rank " << rank << " stops: " << why.message()
+                   << "; restart every rank (with --resume) to continue from the last checkpoint";
+    std::fflush(stderr);
+    std::_Exit(1);
+  };
   if (!offline.data.empty() || options.dist.rank > 0) return RunWithoutServer(options, offline);
 
   std::unique_ptr<crl::trainer::TrainerParts> parts;

@@ -106,7 +106,11 @@ absl::Status StepRunner::BeginPhase(const PhaseChange& change) {
   return Apply(trainer_, change);
 }
 
-absl::Status StepRunner::Stop() { return Send({{"op", "stop"}}); }
+absl::Status StepRunner::Stop() {
+  absl::Status s = Send({{"op", "stop"}});
+  dist_->Leave();
+  return s;
+}
 
 absl::Status StepRunner::Follow() {
   for (;;) {
@@ -115,7 +119,10 @@ absl::Status StepRunner::Follow() {
     json op = json::parse(bytes, nullptr, false);
     if (!op.is_object()) return absl::DataLossError("follower: rank 0 sent malformed operation");
     const std::string name = op.value("op", "");
-    if (name == "stop") return absl::OkStatus();
+    if (name == "stop") {
+      dist_->Leave();
+      return absl::OkStatus();
+    }
     if (name == "train") {
       const Objective objective = op.value("objective", "") == "supervised"
                                       ? Objective::kSupervised

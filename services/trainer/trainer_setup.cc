@@ -59,11 +59,16 @@ void BindTrainerOptions(OptionSet* set, TrainerServiceOptions* o) {
            "queued examples before RESOURCE_EXHAUSTED");
   set->Add("resume", &l.resume, "continue from out_dir's latest checkpoint");
   DistributedOptions& d = o->dist;
-  set->Add("rank", &d.rank, "data-parallel rank of this process");
-  set->Add("world_size", &d.world_size, "data-parallel processes");
+  set->Add("rank", &d.rank, "data-parallel rank of this process (else $RANK)");
+  set->Add("world_size", &d.world_size, "data-parallel processes (else $WORLD_SIZE)");
+  set->Add("local_rank", &d.local_rank, "this rank's GPU on its host (else $LOCAL_RANK, else the rank)");
   set->Add("dist_backend", &d.backend, "gloo (CPU) or nccl (CUDA)");
-  set->Add("dist_store", &d.store, "rendezvous: a shared file path, or HOST:PORT of rank 0");
+  set->Add("dist_store", &d.store,
+           "rendezvous: a shared file path, or HOST:PORT of rank 0 (else $MASTER_ADDR:$MASTER_PORT)");
   set->Add("dist_timeout", &d.timeout_seconds, "seconds a collective may take");
+  set->Add("dist_heartbeat", &d.heartbeat_seconds, "seconds between a rank's beats in the store");
+  set->Add("dist_peer_timeout", &d.peer_timeout_seconds,
+           "seconds without a beat before a rank is gone and this one exits (0: never)");
 }
 
 absl::Status TrainerParts::StartLoop(const LoopOptions& options, TrainerMetrics* metrics,
@@ -87,7 +92,9 @@ absl::StatusOr<std::unique_ptr<TrainerParts>> BuildTrainerParts(const TrainerSer
     return absl::InvalidArgumentError("examples_per_step: must be at least 1");
   }
   if (o.advantages.clip < 0) return absl::InvalidArgumentError("advantage_clip: must be >= 0");
-  if (t.device == "auto" && o.dist.backend == "nccl") t.device = absl::StrCat("cuda:", o.dist.rank);
+  if (t.device == "auto" && o.dist.backend == "nccl") {
+    t.device = absl::StrCat("cuda:", o.dist.local_rank >= 0 ? o.dist.local_rank : o.dist.rank);
+  }
   auto parts = std::make_unique<TrainerParts>();
   CRL_ASSIGN_OR_RETURN(parts->dist, ConnectDistributed(o.dist));
   CRL_ASSIGN_OR_RETURN(parts->trainer, Trainer::Create(t, clock, parts->dist.get()));

@@ -1,7 +1,8 @@
 // The policy tools as processes: `crl policy` against the Python reference,
 // crl-trainer killed with SIGKILL mid-run and resumed (the result equals an
 // uninterrupted run bit for bit), and two crl-trainer ranks over LibTorch's
-// c10d Gloo backend equal to one process training the same global batch.
+// c10d Gloo backend equal to one process training the same global batch,
+// placed by a launcher's environment, one of them killed and named.
 #include "tests/policy/torch_catch.h"
 
 #include <signal.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -253,6 +256,139 @@ TEST_CASE("two Gloo ranks equal one process on the same global batch", "[trainer
   CHECK(compared == 12);  // A and B of 3 targets in 2 layers
   // A second rank is a real participant: its RNG file is in the checkpoint.
   CHECK(fs::exists(two + "/checkpoints/step-3/rng-rank1.safetensors"));
+}
+
+// A port nobody listens on now (the kernel's pick).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// One rank as a launcher starts it: the placement only in the environment.
+pid_t SpawnRank(std::vector<std::string> args, int rank, int port, const std::string& log) {
+  std::vector<std::string> env = {"RANK=" + std::to_string(rank), "WORLD_SIZE=2",
+                                  "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1",
+                                  "MASTER_PORT=" + std::to_string(port)};
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string v = *e;
+    if (v.rfind("RANK=", 0) != 0 && v.rfind("WORLD_SIZE=", 0) != 0 && v.rfind("MASTER_", 0) != 0) {
+      env.push_back(v);
+    }
+  }
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(rc == 0);
+  return pid;
+}
+
+// The exit status of `pid`, or -1 when it runs past `limit` (then killed).
+int WaitExit(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_CASE("ranks placed by the launcher's environment: a killed rank is named, a restart resumes",
+          "[trainer][process]") {
+  TempDir dir;
+  const std::string m = MakeModel(dir);
+  const std::string data = WriteGroups(dir, 40);
+  auto args = [&](const std::string& out) {
+    return std::vector<std::string>{kBin + "/crl-trainer", "--model", m, "--out_dir", out, "--offline",
+                                    data, "--groups_per_step", "4", "--epochs", "4", "--lr", "1e-3",
+                                    "--checkpoint_every", "1", "--lora", "--lora_rank", "4",
+                                    "--dist_heartbeat", "0.2", "--log_level", "warning"};
+  };
+  const std::string log = dir.path() + "/one.log";
+  std::string cmd;
+  for (const auto& a : args(dir.path() + "/one")) absl::StrAppend(&cmd, a, " ");
+  INFO(Read(log));
+  REQUIRE(Sh(cmd, log) == 0);
+  const std::string straight = dir.path() + "/one/policy/v40/adapter_model.safetensors";
+  REQUIRE(fs::exists(straight));
+
+  // Two ranks; rank 1 is killed once a few steps are checkpointed.
+  const std::string two = dir.path() + "/two";
+  const std::string log0 = dir.path() + "/rank0.log", log1 = dir.path() + "/rank1.log";
+  int port = FreePort();
+  pid_t r1 = SpawnRank(args(two), 1, port, log1);
+  pid_t r0 = SpawnRank(args(two), 0, port, log0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(two + "/checkpoints/step-3") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(r1, SIGKILL);
+  CHECK(WaitExit(r1, std::chrono::seconds(10)) == 128 + SIGKILL);
+  // Rank 0 fails at its next collective, naming the rank that is gone.
+  const int failed = WaitExit(r0, std::chrono::seconds(60));
+  INFO("rank 0: " << Read(log0) << "\nrank 1: " << Read(log1));
+  REQUIRE(failed == 1);
+  CHECK_THAT(Read(log0), Catch::Contains("rank 1 stopped beating"));
+  REQUIRE_FALSE(fs::exists(two + "/policy/v40"));  // killed mid-run
+
+  // Restarted (as a StatefulSet restarts its pods), both resume and finish
+  // with the weights of the uninterrupted one-process run.
+  port = FreePort();
+  std::vector<std::string> resume = args(two);
+  resume.push_back("--resume");
+  r1 = SpawnRank(resume, 1, port, log1);
+  r0 = SpawnRank(resume, 0, port, log0);
+  const int exit0 = WaitExit(r0, std::chrono::seconds(300));
+  const int exit1 = WaitExit(r1, std::chrono::seconds(30));
+  INFO("rank 0 resumed: " << Read(log0) << "\nrank 1: " << Read(log1));
+  CHECK(exit0 == 0);
+  CHECK(exit1 == 0);
+  // Rank 0 killed: its store goes with it, and rank 1 says so.
+  const std::string three = dir.path() + "/three";
+  port = FreePort();
+  r1 = SpawnRank(args(three), 1, port, dir.path() + "/three1.log");
+  r0 = SpawnRank(args(three), 0, port, dir.path() + "/three0.log");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(three + "/checkpoints/step-3") && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(r0, SIGKILL);
+  CHECK(WaitExit(r0, std::chrono::seconds(10)) == 128 + SIGKILL);
+  CHECK(WaitExit(r1, std::chrono::seconds(60)) == 1);
+  CHECK_THAT(Read(dir.path() + "/three1.log"), Catch::Contains("rank 0 is gone"));
+
+  const std::string resumed = two + "/policy/v40/adapter_model.safetensors";
+  REQUIRE(fs::exists(resumed));
+  auto file = SafetensorsFile::Open(straight);
+  REQUIRE(file.ok());
+  for (const auto& [name, view] : (*file)->tensors()) {
+    std::vector<float> x = Floats(straight, name), y = Floats(resumed, name);
+    REQUIRE(x.size() == y.size());
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(double(x[i]) - y[i]));
+    INFO(name << ": max |one - resumed two| = " << worst);
+    CHECK(worst < 1e-5);
+  }
 }
 
 }  // namespace
