@@ -61,6 +61,8 @@ value_sets=(
   "sampler-endpoints-gpu-trainer|--set sampler.backend=endpoints --set sampler.endpoints.urls[0]=http://vllm.llm.svc:8000/v1 --set sampler.endpoints.model=qwen --set sampler.endpoints.apiKeySecret.name=vllm-key --set trainer.image=trainer --set trainer.gpu.enabled=true --set policy.persistence.existingClaim=my-model --set policy.embedded.init=false"
   "postgres-store|--set orchestrator.postgres.url=postgresql://crl@postgres.db.svc:5432/crl?sslmode=require --set orchestrator.postgres.passwordSecret.name=crl-postgres --set orchestrator.postgres.to[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=db"
   "judge|--set orchestrator.judge.url=https://llm.example.com/v1 --set orchestrator.judge.model=judge --set orchestrator.judge.apiKeySecret.name=judge-key --set orchestrator.judge.to[0].ipBlock.cidr=203.0.113.0/24"
+  "trainer-ranks|--set trainer.distributed.worldSize=2"
+  "trainer-ranks-nccl|--set trainer.distributed.worldSize=4 --set trainer.distributed.backend=nccl --set trainer.gpu.enabled=true --set trainer.image=trainer"
   "no-auth-no-persistence|--set auth.enabled=false --set orchestrator.persistence.enabled=false --set policy.persistence.enabled=false --set tests.smoke.backend=host --set worker.config.host_lanes=1"
 )
 failed_sets=()
@@ -106,6 +108,9 @@ refused_sets=(
   "judge without a model|orchestrator.judge.model|--set orchestrator.judge.url=http://vllm:8000/v1"
   "trainer rolling update|trainer.strategy.type must be Recreate|--set trainer.strategy.type=RollingUpdate"
   "two trainers on one out_dir|trainer.replicas: 2|--set trainer.replicas=2"
+  "NCCL ranks without GPUs|backend=nccl needs trainer.gpu.enabled=true|--set trainer.distributed.worldSize=2 --set trainer.distributed.backend=nccl"
+  "ranks without a shared volume|needs policy.persistence.enabled|--set trainer.distributed.worldSize=2 --set policy.persistence.enabled=false"
+  "unknown rank backend|value must be one of 'gloo', 'nccl'|--set trainer.distributed.backend=mpi"
 )
 refused_ok=0
 for entry in "${refused_sets[@]}"; do

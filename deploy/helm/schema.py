@@ -70,6 +70,10 @@ RULES = {
     "orchestrator.ingress.pathType": {"enum": ["Prefix", "Exact", "ImplementationSpecific"]},
     "orchestrator.judge.timeoutSeconds": {"minimum": 1},
     "*.gpu.count": {"minimum": 1},
+    "trainer.distributed.worldSize": {"minimum": 1},
+    "trainer.distributed.backend": {"enum": ["gloo", "nccl"]},
+    "trainer.distributed.port": PORT,
+    "trainer.distributed.peerTimeoutSeconds": {"minimum": 0},
     "*.probes.*.*": {"minimum": 1},
 }
 

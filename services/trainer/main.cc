@@ -24,6 +24,16 @@
 
 namespace {
 
+// A rank > 0: resumes with rank 0 (which broadcasts nothing about it), then
+// does what rank 0 broadcasts until it says stop.
+absl::Status Follow(crl::trainer::TrainerParts& parts, bool resume) {
+  if (resume) {
+    auto resumed = parts.trainer->Resume();
+    if (!resumed.ok() && resumed.status().code() != absl::StatusCode::kNotFound) return resumed.status();
+  }
+  return parts.runner->Follow();
+}
+
 // Offline training and ranks > 0 serve nothing: SIGTERM/SIGINT (blocked by
 // ServiceMain) set `stop` for the offline run, and end a follower at once.
 int RunWithoutServer(const crl::trainer::TrainerServiceOptions& options,
@@ -47,11 +57,7 @@ int RunWithoutServer(const crl::trainer::TrainerServiceOptions& options,
   }
   absl::Status s;
   if (follower) {
-    if (options.loop.resume) {
-      auto resumed = (*parts)->trainer->Resume();
-      if (!resumed.ok() && resumed.status().code() != absl::StatusCode::kNotFound) s = resumed.status();
-    }
-    if (s.ok()) s = (*parts)->runner->Follow();
+    s = Follow(**parts, options.loop.resume);
   } else {
     crl::trainer::OfflineOptions o = offline;
     o.groups_per_step = options.loop.groups_per_step;
@@ -65,6 +71,32 @@ int RunWithoutServer(const crl::trainer::TrainerServiceOptions& options,
     return 1;
   }
   return 0;
+}
+
+// A rank > 0 under ServiceMain: health (SERVING once it has joined the
+// group and loaded the model) and metrics, no TrainerService. Rank 0's
+// "stop" ends it like SIGTERM; a failed collective ends it with status 1.
+int ServeFollower(crl::ServiceMain& service_main, int argc, char** argv,
+                  const crl::trainer::TrainerServiceOptions& options) {
+  std::unique_ptr<crl::trainer::TrainerParts> parts;
+  static std::atomic<bool> followed{false};
+  const int code = service_main.Run(argc, argv, [&](crl::ServiceSetup&) -> absl::Status {
+    CRL_ASSIGN_OR_RETURN(parts, crl::trainer::BuildTrainerParts(options, crl::RealClock::Get()));
+    std::thread([&parts, resume = options.loop.resume] {
+      if (absl::Status s = Follow(*parts, resume); !s.ok()) {
+        CRL_LOG(ERROR) << "crl-trainer: " << s;
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+      followed.store(true);
+      kill(getpid(), SIGTERM);
+    }).detach();
+    return absl::OkStatus();
+  });
+  // Stopped from outside while rank 0 still leads: the follower thread is
+  // blocked in a collective; nothing of this rank needs saving.
+  if (!followed.load()) std::_Exit(code);
+  return code;
 }
 
 }  // namespace
@@ -82,6 +114,10 @@ int main(int argc, char** argv) {
                             "train from this JSON-lines file of groups / examples, then exit");
   service_main.flags()->Add("epochs", &offline.epochs, "offline: passes over the file");
   service_main.flags()->Add("max_steps", &offline.max_steps, "offline: stop after this many steps");
+  bool serve_followers = false;
+  service_main.flags()->Add("serve_followers", &serve_followers,
+                            "ranks > 0 serve health and metrics too (the probes of a StatefulSet); "
+                            "only rank 0 serves TrainerService");
   if (int exit_code = service_main.Parse(argc, argv); exit_code >= 0) return exit_code;
   // Under a launcher (torchrun, a StatefulSet, Slurm) the rank comes from
   // its environment.
@@ -98,7 +134,10 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
     std::_Exit(1);
   };
-  if (!offline.data.empty() || options.dist.rank > 0) return RunWithoutServer(options, offline);
+  if (!offline.data.empty() || (options.dist.rank > 0 && !serve_followers)) {
+    return RunWithoutServer(options, offline);
+  }
+  if (options.dist.rank > 0) return ServeFollower(service_main, argc, argv, options);
 
   std::unique_ptr<crl::trainer::TrainerParts> parts;
   std::unique_ptr<crl::trainer::TrainerMetrics> metrics;

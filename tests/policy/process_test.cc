@@ -391,5 +391,54 @@ TEST_CASE("ranks placed by the launcher's environment: a killed rank is named, a
   }
 }
 
+// What `cmd` prints on stdout.
+std::string Output(const std::string& cmd) {
+  std::string out;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;) out.append(buf, n);
+  pclose(f);
+  return out;
+}
+
+TEST_CASE("serving ranks: a follower serves health and metrics, and ends with rank 0",
+          "[trainer][process]") {
+  TempDir dir;
+  const std::string m = MakeModel(dir);
+  auto args = [&](const std::string& extra) {
+    std::vector<std::string> a = {kBin + "/crl-trainer", "--model", m, "--out_dir", dir.path() + "/out",
+                                  "--lora", "--lora_rank", "4", "--listen", "127.0.0.1:0",
+                                  "--metrics_listen", "127.0.0.1:0", "--drain_delay", "0s",
+                                  "--log_level", "warning"};
+    if (!extra.empty()) a.push_back(extra);
+    return a;
+  };
+  const std::string log0 = dir.path() + "/rank0.log", log1 = dir.path() + "/rank1.log";
+  const int port = FreePort();
+  pid_t r1 = SpawnRank(args("--serve_followers"), 1, port, log1);
+  pid_t r0 = SpawnRank(args(""), 0, port, log0);
+  // The follower's listening line names its metrics port; crl_ready turns
+  // 1 once it has joined the group and loaded the model.
+  std::string ready;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (ready.find("crl_ready 1") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string text = Read(log1);
+    const size_t at = text.find("metrics=127.0.0.1:");
+    if (at == std::string::npos) continue;
+    const std::string metrics_port = text.substr(at + 18, text.find_first_not_of("0123456789", at + 18) - at - 18);
+    ready = Output("curl -s http://127.0.0.1:" + metrics_port + "/metrics");
+  }
+  INFO("rank 1: " << Read(log1) << "\nrank 0: " << Read(log0));
+  CHECK_THAT(ready, Catch::Contains("crl_ready 1"));
+  CHECK_THAT(ready, Catch::Contains("crl_build_info{component=\"crl-trainer\""));
+  // Rank 0 stopped (SIGTERM): it tells the follower, and both end cleanly.
+  kill(r0, SIGTERM);
+  CHECK(WaitExit(r0, std::chrono::seconds(60)) == 0);
+  CHECK(WaitExit(r1, std::chrono::seconds(30)) == 0);
+  CHECK_THAT(Read(log1), !Catch::Contains("ERROR") && !Catch::Contains(" E "));
+}
+
 }  // namespace
 }  // namespace crl::policy

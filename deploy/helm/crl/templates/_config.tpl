@@ -88,6 +88,13 @@ redefined; the wiring may (e.g. workers outside this release).
 {{- $_ := set $wiring "model" $policy.modelPath -}}
 {{- $_ := set $wiring "out_dir" (printf "%s/trainer" (trimSuffix "/" $policy.mountPath)) -}}
 {{- if $policy.persistence.enabled }}{{ $_ := set $wiring "resume" true }}{{ end -}}
+{{- $d := $c.distributed | default dict -}}
+{{- if gt (int ($d.worldSize | default 1)) 1 -}}
+{{- /* RANK, WORLD_SIZE and MASTER_* come from the pod's environment (_trainer.tpl). */ -}}
+{{- $_ := set $wiring "dist_backend" ($d.backend | default "gloo") -}}
+{{- $_ := set $wiring "dist_peer_timeout" ($d.peerTimeoutSeconds | default 30) -}}
+{{- $_ := set $wiring "serve_followers" true -}}
+{{- end -}}
 {{- end -}}
 {{- range $p := $prefixes -}}
 {{- range $k, $v := $client }}{{ $_ := set $wiring (printf "%s_%s" $p $k) $v }}{{ end -}}

@@ -236,8 +236,11 @@ spec:
         {{- end }}
       {{- $pgSecret := "" }}
       {{- if eq $name "orchestrator" }}{{ $pgSecret = (($c.postgres | default dict).passwordSecret | default dict).name }}{{ end }}
-      {{- if or (and $isWorker $gpu $c.gpu.fromDeviceNodes) $c.env $pgSecret }}
+      {{- if or (and $isWorker $gpu $c.gpu.fromDeviceNodes) $c.env $pgSecret .extraEnv }}
       env:
+        {{- with .extraEnv }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
         {{- if and $isWorker $gpu $c.gpu.fromDeviceNodes }}
         - name: CRL_GPUS
           value: devices
