@@ -160,10 +160,12 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   std::string last_infra;
   std::optional<v1::EvaluateResponse> eval;
   std::string evaluated_on;
+  // The worker's slot stays taken while the candidate is timed there.
+  WorkerPool::Lease lane;
   UnreachableWait unreachable(clock_, initial_backoff_, max_backoff_, worker_patience_, "every worker", on_waiting);
   for (int a = 0; a < attempts && !eval;) {
     const absl::Time dispatched = clock_->MonotonicNow();
-    auto res = services_.workers->Evaluate(eq, avoid, context);
+    auto res = services_.workers->Evaluate(eq, avoid, context, &lane);
     if (services_.metrics) services_.metrics->ObserveDispatch(absl::ToDoubleSeconds(clock_->MonotonicNow() - dispatched));
     if (!res.ok()) return v;  // cancelled or past the deadline: left unscored
     if (!res->response.ok()) {
@@ -208,6 +210,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   *v.mutable_flag_evidence() = eval->flag_evidence();
 
   // Time what verified, on the timing service (which re-verifies).
+  if (eval->verdict() != v1::VERDICT_OK) lane.Release();
   if (eval->verdict() == v1::VERDICT_OK) {
     v1::TimeRequest tq;
     *tq.mutable_task() = task;
@@ -242,6 +245,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
       }
       timed = *std::move(t);
     }
+    lane.Release();
     if (!timed) return infra(absl::StrCat("time: ", last_infra));
     v.set_verdict(timed->verdict());
     v.set_speedup(timed->speedup());

@@ -1,6 +1,7 @@
 #include "services/orchestrator/worker_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace crl::orchestrator {
 
@@ -56,9 +57,30 @@ int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
   return -1;
 }
 
+WorkerPool::Lease& WorkerPool::Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    Release();
+    pool_ = std::exchange(other.pool_, nullptr);
+    index_ = std::exchange(other.index_, -1);
+  }
+  return *this;
+}
+
+void WorkerPool::Lease::Release() {
+  if (pool_ != nullptr) pool_->ReleaseSlot(index_);
+  pool_ = nullptr;
+  index_ = -1;
+}
+
+void WorkerPool::ReleaseSlot(int index) {
+  absl::MutexLock lock(&mu_);
+  --slots_[index].in_flight;
+}
+
 absl::StatusOr<WorkerPool::Result> WorkerPool::Evaluate(const v1::EvaluateRequest& request,
                                                         const std::set<std::string>& avoid,
-                                                        const RequestContext& context) {
+                                                        const RequestContext& context, Lease* keep) {
+  if (keep != nullptr) keep->Release();
   int index = -1;
   PooledWorker worker;
   {
@@ -73,8 +95,12 @@ absl::StatusOr<WorkerPool::Result> WorkerPool::Evaluate(const v1::EvaluateReques
     worker = slots_[index].worker;
   }
   Result r{worker.client->Evaluate(request, context), worker.name};
-  absl::MutexLock lock(&mu_);
-  --slots_[index].in_flight;
+  if (keep != nullptr && r.response.ok()) {
+    keep->pool_ = this;
+    keep->index_ = index;
+  } else {
+    ReleaseSlot(index);
+  }
   return r;
 }
 

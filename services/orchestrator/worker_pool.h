@@ -1,7 +1,10 @@
 // The workers a run's candidates go to: each evaluation on the healthy
-// worker with the fewest evaluations in flight (at most
+// worker with the fewest candidates in flight (at most
 // max_in_flight_per_worker each; a caller waits for a slot within its
-// request's deadline). A worker that fails with an infrastructure error is
+// request's deadline). A verified candidate may keep its slot while it is
+// timed on the same worker (Lease): the worker's lane is busy measuring it,
+// and a verification sent there meanwhile would wait while another
+// worker's lane idles. A worker that fails with an infrastructure error is
 // avoided for a cool-off period, and the caller's retry goes elsewhere.
 #ifndef CRL_SERVICES_ORCHESTRATOR_WORKER_POOL_H_
 #define CRL_SERVICES_ORCHESTRATOR_WORKER_POOL_H_
@@ -29,6 +32,22 @@ class WorkerPool {
   WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_worker, ClockInterface* clock,
              absl::Duration cool_off = absl::Seconds(10));
 
+  // A slot kept after its evaluation; released when the lease ends.
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(Lease&& other) noexcept { *this = std::move(other); }
+    Lease& operator=(Lease&& other) noexcept;
+    ~Lease() { Release(); }
+    void Release();
+    bool held() const { return pool_ != nullptr; }
+
+   private:
+    friend class WorkerPool;
+    WorkerPool* pool_ = nullptr;
+    int index_ = -1;
+  };
+
   struct Result {
     absl::StatusOr<v1::EvaluateResponse> response;
     std::string worker;
@@ -36,8 +55,10 @@ class WorkerPool {
   // Evaluates on a worker not in `avoid` when one is free or will be (else
   // on any). The response's status is the worker's; the caller decides what
   // counts as an infrastructure failure (ReportFailure cools the worker off).
+  // With `keep`, a response that came back OK keeps its slot in `*keep`
+  // (whatever `*keep` held before is released first).
   absl::StatusOr<Result> Evaluate(const v1::EvaluateRequest& request, const std::set<std::string>& avoid,
-                                  const RequestContext& context);
+                                  const RequestContext& context, Lease* keep = nullptr);
   void ReportFailure(const std::string& worker);
   // The workers now (a re-resolved headless Service): new ones join, absent
   // ones take no new evaluations (their calls in flight finish). Clients
@@ -46,7 +67,7 @@ class WorkerPool {
 
   // Workers present now.
   int size() const;
-  // Evaluations in flight over all workers.
+  // Evaluations in flight over all workers (kept slots included).
   int in_flight() const;
 
  private:
@@ -56,6 +77,7 @@ class WorkerPool {
     absl::Time cooling_until = absl::InfinitePast();
     bool present = true;
   };
+  void ReleaseSlot(int index);
   // The index of the slot to use now, or -1 when none is free.
   int PickLocked(const std::set<std::string>& avoid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
