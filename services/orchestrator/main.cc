@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
          "every 30 s (required)");
   f->Add("timing", &o.timing, "crl-timing HOST:PORT (required)");
   f->Add("trainer", &o.trainer, "crl-trainer HOST:PORT (empty: only sample-only stages run)");
-  f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker, "evaluations at once per worker");
+  f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker,
+         "candidates at once per worker (verified there, then timed there)");
   f->Add("max_parallel_runs", &o.max_parallel_runs, "runs executed at once (the rest wait, QUEUED)");
   f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
   f->Add("parallel_groups", &o.parallel_groups, "groups of a round (one per task) sampled and scored at once");
