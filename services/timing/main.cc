@@ -15,9 +15,12 @@
 #include "services/worker/grpc_worker_client.h"
 
 int main(int argc, char** argv) {
+  // A Time call holds its thread while the worker measures (a second or
+  // more of a lane): one thread per lane of the fleet it serves, so 64 by
+  // default (crl-bench-fleet: 4 capped a 64-GPU fleet at 5 evaluations/s).
   crl::ServiceMain service_main({"crl-timing", "crl.v1.TimingService",
                                  "The timing oracle: speedups with confidence intervals.",
-                                 "127.0.0.1:50052", {"timing", 4, 64}});
+                                 "127.0.0.1:50052", {"timing", 64, 256}});
   crl::timing::TimingOptions options;
   crl::timing::BindTimingOptions(service_main.flags(), &options);
   std::unique_ptr<crl::timing::WorkerSet> workers;
