@@ -16,6 +16,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 #include "common/paths.h"
 #include "lib/policy/config.h"
 #include "lib/policy/model.h"
+#include "services/trainer/distributed.h"
 #include "services/trainer/trainer.h"
 #include "tools/bench/policy_presets.h"
 
@@ -205,7 +207,7 @@ int main(int argc, char** argv) {
   // Each result line reaches a pipe (tee) as soon as it is printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string preset = "qwen2.5-0.5b", config_path, device = "auto", precision = "auto", mode = "full";
-  std::string json_out, profile_path;
+  std::string json_out, profile_path, dist_backend = "gloo";
   int sequences = 8, prompt_len = 512, completion_len = 512, steps = 5, warmup = 2;
   bool checkpointing = false;
   double peak_tflops = 989.4;
@@ -224,6 +226,7 @@ int main(int argc, char** argv) {
   flags.Add("warmup", &warmup, "untimed steps first");
   flags.Add("micro_batch_tokens", &micro_batch_tokens, "rows x length per micro-batch");
   flags.Add("activation_checkpointing", &checkpointing, "recompute layers in the backward pass");
+  flags.Add("dist_backend", &dist_backend, "under a launcher: gloo or nccl");
   flags.Add("peak_tflops", &peak_tflops, "the device's dense bf16 peak, for MFU (H100/H200 SXM: 989.4)");
   flags.Add("json", &json_out, "also write the results here");
   flags.Add("profile", &profile_path,
@@ -262,8 +265,26 @@ int main(int argc, char** argv) {
   o.micro_batch_tokens = micro_batch_tokens;
   o.max_seq_len = prompt_len + completion_len;
   o.activation_checkpointing = checkpointing;
+  // Data parallel under a launcher (torchrun's RANK, WORLD_SIZE, LOCAL_RANK,
+  // MASTER_ADDR, MASTER_PORT): every rank takes its shard of the same global
+  // batch, as crl-trainer's ranks do; tokens/s counts the global batch.
+  crl::trainer::DistributedOptions dist;
+  dist.backend = dist_backend;
+  if (absl::Status s = crl::trainer::ApplyLauncherEnvironment(&dist, std::getenv); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 2;
+  }
+  Stage(absl::StrCat("joining the process group (rank ", dist.rank, " of ", dist.world_size, ")"));
+  auto group = crl::trainer::ConnectDistributed(dist);
+  if (!group.ok()) {
+    std::fprintf(stderr, "%s\n", group.status().ToString().c_str());
+    return 1;
+  }
+  if (dist.world_size > 1 && (device == "auto" || device == "cuda") && torch::cuda::is_available()) {
+    o.device = absl::StrCat("cuda:", dist.local_rank >= 0 ? dist.local_rank : dist.rank);
+  }
   Stage("creating the trainer");
-  auto trainer = crl::trainer::Trainer::Create(o, crl::RealClock::Get(), nullptr);
+  auto trainer = crl::trainer::Trainer::Create(o, crl::RealClock::Get(), group->get());
   if (!trainer.ok()) {
     std::fprintf(stderr, "%s\n", trainer.status().ToString().c_str());
     return 1;
@@ -347,7 +368,10 @@ int main(int argc, char** argv) {
   const double train_flops = FlopsPerToken(*config, o.lora, context, true) * tokens / step;
   const double lp_flops = FlopsPerToken(*config, false, context, false) * tokens / lps;
   const bool gpu = device != "cpu" && torch::cuda::is_available();
+  const int world = dist.world_size;
   json r = {{"implementation", "crl (LibTorch " TORCH_VERSION ")"},
+            {"world_size", world},
+            {"dist_backend", world > 1 ? dist.backend : ""},
             {"preset", config_path.empty() ? preset : config_path},
             {"parameters", config->ParameterCount()},
             {"mode", mode},
@@ -356,13 +380,16 @@ int main(int argc, char** argv) {
             {"step_seconds", step},
             {"train_tokens_per_second", tokens / step},
             {"train_peak_gib", train_peak},
-            {"train_mfu", gpu ? train_flops / (peak_tflops * 1e12) : 0.0},
+            {"train_mfu", gpu ? train_flops / (peak_tflops * 1e12 * world) : 0.0},
             {"steps_per_second", 1.0 / step},
             {"logprob_tokens_per_second", tokens / lps},
             {"logprob_peak_gib", lp_peak},
             {"logprob_mfu", gpu ? lp_flops / (peak_tflops * 1e12) : 0.0}};
-  std::printf("%s\n", r.dump().c_str());
-  if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, r.dump(2) + "\n");
+  (*group)->Leave();
+  if (dist.rank == 0) {  // one line per measurement, whatever the world
+    std::printf("%s\n", r.dump().c_str());
+    if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, r.dump(2) + "\n");
+  }
   std::error_code ec;
   fs::remove_all(dir, ec);
   Stage("done");
