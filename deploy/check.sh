@@ -127,6 +127,18 @@ for entry in "${refused_sets[@]}"; do
 done
 echo "OK: $refused_ok of ${#refused_sets[@]} bad value sets refused with the right words"
 
+# The install notes size the fleet (docs/scaling.md): silent at the
+# defaults, a line per undersized setting for 80 GPU workers.
+notes() { "$here/helm.sh" install crl "$chart" --dry-run=client "$@" 2>&1 | sed -n '/^NOTES:/,$p'; }
+if notes | grep -q "Sizing"; then
+  echo "FAIL: the install notes warn about sizing at the defaults"; fail=1
+elif [ "$(notes --set worker.replicas=80 | grep -c "^Sizing")" != 2 ]; then
+  notes --set worker.replicas=80 | sed 's/^/    /'
+  echo "FAIL: the install notes do not warn about candidates in flight and timing threads for 80 workers"; fail=1
+else
+  echo "OK: the install notes warn when the fleet outgrows candidates in flight or timing threads"
+fi
+
 if command -v promtool >/dev/null; then
   promtool check rules "$here/helm/crl/files/alerts.rules.yaml"
   (cd "$here/prometheus" && promtool test rules alerts_test.yaml)
