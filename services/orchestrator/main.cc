@@ -40,7 +40,7 @@ struct Options {
   std::string content_dir;
   std::string prompt, sampler, timing, trainer;
   std::vector<std::string> workers;
-  int max_in_flight_per_worker = 4;
+  int max_in_flight_per_lane = 4;
   int max_parallel_runs = 4;
   int parallel_candidates = 8;
   int parallel_groups = 4;
@@ -73,8 +73,9 @@ int main(int argc, char** argv) {
          "every 30 s (required)");
   f->Add("timing", &o.timing, "crl-timing HOST:PORT (required)");
   f->Add("trainer", &o.trainer, "crl-trainer HOST:PORT (empty: only sample-only stages run)");
-  f->Add("max_in_flight_per_worker", &o.max_in_flight_per_worker,
-         "candidates at once per worker (verified there, then timed there)");
+  f->Add("max_in_flight_per_lane", &o.max_in_flight_per_lane,
+         "candidates at once per lane of a worker (verified there, then timed there; the lanes "
+         "as the worker reports them)");
   f->Add("max_parallel_runs", &o.max_parallel_runs, "runs executed at once (the rest wait, QUEUED)");
   f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
   f->Add("parallel_groups", &o.parallel_groups, "groups of a round (one per task) sampled and scored at once");
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
       return pooled;
     };
     CRL_ASSIGN_OR_RETURN(std::vector<crl::orchestrator::PooledWorker> pooled, current());
-    pool = std::make_unique<crl::orchestrator::WorkerPool>(pooled, o.max_in_flight_per_worker, crl::RealClock::Get());
+    pool = std::make_unique<crl::orchestrator::WorkerPool>(pooled, o.max_in_flight_per_lane, crl::RealClock::Get());
     if (crl::HasDnsEntries(o.workers)) {
       // Pods come and go behind a headless Service: follow them.
       resolver = std::thread([&] {

@@ -5,9 +5,9 @@
 
 namespace crl::orchestrator {
 
-WorkerPool::WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_worker, ClockInterface* clock,
+WorkerPool::WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_lane, ClockInterface* clock,
                        absl::Duration cool_off)
-    : max_in_flight_(std::max(1, max_in_flight_per_worker)), clock_(clock), cool_off_(cool_off) {
+    : max_in_flight_(std::max(1, max_in_flight_per_lane)), clock_(clock), cool_off_(cool_off) {
   for (auto& w : workers) slots_.push_back(Slot{std::move(w)});
 }
 
@@ -37,7 +37,7 @@ int WorkerPool::PickLocked(const std::set<std::string>& avoid) {
     int best = -1;
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot& s = slots_[i];
-      if (!s.present || s.in_flight >= max_in_flight_) continue;
+      if (!s.present || s.in_flight >= max_in_flight_ * std::max(1, s.lanes)) continue;
       if (pass < 2 && avoid.count(s.worker.name)) continue;
       if (pass < 1 && s.cooling_until > now) continue;
       if (best < 0 || s.in_flight < slots_[best].in_flight) best = static_cast<int>(i);
@@ -95,6 +95,7 @@ absl::StatusOr<WorkerPool::Result> WorkerPool::Evaluate(const v1::EvaluateReques
     worker = slots_[index].worker;
   }
   Result r{worker.client->Evaluate(request, context), worker.name};
+  if (r.response.ok()) LearnLanes(index, context);
   if (keep != nullptr && r.response.ok()) {
     keep->pool_ = this;
     keep->index_ = index;
@@ -102,6 +103,29 @@ absl::StatusOr<WorkerPool::Result> WorkerPool::Evaluate(const v1::EvaluateReques
     ReleaseSlot(index);
   }
   return r;
+}
+
+void WorkerPool::LearnLanes(int index, const RequestContext& context) {
+  WorkerClientInterface* client = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    Slot& s = slots_[index];
+    if (s.lanes > 0 || s.asking) return;
+    s.asking = true;
+    client = s.worker.client;
+  }
+  auto info = client->GetWorkerInfo(context);
+  absl::MutexLock lock(&mu_);
+  slots_[index].asking = false;
+  if (info.ok()) slots_[index].lanes = std::max(1, info->lanes_size());
+}
+
+int WorkerPool::capacity(const std::string& worker) const {
+  absl::MutexLock lock(&mu_);
+  for (const Slot& s : slots_) {
+    if (s.worker.name == worker) return max_in_flight_ * std::max(1, s.lanes);
+  }
+  return 0;
 }
 
 void WorkerPool::ReportFailure(const std::string& worker) {

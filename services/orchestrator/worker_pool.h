@@ -1,7 +1,8 @@
 // The workers a run's candidates go to: each evaluation on the healthy
 // worker with the fewest candidates in flight (at most
-// max_in_flight_per_worker each; a caller waits for a slot within its
-// request's deadline). A verified candidate may keep its slot while it is
+// max_in_flight_per_lane times the worker's lanes, which the pool asks it
+// for (GetWorkerInfo) after its first answer; a caller waits for a slot
+// within its request's deadline). A verified candidate may keep its slot while it is
 // timed on the same worker (Lease): the worker's lane is busy measuring it,
 // and a verification sent there meanwhile would wait while another
 // worker's lane idles. A worker that fails with an infrastructure error is
@@ -29,7 +30,7 @@ struct PooledWorker {
 // Thread-safe.
 class WorkerPool {
  public:
-  WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_worker, ClockInterface* clock,
+  WorkerPool(std::vector<PooledWorker> workers, int max_in_flight_per_lane, ClockInterface* clock,
              absl::Duration cool_off = absl::Seconds(10));
 
   // A slot kept after its evaluation; released when the lease ends.
@@ -67,6 +68,8 @@ class WorkerPool {
 
   // Workers present now.
   int size() const;
+  // Candidates a worker may hold at once (its lanes as far as known).
+  int capacity(const std::string& worker) const;
   // Evaluations in flight over all workers (kept slots included).
   int in_flight() const;
 
@@ -74,10 +77,14 @@ class WorkerPool {
   struct Slot {
     PooledWorker worker;
     int in_flight = 0;
+    int lanes = 0;  // 0: not known yet (counts as one)
+    bool asking = false;
     absl::Time cooling_until = absl::InfinitePast();
     bool present = true;
   };
   void ReleaseSlot(int index);
+  // Asks the worker of slot `index` for its lanes, once it has answered.
+  void LearnLanes(int index, const RequestContext& context);
   // The index of the slot to use now, or -1 when none is free.
   int PickLocked(const std::set<std::string>& avoid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -1,5 +1,6 @@
 // The orchestrator's worker pool (services/orchestrator/worker_pool.h): the
-// least-busy worker, slots kept while a verified candidate is timed there.
+// least-busy worker, slots kept while a verified candidate is timed there,
+// and a worker's share sized by the lanes it reports.
 #include "services/orchestrator/worker_pool.h"
 
 #include <catch2/catch.hpp>
@@ -83,6 +84,38 @@ TEST_CASE("an evaluation that failed keeps no slot", "[orchestrator][pool]") {
   CHECK_FALSE(res->response.ok());
   CHECK_FALSE(lane.held());
   CHECK(r.pool.in_flight() == 0);
+}
+
+TEST_CASE("a worker with more lanes takes more candidates once it has said so", "[orchestrator][pool]") {
+  PoolRig r;
+  v1::WorkerInfo eight;
+  for (int i = 0; i < 8; ++i) eight.add_lanes("cuda:" + std::to_string(i));
+  r.w1.SetInfo(eight);
+  CHECK(r.pool.capacity("w1") == 2);  // not asked yet: one lane
+  for (int i = 0; i < 20; ++i) r.w1.Push(Verified());
+  REQUIRE(r.pool.Evaluate(v1::EvaluateRequest(), {}, r.context).ok());
+  CHECK(r.pool.capacity("w1") == 16);  // 2 per lane
+  CHECK(r.pool.capacity("w2") == 2);   // w2 has not answered yet
+  // Sixteen kept at once on w1 before w2 (one lane, never asked) is needed:
+  // picks go to the least busy, so w2 takes its two and w1 the rest.
+  std::vector<WorkerPool::Lease> held(18);
+  for (size_t i = 0; i < held.size(); ++i) r.w2.Push(Verified());
+  int on_w1 = 0;
+  for (auto& lease : held) {
+    auto res = r.pool.Evaluate(v1::EvaluateRequest(), {}, r.context, &lease);
+    REQUIRE(res.ok());
+    on_w1 += res->worker == "w1" ? 1 : 0;
+  }
+  CHECK(on_w1 == 16);
+  CHECK(r.pool.in_flight() == 18);
+  CHECK(r.pool.capacity("nobody") == 0);
+}
+
+TEST_CASE("a worker that names no lanes keeps one lane's share", "[orchestrator][pool]") {
+  PoolRig r;
+  r.w1.Push(Verified());
+  REQUIRE(r.pool.Evaluate(v1::EvaluateRequest(), {}, r.context).ok());
+  CHECK(r.pool.capacity("w1") == 2);  // no lanes in its answer: one
 }
 
 }  // namespace

@@ -118,8 +118,8 @@ class LaneClock {
 // with per-call times the oracle's checks accept.
 class FakeWorker final : public v1::EvalService::CallbackService {
  public:
-  FakeWorker(int index, LaneClock* lanes, absl::Duration verify, absl::Duration measure)
-      : index_(index), lanes_(lanes), verify_(verify), measure_(measure) {}
+  FakeWorker(int index, int lanes, LaneClock* clock, absl::Duration verify, absl::Duration measure)
+      : index_(index), lane_count_(lanes), lanes_(clock), verify_(verify), measure_(measure) {}
 
   grpc::ServerUnaryReactor* Evaluate(grpc::CallbackServerContext* context, const v1::EvaluateRequest* request,
                                      v1::EvaluateResponse* response) override {
@@ -174,7 +174,7 @@ class FakeWorker final : public v1::EvalService::CallbackService {
   grpc::ServerUnaryReactor* GetWorkerInfo(grpc::CallbackServerContext* context, const v1::GetWorkerInfoRequest*,
                                           v1::WorkerInfo* response) override {
     response->add_backends(v1::BACKEND_HOST);
-    response->add_lanes(Lane());
+    for (int i = 0; i < lane_count_; ++i) response->add_lanes(absl::StrCat("host:", i));
     auto* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
@@ -183,6 +183,7 @@ class FakeWorker final : public v1::EvalService::CallbackService {
  private:
   std::string Lane() const { return absl::StrCat("host:", index_); }
   int index_;
+  int lane_count_;
   LaneClock* lanes_;
   absl::Duration verify_, measure_;
 };
@@ -200,7 +201,7 @@ std::unique_ptr<Fleet> StartFleet(const std::vector<int>& ports, int lanes, absl
   auto f = std::make_unique<Fleet>();
   f->lanes = std::make_unique<LaneClock>(ports.size(), lanes);
   for (size_t i = 0; i < ports.size(); ++i) {
-    f->workers.push_back(std::make_unique<FakeWorker>(i, f->lanes.get(), verify, measure));
+    f->workers.push_back(std::make_unique<FakeWorker>(i, lanes, f->lanes.get(), verify, measure));
     int bound = 0;
     grpc::ServerBuilder b;
     b.AddListeningPort(absl::StrCat("127.0.0.1:", ports[i]), grpc::InsecureServerCredentials(), &bound);
