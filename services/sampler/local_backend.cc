@@ -85,9 +85,7 @@ std::shared_ptr<LocalBackend::Instance> LocalBackend::AwaitStep(int64_t step, co
 
 std::string LocalBackend::version() const { return Current()->version; }
 
-std::string LocalBackend::TokenText(int id) const {
-  return ValidUtf8(tokenizer_->Decode({id}));
-}
+std::string LocalBackend::TokenText(int id) const { return tokenizer_->Decode({id}); }
 
 std::vector<v1::Policy> LocalBackend::Policies() const {
   auto c = Current();

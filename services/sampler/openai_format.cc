@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 #include "absl/strings/strip.h"
 
 namespace crl::sampler {
@@ -267,16 +268,23 @@ absl::StatusOr<v1::SampleRequest> ParseApiRequest(const std::string& body, ApiKi
 
 namespace {
 
+// `names`: each token's bytes as its namer gives them (possibly part of a
+// UTF-8 character): "token" shows them as valid UTF-8 (U+FFFD for a part),
+// "bytes" as they are.
 json LogprobsJson(const v1::Completion& c, ApiKind kind, const std::vector<std::string>& names) {
   if (kind == ApiKind::kChat) {
     json content = json::array();
     for (int i = 0; i < c.token_logprobs_size(); ++i) {
-      content.push_back({{"token", names[i]}, {"logprob", c.token_logprobs(i)}, {"bytes", nullptr},
+      std::vector<int> bytes;
+      for (unsigned char b : names[i]) bytes.push_back(b);
+      content.push_back({{"token", ValidUtf8(names[i])}, {"logprob", c.token_logprobs(i)}, {"bytes", bytes},
                          {"top_logprobs", json::array()}});
     }
     return {{"content", content}};
   }
-  return {{"tokens", names},
+  std::vector<std::string> tokens;
+  for (const std::string& n : names) tokens.push_back(ValidUtf8(n));
+  return {{"tokens", tokens},
           {"token_logprobs", std::vector<float>(c.token_logprobs().begin(), c.token_logprobs().end())},
           {"top_logprobs", nullptr},
           {"text_offset", nullptr}};

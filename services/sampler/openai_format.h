@@ -82,7 +82,9 @@ struct ApiRequestOptions {
 // A request body to a SampleRequest; INVALID_ARGUMENT naming the field.
 absl::StatusOr<v1::SampleRequest> ParseApiRequest(const std::string& body, ApiKind kind,
                                                   ApiRequestOptions* options);
-// How a token is named in logprobs: its text, or "token_id:N" when the
+// How a token is named in logprobs: its bytes as the tokenizer decodes it
+// (possibly part of a UTF-8 character: the response's "token" then shows
+// U+FFFD, its "bytes" the bytes themselves), or "token_id:N" when the
 // client asked for return_tokens_as_token_ids.
 using TokenNamer = std::function<std::string(int id)>;
 

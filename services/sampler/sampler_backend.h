@@ -28,7 +28,8 @@ class SamplerBackendInterface {
   // A new version from the trainer: requests that start afterwards use it;
   // requests in flight finish on theirs.
   virtual absl::Status UsePolicy(const v1::PolicyVersion& version) = 0;
-  // Text for a token id, for logprobs in API responses ("" when unknown).
+  // A token id's bytes as decoded (possibly part of a UTF-8 character), for
+  // logprobs in API responses ("" when unknown).
   virtual std::string TokenText(int id) const { (void)id; return ""; }
 };
 

@@ -111,6 +111,7 @@ TEST_CASE("crl-sampler serves its policy over gRPC, the CLI and the OpenAI API (
   CHECK(o["chat"]["logprobs"][0] == o["chat"]["usage"]["completion_tokens"].get<int>() -
                                         o["chat"]["logprobs"][1].get<int>());
   CHECK(o["chat"]["first_logprob"].get<double>() < 0);
+  CHECK(o["chat"]["bytes_match"] == true);
   CHECK(o["chat_again"]["text"] == o["chat"]["text"]);  // seeded
   const std::string stopped = o["completion_stop"]["text"];
   CHECK(stopped.find('e') == std::string::npos);

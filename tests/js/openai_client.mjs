@@ -27,6 +27,10 @@ await record("chat", async () => {
     finish: r.choices.map((c) => c.finish_reason),
     logprobs: r.choices.map((c) => c.logprobs.content.length),
     first_logprob: r.choices[0].logprobs.content[0].logprob,
+    // Every token's bytes, decoded, are its text (or a part of a character).
+    bytes_match: r.choices.every((c) => c.logprobs.content.every((t) =>
+      Array.isArray(t.bytes) && t.bytes.length > 0 &&
+      (Buffer.from(t.bytes).toString("utf8") === t.token || t.token.includes("\uFFFD")))),
     usage: r.usage,
     text: r.choices.map((c) => c.message.content),
   };

@@ -257,5 +257,27 @@ TEST_CASE("API JSON: responses, streams, requests", "[openai]") {
   CHECK(ParseRetryAfter("soon", absl::UnixEpoch()) == absl::ZeroDuration());
 }
 
+TEST_CASE("API logprobs: a token's bytes as they are, its text as valid UTF-8", "[openai]") {
+  v1::SampleResponse r;
+  v1::Completion* c = r.add_completions();
+  c->set_text("\u20ac!");
+  for (int id : {1, 2}) c->add_token_ids(id);
+  for (float lp : {-0.5f, -0.25f}) c->add_token_logprobs(lp);
+  // Token 1 is the first two bytes of the euro sign, token 2 its last and "!".
+  TokenNamer name = [](int id) { return id == 1 ? std::string("\xe2\x82") : std::string("\xac!"); };
+  json chat = ApiResponseJson(r, ApiKind::kChat, "m", "id", 0, true, name);
+  const json& content = chat["choices"][0]["logprobs"]["content"];
+  REQUIRE(content.size() == 2);
+  CHECK(content[0]["bytes"] == json::array({0xe2, 0x82}));
+  CHECK(content[1]["bytes"] == json::array({0xac, 0x21}));
+  CHECK(content[0]["token"].get<std::string>().find("\ufffd") == 0);  // a part of a character
+  CHECK(content[1]["token"].get<std::string>().back() == '!');
+  CHECK(content[0]["logprob"] == -0.5);
+  CHECK_NOTHROW(chat.dump());  // valid UTF-8 throughout
+  json completion = ApiResponseJson(r, ApiKind::kCompletions, "m", "id", 0, true, name);
+  CHECK(completion["choices"][0]["logprobs"]["tokens"][0].get<std::string>().find("\ufffd") == 0);
+  CHECK_NOTHROW(ApiStreamText(r, ApiKind::kChat, "m", "id", 0, true, name));
+}
+
 }  // namespace
 }  // namespace crl::sampler
