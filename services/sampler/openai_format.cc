@@ -5,8 +5,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/utf8.h"
 #include "absl/strings/strip.h"
+#include "common/utf8.h"
 
 namespace crl::sampler {
 namespace {

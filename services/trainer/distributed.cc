@@ -305,9 +305,8 @@ absl::StatusOr<std::unique_ptr<DistributedInterface>> ConnectDistributed(
       auto opts = c10d::ProcessGroupNCCL::Options::create();
       opts->timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_seconds * 1000));
       auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(stores->group, o.rank, o.world_size, opts);
-      const int gpu = o.local_rank >= 0 ? o.local_rank : o.rank;
       return std::unique_ptr<DistributedInterface>(new C10dDistributed<c10d::ProcessGroupNCCL>(
-          group, std::move(stores->heartbeat), o.rank, o.world_size, torch::Device(torch::kCUDA, gpu)));
+          group, std::move(stores->heartbeat), o.rank, o.world_size, torch::Device(torch::kCUDA, o.gpu())));
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("nccl process group: ", e.what()));
     }

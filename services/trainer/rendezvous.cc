@@ -54,15 +54,13 @@ PeerWatch::PeerWatch(int world_size, int self)
 
 void PeerWatch::Observe(const std::vector<int64_t>& beats, absl::Time now) {
   for (size_t r = 0; r < last_.size() && r < beats.size(); ++r) {
-    if (!seen_ || beats[r] != last_[r]) moved_[r] = now;
+    if (beats[r] != last_[r]) moved_[r] = now;
     last_[r] = beats[r];
   }
-  seen_ = true;
 }
 
 std::vector<int> PeerWatch::Stalled(absl::Time now, absl::Duration stall) const {
   std::vector<int> out;
-  if (!seen_) return out;
   for (size_t r = 0; r < last_.size(); ++r) {
     if (static_cast<int>(r) == self_ || last_[r] == kLeft || last_[r] == 0) continue;
     if (now - moved_[r] >= stall) out.push_back(static_cast<int>(r));

@@ -29,6 +29,7 @@ struct DistributedOptions {
   int world_size = 1;
   // The GPU of this rank on its host (-1: the rank's number).
   int local_rank = -1;
+  int gpu() const { return local_rank >= 0 ? local_rank : rank; }
   // "gloo" (CPU tensors) or "nccl" (CUDA tensors).
   std::string backend = "gloo";
   // Rendezvous: a file every rank can reach (FileStore), or HOST:PORT of
@@ -75,7 +76,6 @@ class PeerWatch {
   int self_;
   std::vector<int64_t> last_;
   std::vector<absl::Time> moved_;
-  bool seen_ = false;
 };
 
 }  // namespace crl::trainer

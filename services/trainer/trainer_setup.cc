@@ -93,7 +93,7 @@ absl::StatusOr<std::unique_ptr<TrainerParts>> BuildTrainerParts(const TrainerSer
   }
   if (o.advantages.clip < 0) return absl::InvalidArgumentError("advantage_clip: must be >= 0");
   if (t.device == "auto" && o.dist.backend == "nccl") {
-    t.device = absl::StrCat("cuda:", o.dist.local_rank >= 0 ? o.dist.local_rank : o.dist.rank);
+    t.device = absl::StrCat("cuda:", o.dist.gpu());
   }
   auto parts = std::make_unique<TrainerParts>();
   CRL_ASSIGN_OR_RETURN(parts->dist, ConnectDistributed(o.dist));

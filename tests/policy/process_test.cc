@@ -11,18 +11,18 @@
 #include <unistd.h>
 
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/file.h"
+#include "lib/cluster/process.h"
 #include "lib/policy/safetensors.h"
 #include "lib/policy/tokenizer.h"
 #include "lib/run/run_spec.h"
@@ -264,59 +264,43 @@ TEST_CASE("two Gloo ranks equal one process on the same global batch", "[trainer
   CHECK(fs::exists(two + "/checkpoints/step-3/rng-rank1.safetensors"));
 }
 
-// A port nobody listens on now (the kernel's pick).
+// Starts and reaps the ranks (the local cluster's launcher).
+cluster::PosixLauncher& Launcher() {
+  static cluster::PosixLauncher launcher;
+  return launcher;
+}
+
 int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  close(fd);
-  return ntohs(addr.sin_port);
+  auto port = cluster::FreePort("127.0.0.1");
+  REQUIRE(port.ok());
+  return *port;
 }
 
 // One rank as a launcher starts it: the placement only in the environment.
-pid_t SpawnRank(std::vector<std::string> args, int rank, int port, const std::string& log) {
-  std::vector<std::string> env = {"RANK=" + std::to_string(rank), "WORLD_SIZE=2",
-                                  "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1",
-                                  "MASTER_PORT=" + std::to_string(port)};
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string v = *e;
-    if (v.rfind("RANK=", 0) != 0 && v.rfind("WORLD_SIZE=", 0) != 0 && v.rfind("MASTER_", 0) != 0) {
-      env.push_back(v);
-    }
-  }
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  return pid;
+pid_t SpawnRank(const std::vector<std::string>& args, int rank, int port, const std::string& log) {
+  std::vector<std::string> argv = {"/usr/bin/env", "RANK=" + std::to_string(rank), "WORLD_SIZE=2",
+                                   "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1",
+                                   "MASTER_PORT=" + std::to_string(port)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto pid = Launcher().Start(argv, log);
+  REQUIRE(pid.ok());
+  return *pid;
 }
 
-// The exit status of `pid`, or -1 when it runs past `limit` (then killed).
+// The exit status of `pid` (128 + the signal that ended it), or -1 when it
+// runs past `limit` (then killed).
 int WaitExit(pid_t pid, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
+  std::optional<int> status;
+  while (!(status = Launcher().Poll(pid))) {
     if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      Launcher().Signal(pid, SIGKILL);
+      while (!Launcher().Poll(pid)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return *status < 0 ? 128 - *status : *status;
 }
 
 TEST_CASE("ranks placed by the launcher's environment: a killed rank is named, a restart resumes",

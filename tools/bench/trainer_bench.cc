@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (dist.world_size > 1 && (device == "auto" || device == "cuda") && torch::cuda::is_available()) {
-    o.device = absl::StrCat("cuda:", dist.local_rank >= 0 ? dist.local_rank : dist.rank);
+    o.device = absl::StrCat("cuda:", dist.gpu());
   }
   Stage("creating the trainer");
   auto trainer = crl::trainer::Trainer::Create(o, crl::RealClock::Get(), group->get());
