@@ -115,9 +115,12 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   const std::string runs = dir.path() + "/runs", cluster = dir.path() + "/cluster";
   // The quickstart in the background, as `make run` would start it.
   const std::string log = dir.path() + "/quickstart.log";
-  // 60 SFT epochs (about a second each) keep the runs going through the
-  // six kills below (~55 s): a quick run is otherwise over in ~35 s.
-  const pid_t qs = StartQuickstart({"--quick", "--quick_sft_epochs", "60", "--data_dir", runs, "--cluster_dir",
+  // 20 SFT epochs keep the runs going through the six kills below (~55 s
+  // after the first run starts). An epoch is two trainer steps of ~1,700
+  // tokens: ~4.5 s on two idle cores (measured: 60 epochs made a 362 s
+  // quickstart alone, and more than the 600 s once allowed beside the
+  // suite's other tests in CI).
+  const pid_t qs = StartQuickstart({"--quick", "--quick_sft_epochs", "20", "--data_dir", runs, "--cluster_dir",
                                     cluster, "--keep_up"},
                                    log);
   REQUIRE(qs >= 0);
@@ -186,7 +189,10 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
     }
     CHECK(Service(now, name).value("restarts", 0) >= 1);
   }
-  for (int i = 0; i < 6000 && !finished; ++i) {
+  // A bound (within the case's 1,200 s ctest timeout), not the expected
+  // time (~3 minutes alone): two cores shared with the rest of the suite
+  // can make it a few times slower.
+  for (int i = 0; i < 9000 && !finished; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     finished = quickstart_done(&status);
   }
