@@ -6,12 +6,14 @@
 //   crl run list [--state running] [--page_size N] [--json]
 //   crl run show RUN_ID [--json]
 //   crl run cancel RUN_ID [--json]
+//   crl run rejudge RUN_ID [--json]        (an ended run's held rewards to the judge again)
 //   crl run export RUN_ID --format jsonl|kernelbench|report --out DIR [--baseline RUN_ID] [--on_server]
 //
 // Exit codes: 0 done (a watched run succeeded), 1 a watched run failed or
 // was cancelled, 2 bad usage or spec, 3 the orchestrator could not be reached.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -119,7 +121,7 @@ int RunCommand(int argc, char** argv) {
   int64_t after = 0;
   ClientOptions client;
   OrchestratorFromEnvironment(&address, &client);
-  OptionSet flags("crl run", "Runs on a crl-orchestrator: submit, watch, list, show, cancel, export.");
+  OptionSet flags("crl run", "Runs on a crl-orchestrator: submit, watch, list, show, cancel, rejudge, export.");
   flags.Add("orchestrator", &address, "HOST:PORT of the crl-orchestrator");
   std::string cluster_dir;
   flags.Add("cluster", &cluster_dir, "a local cluster's directory (crl up --data_dir): its orchestrator and token");
@@ -146,7 +148,7 @@ int RunCommand(int argc, char** argv) {
     return UsageError(flags, !parsed.ok() || flags.help_requested()
                                  ? parsed
                                  : absl::InvalidArgumentError(
-                                       "usage: crl run spec|submit|watch|list|show|cancel|export ..."));
+                                       "usage: crl run spec|submit|watch|list|show|cancel|rejudge|export ..."));
   }
   const std::string verb = args[0];
   if (!cluster_dir.empty()) {
@@ -163,6 +165,9 @@ int RunCommand(int argc, char** argv) {
     std::printf("%s\n", ProtoJson(*spec, true).c_str());
     return 0;
   }
+  // rejudge waits for the judge, up to its timeout for each held reward it
+  // asks about: a default 30 s deadline would cut it short.
+  if (verb == "rejudge") client.timeout = std::max(client.timeout, absl::Minutes(15));
   auto c = GrpcOrchestratorClient::Create(address, client);
   if (!c.ok()) return Fail(c.status());
   RequestContext ctx;
@@ -195,6 +200,18 @@ int RunCommand(int argc, char** argv) {
   if (verb == "watch" && need(2)) return Watch(c->get(), args[1], after, json);
   if (verb == "show" && need(2)) return report((*c)->GetRun(args[1], ctx));
   if (verb == "cancel" && need(2)) return report((*c)->CancelRun(args[1], ctx));
+  if (verb == "rejudge" && need(2)) {
+    auto r = (*c)->RejudgeRun(args[1], ctx);
+    if (!r.ok()) return report(r.status());
+    if (json) {
+      std::printf("%s\n", ProtoJson(*r, true).c_str());
+      return 0;
+    }
+    PrintRun(r->run());
+    std::printf("judge: %d held reward(s) decided now, %d still held%s\n", r->decided(), r->held(),
+                r->held() > 0 ? " (the judge is down or undecided: ask again later)" : "");
+    return 0;
+  }
   if (verb == "list") {
     v1::ListRunsRequest req;
     req.set_page_size(page_size);

@@ -34,6 +34,7 @@ class GrpcOrchestratorClient final : public OrchestratorClientInterface {
   absl::StatusOr<v1::ListHackCasesResponse> ListHackCases(const v1::ListHackCasesRequest& request,
                                                           const RequestContext& context) override;
   absl::StatusOr<v1::HackCase> GetHackCase(const std::string& case_id, const RequestContext& context) override;
+  absl::StatusOr<v1::RejudgeRunResponse> RejudgeRun(const std::string& run_id, const RequestContext& context) override;
   absl::Status WatchRun(const v1::WatchRunRequest& request, const RequestContext& context,
                         const std::function<void(const v1::RunEvent&)>& on_event) override;
 

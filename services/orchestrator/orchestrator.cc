@@ -441,6 +441,33 @@ absl::StatusOr<v1::ListHackCasesResponse> Orchestrator::HackCases(const v1::List
   return out;
 }
 
+absl::StatusOr<v1::RejudgeRunResponse> Orchestrator::Rejudge(const std::string& run_id,
+                                                              const RequestContext& context) {
+  if (run_id.empty()) return absl::InvalidArgumentError("run_id: empty");
+  CRL_ASSIGN_OR_RETURN(v1::Run run, store_->GetRun(run_id));
+  if (!run::RunEnded(run.state())) {
+    return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " is ", v1::RunState_Name(run.state()),
+                                                      ": it asks the judge about its held rewards after each round"));
+  }
+  if (!SuspicionGate(run.spec().judge()).active()) {
+    return absl::FailedPreconditionError(absl::StrCat("run ", run_id, ": its spec asks for no judge"));
+  }
+  if (services_.judge == nullptr) {
+    return absl::FailedPreconditionError("no judge is configured (crl-orchestrator --judge_url)");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!rejudging_.insert(run_id).second) {
+      return absl::AbortedError(absl::StrCat("run ", run_id, ": another call is asking about its held rewards"));
+    }
+  }
+  RunExecutor executor(services_, store_, clock_, options_.executor, [this](const v1::RunEvent& e) { Notify(e); });
+  absl::StatusOr<v1::RejudgeRunResponse> out = executor.Rejudge(std::move(run), context);
+  absl::MutexLock lock(&mu_);
+  rejudging_.erase(run_id);
+  return out;
+}
+
 absl::StatusOr<v1::HackCase> Orchestrator::HackCase(const std::string& case_id) {
   if (case_id.empty()) return absl::InvalidArgumentError("case_id: empty");
   CRL_ASSIGN_OR_RETURN(std::optional<v1::HackCase> c, store_->GetHackCase(case_id));

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -60,6 +61,11 @@ class Orchestrator {
   // (sources left out unless asked for), and one case by id.
   absl::StatusOr<v1::ListHackCasesResponse> HackCases(const v1::ListHackCasesRequest& request);
   absl::StatusOr<v1::HackCase> HackCase(const std::string& case_id);
+  // An ended run's held rewards to the judge again (RunExecutor::Rejudge);
+  // FAILED_PRECONDITION while it is queued or going, when its spec asks for
+  // no judge or this orchestrator has none; ABORTED while another call
+  // re-judges it.
+  absl::StatusOr<v1::RejudgeRunResponse> Rejudge(const std::string& run_id, const RequestContext& context);
 
   // Events after `after_sequence`, waiting up to `wait` for the first one.
   // Empty: none yet (the run may have ended: check its state).
@@ -86,6 +92,7 @@ class Orchestrator {
   std::map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> queued_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> last_sequence_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> rejudging_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace crl::orchestrator

@@ -60,6 +60,14 @@ absl::StatusOr<v1::HackCase> GrpcOrchestratorClient::GetHackCase(const std::stri
                                     [this](auto... args) { stub_->async()->GetHackCase(args...); });
 }
 
+absl::StatusOr<v1::RejudgeRunResponse> GrpcOrchestratorClient::RejudgeRun(const std::string& run_id,
+                                                                          const RequestContext& context) {
+  v1::RejudgeRunRequest request;
+  request.set_run_id(run_id);
+  return client_.Call<v1::RejudgeRunResponse>(context, request,
+                                              [this](auto... args) { stub_->async()->RejudgeRun(args...); });
+}
+
 absl::StatusOr<v1::ExportRunResponse> GrpcOrchestratorClient::ExportRun(const v1::ExportRunRequest& request,
                                                                         const RequestContext& context) {
   return client_.Call<v1::ExportRunResponse>(context, request,

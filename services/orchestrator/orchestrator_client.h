@@ -32,6 +32,8 @@ class OrchestratorClientInterface {
   virtual absl::StatusOr<v1::ListHackCasesResponse> ListHackCases(const v1::ListHackCasesRequest& request,
                                                                   const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::HackCase> GetHackCase(const std::string& case_id, const RequestContext& context) = 0;
+  virtual absl::StatusOr<v1::RejudgeRunResponse> RejudgeRun(const std::string& run_id,
+                                                            const RequestContext& context) = 0;
   // Calls `on_event` for each event after request.after_sequence until the
   // run ends (OK), the stream breaks (its status: reconnect from the last
   // sequence seen) or `context` is cancelled.

@@ -90,6 +90,15 @@ void OrchestratorMetrics::ObserveRun(const v1::Run& run) {
 }
 
 void OrchestratorMetrics::ObserveEvent(const v1::RunEvent& e) {
+  if (e.kind() == "judged") {
+    // A held reward decided later (RunExecutor::RejudgeHeld): the judgement,
+    // and the hack a cheat makes; the candidate itself was counted when scored,
+    // and the run's state is not news (an ended run may be re-judged).
+    const v1::Variant& v = e.variant();
+    for (const auto& kind : hacks::Kinds(v)) hacks_.Add({{"kind", kind}}).Increment();
+    judgements_.Add({{"decision", v.judgement().decision()}}).Increment();
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     const v1::RunState state = e.run().run_id().empty() ? e.state() : e.run().state();

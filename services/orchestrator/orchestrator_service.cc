@@ -173,6 +173,14 @@ grpc::ServerUnaryReactor* OrchestratorServiceImpl::GetHackCase(grpc::CallbackSer
   });
 }
 
+grpc::ServerUnaryReactor* OrchestratorServiceImpl::RejudgeRun(grpc::CallbackServerContext* context,
+                                                              const v1::RejudgeRunRequest* request,
+                                                              v1::RejudgeRunResponse* response) {
+  return ServeUnary(context, env_, [this, request, response](const RequestContext& ctx) {
+    return FillResponse(orchestrator_->Rejudge(request->run_id(), ctx), response);
+  });
+}
+
 grpc::ServerUnaryReactor* OrchestratorServiceImpl::ParseRunSpec(grpc::CallbackServerContext* context,
                                                                 const v1::ParseRunSpecRequest* request,
                                                                 v1::RunSpec* response) {

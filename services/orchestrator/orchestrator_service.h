@@ -38,6 +38,8 @@ class OrchestratorServiceImpl final : public v1::OrchestratorService::CallbackSe
                                           v1::ListHackCasesResponse* response) override;
   grpc::ServerUnaryReactor* GetHackCase(grpc::CallbackServerContext* context, const v1::GetHackCaseRequest* request,
                                         v1::HackCase* response) override;
+  grpc::ServerUnaryReactor* RejudgeRun(grpc::CallbackServerContext* context, const v1::RejudgeRunRequest* request,
+                                       v1::RejudgeRunResponse* response) override;
   // Parsed in a private folder under the temporary directory ($TMPDIR; the
   // chart's /tmp emptyDir), removed after the call.
   grpc::ServerUnaryReactor* ParseRunSpec(grpc::CallbackServerContext* context, const v1::ParseRunSpecRequest* request,

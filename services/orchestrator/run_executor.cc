@@ -125,18 +125,14 @@ StageEnv RunExecutor::Env(const RequestContext& context) {
 absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& context,
                                              const std::atomic<bool>& stopping) {
   const bool resumed = run.state() == v1::RUN_STATE_RUNNING;
-  gate_ = std::make_unique<SuspicionGate>(run.spec().judge());
+  std::vector<v1::Variant> stored;
   if (resumed) {
     // The counters again from what is stored: each scored candidate once,
     // whatever order concurrent writes of the run record landed in.
-    CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> stored, store_->Variants(run.run_id(), ""));
+    CRL_ASSIGN_OR_RETURN(stored, store_->Variants(run.run_id(), ""));
     RecountScored(stored, &run);
-    for (const auto& v : stored) {
-      if (v.scored() && v.reward().status() == v1::REWARD_STATUS_OK && report::Trusted(v)) {
-        gate_->Accept(v.task_name(), v.speedup());
-      }
-    }
   }
+  StartGate(run, stored);
   const std::string run_id = run_id_ = run.run_id();
   spec_ = run.spec();  // immutable after submit
   {
@@ -212,6 +208,8 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
         return finish(v1::RUN_STATE_FAILED, absl::StrCat(end.failed_group, ": ", end.failure.ToString()));
       }
       if (!end.budget_end.empty()) return finish(v1::RUN_STATE_SUCCEEDED, end.budget_end);
+      CRL_RETURN_IF_ERROR(RejudgeHeld(context));
+      if (!context.Check().ok()) return interrupted();
       if (trains && (stage->SyncsEachRound() || r + 1 == rounds)) {
         absl::Status synced = SyncPolicy(context);
         if (!context.Check().ok()) return interrupted();
@@ -309,25 +307,30 @@ absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& 
   return s;
 }
 
-void RunExecutor::JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const RequestContext& context) {
-  if (v->reward().status() != v1::REWARD_STATUS_OK || v->verdict() != v1::VERDICT_OK) return;
-  // What the reward pays for: the speedup, or for a NOISY one the end of its
-  // interval nearest 1 (lib/reward), so noise is no way around the judge.
-  const bool trusted = report::Trusted(*v);
-  const double paid = trusted || v->speedup_ci_low() <= 0 ? v->speedup() : std::min(v->speedup(), v->speedup_ci_low());
-  const std::string trigger = gate_->Trigger(v->task_name(), paid);
-  if (trigger.empty()) {
-    if (trusted) gate_->Accept(v->task_name(), v->speedup());
-    return;
-  }
+namespace {
+
+// What a verified candidate's reward pays for: its speedup, or for a NOISY
+// one the end of its interval nearest 1 (lib/reward), so noise is no way
+// around the judge.
+double PaidSpeedup(const v1::Variant& v) {
+  const bool trusted = report::Trusted(v);
+  return trusted || v.speedup_ci_low() <= 0 ? v.speedup() : std::min(v.speedup(), v.speedup_ci_low());
+}
+
+bool Decided(const v1::Judgement& j) { return j.decision() == "honest" || j.decision() == "cheat"; }
+
+}  // namespace
+
+v1::Judgement RunExecutor::AskJudge(const v1::Variant& v, const v1::Task& task, const std::string& trigger,
+                                    const RequestContext& context) {
   JudgeCase c;
-  c.task_name = v->task_name();
+  c.task_name = v.task_name();
   c.reference = ReferenceText(task);
-  c.candidate = *v;
+  c.candidate = v;
   c.trigger = trigger;
   const int examples = spec_.judge().examples() > 0 ? spec_.judge().examples() : 3;
   if (auto known = store_->HackCases("", "", 10000); known.ok()) {
-    c.examples = hacks::MostSimilar(*known, v->candidate().source(), v->task_name(), examples);
+    c.examples = hacks::MostSimilar(*known, v.candidate().source(), v.task_name(), examples);
   }
   v1::Judgement j;
   if (services_.judge == nullptr) {
@@ -337,9 +340,105 @@ void RunExecutor::JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const 
     j = services_.judge->Judge(c, context);
   }
   j.set_trigger(trigger);
+  j.set_asked(v.judgement().asked() + 1);
   for (const auto& e : c.examples) j.add_example_case_ids(e.case_id());
+  return j;
+}
+
+void RunExecutor::JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const RequestContext& context) {
+  if (v->reward().status() != v1::REWARD_STATUS_OK || v->verdict() != v1::VERDICT_OK) return;
+  const double paid = PaidSpeedup(*v);
+  const std::string trigger = gate_->Trigger(v->task_name(), paid);
+  if (trigger.empty()) {
+    if (report::Trusted(*v)) gate_->Accept(v->task_name(), v->speedup());
+    return;
+  }
+  const v1::Judgement j = AskJudge(*v, task, trigger, context);
   ApplyJudgement(j, v);
   if (j.decision() == "honest") gate_->Accept(v->task_name(), paid);
+}
+
+void RunExecutor::StartGate(const v1::Run& run, const std::vector<v1::Variant>& stored) {
+  gate_ = std::make_unique<SuspicionGate>(run.spec().judge());
+  for (const auto& v : stored) {
+    if (v.scored() && v.reward().status() == v1::REWARD_STATUS_OK && report::Trusted(v)) {
+      gate_->Accept(v.task_name(), v.speedup());
+    }
+  }
+}
+
+absl::StatusOr<v1::RejudgeRunResponse> RunExecutor::Rejudge(v1::Run run, const RequestContext& context) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> stored, store_->Variants(run.run_id(), ""));
+  StartGate(run, stored);
+  run_id_ = run.run_id();
+  spec_ = run.spec();
+  {
+    absl::MutexLock lock(&mu_);
+    run_ = std::move(run);
+  }
+  v1::RejudgeRunResponse out;
+  CRL_RETURN_IF_ERROR(RejudgeHeld(context, &out));
+  absl::MutexLock lock(&mu_);
+  *out.mutable_run() = run_;
+  return out;
+}
+
+absl::Status RunExecutor::RejudgeHeld(const RequestContext& context, v1::RejudgeRunResponse* tally) {
+  if (services_.judge == nullptr || !gate_->active()) return absl::OkStatus();
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Variant> stored, store_->Variants(run_id_, ""));
+  std::vector<size_t> held;
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (stored[i].scored() && stored[i].reward().status() == v1::REWARD_STATUS_HELD) held.push_back(i);
+  }
+  std::stable_sort(held.begin(), held.end(), [&](size_t a, size_t b) {
+    return stored[a].judgement().asked() < stored[b].judgement().asked();
+  });
+  if (tally != nullptr) tally->set_held(static_cast<int>(held.size()));
+  for (size_t i : held) {
+    if (!context.Check().ok()) return absl::OkStatus();
+    v1::Variant& v = stored[i];
+    auto task = std::find_if(spec_.tasks().begin(), spec_.tasks().end(),
+                             [&](const v1::Task& t) { return t.name() == v.task_name(); });
+    if (task == spec_.tasks().end()) continue;
+    const v1::Judgement j = AskJudge(v, *task, v.judgement().trigger(), context);
+    if (!Decided(j)) {
+      // Still held: the attempt is kept (asked, why not), no event.
+      ApplyJudgement(j, &v);
+      return store_->PutVariant(run_id_, v);
+    }
+    const int asked = j.asked();
+    ApplyJudgement(j, &v);
+    if (tally != nullptr) {
+      tally->set_decided(tally->decided() + 1);
+      tally->set_held(tally->held() - 1);
+    }
+    std::string message;
+    if (j.decision() == "honest") {
+      *v.mutable_reward() = RewardOf(v, spec_);
+      gate_->Accept(v.task_name(), PaidSpeedup(v));
+      message = absl::StrFormat("%s: honest after %d asks: reward %.3f released (not trained on: its round is over)",
+                                v.key(), asked, v.reward().reward());
+    } else {
+      message = absl::StrFormat("%s: cheat after %d asks: reward withheld, a judged-cheat case", v.key(), asked);
+    }
+    v1::Run counted;
+    {
+      absl::MutexLock lock(&mu_);
+      RecountScored(stored, &run_);
+      run_.set_updated_at(absl::ToUnixSeconds(clock_->Now()));
+      counted = run_;
+    }
+    CRL_ASSIGN_OR_RETURN(v1::RunEvent recorded, store_->RecordScored(v, counted, MakeEvent("judged", message, &v)));
+    if (sink_) sink_(recorded);
+    CRL_RETURN_IF_ERROR(RecordHack(v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunExecutor::RecordHack(const v1::Variant& v) {
+  auto c = hacks::CaseOf(v, absl::StrCat("run:", run_id_, "/", v.key()), absl::ToUnixSeconds(clock_->Now()));
+  if (!c) return absl::OkStatus();
+  return store_->RecordHackCase(*c).status();
 }
 
 absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupKey& key,
@@ -384,12 +483,7 @@ absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupK
       if (services_.metrics) services_.metrics->ObserveStoreWrite(absl::ToDoubleSeconds(clock_->MonotonicNow() - writing));
       if (recorded.ok() && sink_) sink_(*recorded);
       absl::Status hack = recorded.status();
-      if (hack.ok()) {
-        // A hack grows the hack database (lib/hacks/hack_case.h).
-        if (auto c = hacks::CaseOf(v, absl::StrCat("run:", env.run_id, "/", v.key()), absl::ToUnixSeconds(clock_->Now()))) {
-          hack = store_->RecordHackCase(*c).status();
-        }
-      }
+      if (hack.ok()) hack = RecordHack(v);
       if (!hack.ok()) {
         absl::MutexLock lock(&status_mu);
         if (first_error.ok()) first_error = hack;

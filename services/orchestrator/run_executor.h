@@ -75,6 +75,10 @@ class RunExecutor {
   absl::StatusOr<v1::Run> Execute(v1::Run run, const RequestContext& context,
                                   const std::atomic<bool>& stopping);
 
+  // An ended run's held rewards to the judge again, as after each of its
+  // rounds (RejudgeHeld). Only a store failure is an error.
+  absl::StatusOr<v1::RejudgeRunResponse> Rejudge(v1::Run run, const RequestContext& context);
+
  private:
   // How a round's groups ended: all done, one failed (the first), or the
   // run's budget ran out.
@@ -108,6 +112,25 @@ class RunExecutor {
   // suspicious (SuspicionGate) goes to the judge, whose answer decides its
   // reward (ApplyJudgement); others only raise the task's best.
   void JudgeIfSuspicious(v1::Variant* v, const v1::Task& task, const RequestContext& context);
+  // The judge's answer on `v` (`trigger`: why it is suspicious), shown the
+  // most similar known hacks; undecided when no judge is configured.
+  v1::Judgement AskJudge(const v1::Variant& v, const v1::Task& task, const std::string& trigger,
+                         const RequestContext& context);
+  // After a round: the run's held rewards go to the judge again, least
+  // asked first. A decision replaces the hold (honest: the reward the
+  // scorer gives it, RewardOf; cheat: withheld, and a hack case) and is
+  // recorded as a "judged" event with the run's counters; the first that
+  // stays undecided ends the pass (the judge is likely still down: one wait
+  // per round, not one per held reward). The trainer never gets a released
+  // reward: its group was sent when its round ended. Only a store failure
+  // is an error.
+  // `tally` (may be null) counts what was decided and what stays held.
+  absl::Status RejudgeHeld(const RequestContext& context, v1::RejudgeRunResponse* tally = nullptr);
+  // gate_ for `run`, knowing the trusted rewards among `stored`.
+  void StartGate(const v1::Run& run, const std::vector<v1::Variant>& stored);
+  // The hack case a scored variant of this run makes, if it is one, into
+  // the hack database (lib/hacks/hack_case.h).
+  absl::Status RecordHack(const v1::Variant& v);
 
   Services services_;
   StoreInterface* store_;

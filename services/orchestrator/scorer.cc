@@ -105,6 +105,23 @@ std::string EvaluationLog(const v1::EvaluateResponse& eval, const std::string& w
   return log;
 }
 
+v1::RewardResult RewardOf(const v1::Variant& v, const v1::RunSpec& spec) {
+  v1::ComputeRewardRequest rr;
+  rr.set_preset(spec.reward_preset() != v1::REWARD_PRESET_UNSPECIFIED ? spec.reward_preset()
+                                                                      : v1::REWARD_PRESET_CUDA_L1);
+  *rr.mutable_params() = spec.reward_params();
+  if (v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED) {
+    rr.set_verdict(v1::VERDICT_COMPILE_ERROR);  // no code to run: rewarded as code that does not build
+    return reward::ComputeReward(rr);
+  }
+  rr.set_verdict(v.verdict());
+  rr.set_speedup(v.speedup());
+  rr.set_speedup_ci_low(v.speedup_ci_low());
+  rr.set_speedup_ci_high(v.speedup_ci_high());
+  *rr.mutable_flags() = v.flags();
+  return reward::ComputeReward(rr);
+}
+
 v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1::RunSpec& spec,
                                    const RequestContext& context, const OnWaiting& on_waiting) const {
   if (!context.Check().ok()) return v;  // a cancelled run starts no new candidate
@@ -127,15 +144,10 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
     return absl::OkStatus();
   });
   if (!s.ok()) return context.Check().ok() ? infra(absl::StrCat("parse: ", s.ToString())) : v;
-  v1::ComputeRewardRequest rr;
-  rr.set_preset(spec.reward_preset() != v1::REWARD_PRESET_UNSPECIFIED ? spec.reward_preset()
-                                                                      : v1::REWARD_PRESET_CUDA_L1);
-  *rr.mutable_params() = spec.reward_params();
   if (parsed.error() != v1::PARSE_ERROR_UNSPECIFIED) {
     v.set_parse_error(parsed.error());
     v.set_parse_detail(parsed.error_detail());
-    rr.set_verdict(v1::VERDICT_COMPILE_ERROR);  // no code to run: rewarded as code that does not build
-    *v.mutable_reward() = reward::ComputeReward(rr);
+    *v.mutable_reward() = RewardOf(v, spec);
     v.set_scored(true);
     return v;
   }
@@ -254,12 +266,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
     for (int f : timed->flags()) AddFlag(v.mutable_flags(), static_cast<v1::Flag>(f));
     for (const auto& e : timed->flag_evidence()) v.add_flag_evidence(e);
   }
-  rr.set_verdict(v.verdict());
-  rr.set_speedup(v.speedup());
-  rr.set_speedup_ci_low(v.speedup_ci_low());
-  rr.set_speedup_ci_high(v.speedup_ci_high());
-  *rr.mutable_flags() = v.flags();
-  *v.mutable_reward() = reward::ComputeReward(rr);
+  *v.mutable_reward() = RewardOf(v, spec);
   v.set_scored(true);
   return v;
 }

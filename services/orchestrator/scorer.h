@@ -61,6 +61,12 @@ void OnThreads(int parallelism, size_t items, const std::function<void()>& work)
 // compiler's output and the runner's messages.
 std::string EvaluationLog(const v1::EvaluateResponse& eval, const std::string& worker);
 
+// The reward of a scored variant under `spec`'s preset and parameters,
+// from its verdict (a parse reject counts as code that does not build),
+// speedup, interval and flags: what Score gives it, and what a held reward
+// the judge later clears is paid.
+v1::RewardResult RewardOf(const v1::Variant& variant, const v1::RunSpec& spec);
+
 // Seconds a verified candidate's sides are kept on its worker for its
 // timing (EvaluateRequest.keep_for_timing_seconds).
 inline constexpr double kKeepForTimingSeconds = 10;

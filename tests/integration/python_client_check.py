@@ -137,6 +137,13 @@ def main(cluster_dir, spec_path):
     assert end.state == pb.RUN_STATE_SUCCEEDED, end
     assert end.candidates == 2, end
     print(f"submit: run {end.run_id} {pb.RunState.Name(end.state)}, {end.candidates} candidates")
+    # RejudgeRun over gRPC: a run whose spec asked for no judge is refused, typed.
+    try:
+        c.rejudge(end.run_id)
+        raise AssertionError("a run without a judge was re-judged")
+    except CrlError as e:
+        assert e.code.name == "FAILED_PRECONDITION" and "asks for no judge" in e.details, e
+    print("rejudge: a run without a judge is refused (FAILED_PRECONDITION)")
 
     with tempfile.TemporaryDirectory() as out:
         # Written here from the files the orchestrator sends back...

@@ -16,15 +16,8 @@
 #include "lib/run/run_spec.h"
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/run_executor.h"
-#include "services/orchestrator/fake_judge.h"
-#include "services/orchestrator/orchestrator_metrics.h"
-#include "services/orchestrator/fake_store.h"
-#include "services/prompt/fake_prompt_client.h"
-#include "services/sampler/fake_sampler_client.h"
-#include "services/timing/fake_timing_client.h"
-#include "services/trainer/fake_trainer_client.h"
-#include "services/worker/fake_worker_client.h"
 #include "tests/support/temp_dir.h"
+#include "tests/unit/orchestrator_rig.h"
 
 namespace crl::orchestrator {
 namespace {
@@ -32,77 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using crl::testing::TempDir;  // tests/support/temp_dir.h
-
-v1::RunSpec Spec(const std::string& stage, int rounds, int group) {
-  v1::RunSpec s;
-  auto* t = s.add_tasks();
-  t->set_path("/tasks/row_sum");
-  t->set_name("row_sum");
-  t->set_format(v1::TASK_FORMAT_NATIVE);
-  s.set_backend(v1::BACKEND_HOST);
-  auto* st = s.add_stages();
-  st->set_kind(stage);
-  st->set_rounds(rounds);
-  s.set_group_size(group);
-  s.set_max_infra_attempts(2);
-  return s;
-}
-
-v1::ParseCompletionResponse Parsed(const std::string& code) {
-  v1::ParseCompletionResponse p;
-  p.mutable_candidate()->set_source(code);
-  p.mutable_candidate()->set_filename("candidate.cc");
-  p.set_analysis("because");
-  return p;
-}
-
-v1::ParseCompletionResponse Rejected() {
-  v1::ParseCompletionResponse p;
-  p.set_error(v1::PARSE_ERROR_NO_CODE_BLOCK);
-  p.set_error_detail("no code block");
-  return p;
-}
-
-v1::EvaluateResponse Verdict(v1::Verdict v) {
-  v1::EvaluateResponse r;
-  r.set_verdict(v);
-  r.set_artifact_id("a1");
-  return r;
-}
-
-v1::TimeResponse Timed(double speedup, std::vector<v1::Flag> flags = {}) {
-  v1::TimeResponse t;
-  t.set_verdict(v1::VERDICT_OK);
-  t.set_speedup(speedup);
-  for (auto f : flags) t.add_flags(f);
-  return t;
-}
-
-struct Rig {
-  std::unique_ptr<FakeStore> store = std::make_unique<FakeStore>();
-  FakePromptClient prompt;
-  FakeSamplerClient sampler;
-  FakeWorkerClient w1, w2;
-  FakeTimingClient timing;
-  FakeTrainerClient trainer;
-  FakeClock clock;
-  std::unique_ptr<WorkerPool> pool;
-
-  Rig() {
-    pool = std::make_unique<WorkerPool>(std::vector<PooledWorker>{{"w1", &w1}, {"w2", &w2}}, 1, &clock);
-  }
-  Services services() { return {&prompt, &sampler, pool.get(), &timing, &trainer}; }
-  v1::Run NewRun(const v1::RunSpec& spec) {
-    v1::Run r;
-    r.set_run_id("run-1");
-    *r.mutable_spec() = spec;
-    r.set_state(v1::RUN_STATE_QUEUED);
-    r.set_created_at(absl::ToUnixSeconds(clock.Now()));
-    bool created = false;
-    REQUIRE(store->CreateRun(r, &created).ok());
-    return r;
-  }
-};
 
 TEST_CASE("run specs: files resolve tasks, and errors name the field", "[orchestrator]") {
   TempDir d("orch");
@@ -212,124 +134,6 @@ TEST_CASE("a round: rejects skip the worker, infra failures move and are never r
   REQUIRE(rig.trainer.groups().size() == 1);
   CHECK(rig.trainer.groups()[0].completions_size() == 4);
   CHECK(rig.trainer.groups()[0].group_id() == "run-1/s0/r0/row_sum");
-}
-
-TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, honest kept, undecided held; hacks recorded",
-          "[orchestrator]") {
-  Rig rig;
-  FakeJudge judge;
-  judge.Push("cheat", "it returns a cached tensor");
-  judge.Push("honest", "fused loops");
-  // The third judged candidate gets no answer (undecided: held).
-  for (const char* code : {"steady", "cached", "fused", "tiled", "wild", "side", "noisy"}) rig.prompt.Push(Parsed(code));
-  for (int i = 0; i < 7; ++i) rig.w1.Push(Verdict(v1::VERDICT_OK));
-  rig.timing.Push(Timed(2.0));   // below 3 x 1: the task's best becomes 2
-  rig.timing.Push(Timed(9.0));   // above 3 x 2: judged cheat
-  rig.timing.Push(Timed(5.5));   // below 3 x 2: not judged; the best becomes 5.5
-  rig.timing.Push(Timed(17.0));  // above 3 x 5.5: judged honest; the best becomes 17
-  rig.timing.Push(Timed(30.0));  // below 3 x 17, above the ceiling: judged, no answer
-  rig.timing.Push(Timed(1.1, {v1::FLAG_SIDE_STREAM}));  // a trust flag: no judge, a hack case
-  // NOISY, paid at its interval's low end, 30x: above the ceiling, judged.
-  v1::TimeResponse noisy = Timed(40.0, {v1::FLAG_NOISY});
-  noisy.set_speedup_ci_low(30.0);
-  noisy.set_speedup_ci_high(50.0);
-  rig.timing.Push(noisy);
-  v1::RunSpec spec = Spec("contrastive-rl", 1, 7);
-  spec.mutable_judge()->set_jump_factor(3);
-  spec.mutable_judge()->set_ceiling(20);
-  // A known case like the cheat, so the judge is shown it.
-  v1::HackCase known;
-  known.set_case_id("known1");
-  known.set_task_name("row_sum");
-  known.add_kinds("reused-output");
-  known.set_source("cached");
-  known.set_times_seen(1);
-  REQUIRE(rig.store->RecordHackCase(known).ok());
-  Services services = rig.services();
-  services.judge = &judge;
-  prometheus::Registry registry;
-  OrchestratorMetrics metrics(&registry);
-  ExecutorOptions eo;
-  eo.parallel_candidates = 1;
-  RunExecutor ex(services, rig.store.get(), &rig.clock, eo,
-                 [&metrics](const v1::RunEvent& e) { metrics.ObserveEvent(e); });
-  std::atomic<bool> stopping{false};
-  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
-  REQUIRE(end.ok());
-  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
-  auto vs = rig.store->Variants("run-1", "");
-  REQUIRE(vs.ok());
-  REQUIRE(vs->size() == 7);
-  std::map<std::string, v1::Variant> by_code;
-  for (const auto& v : *vs) by_code[v.candidate().source()] = v;
-  CHECK(by_code["steady"].reward().status() == v1::REWARD_STATUS_OK);
-  CHECK_FALSE(by_code["steady"].has_judgement());
-  const v1::Variant& cheat = by_code["cached"];
-  CHECK(cheat.reward().status() == v1::REWARD_STATUS_WITHHELD);
-  CHECK(cheat.judgement().decision() == "cheat");
-  CHECK_THAT(cheat.judgement().trigger(), Catch::Contains("3 x the run's best 2x"));
-  CHECK(std::find(cheat.flags().begin(), cheat.flags().end(), v1::FLAG_JUDGED_CHEAT) != cheat.flags().end());
-  CHECK(by_code["fused"].reward().status() == v1::REWARD_STATUS_OK);
-  CHECK_FALSE(by_code["fused"].has_judgement());
-  CHECK(by_code["tiled"].reward().status() == v1::REWARD_STATUS_OK);
-  CHECK(by_code["tiled"].judgement().decision() == "honest");
-  const v1::Variant& held = by_code["wild"];
-  CHECK(held.reward().status() == v1::REWARD_STATUS_HELD);
-  CHECK(held.judgement().decision() == "undecided");
-  CHECK_THAT(held.judgement().trigger(), Catch::Contains("ceiling"));
-  // The judge saw the similar known case first, and the candidate's code.
-  const auto shown = judge.shown();
-  REQUIRE(shown.size() == 4);
-  CHECK(by_code["noisy"].reward().status() == v1::REWARD_STATUS_HELD);
-  CHECK_THAT(by_code["noisy"].judgement().trigger(), Catch::Contains("30x is above the ceiling"));
-  REQUIRE_FALSE(shown[0].examples.empty());
-  CHECK(shown[0].examples[0].case_id() == "known1");
-  CHECK(shown[0].candidate.candidate().source() == "cached");
-  CHECK(cheat.judgement().example_case_ids(0) == "known1");
-  // The run counts only trusted rewards as fast (the cheat and the held
-  // one are not), and the trainer is not given the held or withheld
-  // rewards as numbers.
-  CHECK(end->best_speedup() == Approx(17.0));
-  const auto groups = rig.trainer.groups();
-  REQUIRE(groups.size() == 1);
-  int not_ok = 0;
-  for (const auto& c : groups[0].completions()) {
-    if (c.reward().status() == v1::REWARD_STATUS_OK) continue;
-    ++not_ok;
-    CHECK(c.reward().reward() == 0);
-  }
-  CHECK(not_ok == 4);  // the cheat, the two held ones, the side stream
-  // The hack database grew by the judged cheat and the side-stream case.
-  auto cases = rig.store->HackCases("", "row_sum", 100);
-  REQUIRE(cases.ok());
-  std::set<std::string> kinds;
-  for (const auto& c : *cases) kinds.insert(c.kinds().begin(), c.kinds().end());
-  CHECK(kinds == std::set<std::string>{"judged-cheat", "reused-output", "side-stream"});
-  auto judged = rig.store->HackCases("judged-cheat", "", 100);
-  REQUIRE(judged->size() == 1);
-  CHECK(judged->at(0).origin() == "run:run-1/" + cheat.key());
-  CHECK(judged->at(0).judgement().reasoning() == "it returns a cached tensor");
-
-  // Dashboards see the same: hacks by kind, judgements by decision.
-  std::map<std::string, double> counted;
-  for (const auto& family : registry.Collect()) {
-    if (family.name != "crl_orchestrator_hacks_total" && family.name != "crl_orchestrator_judgements_total") continue;
-    for (const auto& m : family.metric) counted[family.name + "/" + m.label.at(0).value] = m.counter.value;
-  }
-  CHECK(counted == std::map<std::string, double>{{"crl_orchestrator_hacks_total/judged-cheat", 1},
-                                                 {"crl_orchestrator_hacks_total/side-stream", 1},
-                                                 {"crl_orchestrator_judgements_total/cheat", 1},
-                                                 {"crl_orchestrator_judgements_total/honest", 1},
-                                                 {"crl_orchestrator_judgements_total/undecided", 2}});
-
-  // A spec that asks for a judge is refused by an orchestrator without one.
-  Orchestrator o(rig.services(), rig.store.get(), &rig.clock, {});
-  v1::SubmitRunRequest req;
-  *req.mutable_spec() = spec;
-  auto refused = o.Submit(req);
-  REQUIRE_FALSE(refused.ok());
-  CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
-  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("--judge_url"));
 }
 
 TEST_CASE("a run's rewards are computed with its spec's reward parameters", "[orchestrator]") {

@@ -212,6 +212,12 @@ class CrlClient:
         run: pb.Run = self._call(self._stub.CancelRun, pb.CancelRunRequest(run_id=run_id))
         return run
 
+    def rejudge(self, run_id: str) -> pb.RejudgeRunResponse:
+        """An ended run's held rewards asked about again by the orchestrator's
+        judge (docs/hacks.md): how many it decided now, how many stay held."""
+        resp: pb.RejudgeRunResponse = self._call(self._stub.RejudgeRun, pb.RejudgeRunRequest(run_id=run_id))
+        return resp
+
     def best(self, run_id: str, limit: int = 1) -> List[pb.Variant]:
         """The best verified, trusted variants per task."""
         resp = self._call(self._stub.GetBestVariants, pb.GetBestVariantsRequest(run_id=run_id, limit=limit))

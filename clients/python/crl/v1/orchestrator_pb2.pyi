@@ -111,20 +111,22 @@ class JudgeSpec(_message.Message):
     def __init__(self, jump_factor: _Optional[float] = ..., ceiling: _Optional[float] = ..., examples: _Optional[int] = ...) -> None: ...
 
 class Judgement(_message.Message):
-    __slots__ = ["decision", "error", "example_case_ids", "model", "reasoning", "trigger"]
+    __slots__ = ["asked", "decision", "error", "example_case_ids", "model", "reasoning", "trigger"]
+    ASKED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     EXAMPLE_CASE_IDS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     REASONING_FIELD_NUMBER: _ClassVar[int]
     TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    asked: int
     decision: str
     error: str
     example_case_ids: _containers.RepeatedScalarFieldContainer[str]
     model: str
     reasoning: str
     trigger: str
-    def __init__(self, trigger: _Optional[str] = ..., decision: _Optional[str] = ..., reasoning: _Optional[str] = ..., model: _Optional[str] = ..., example_case_ids: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ...) -> None: ...
+    def __init__(self, trigger: _Optional[str] = ..., decision: _Optional[str] = ..., reasoning: _Optional[str] = ..., model: _Optional[str] = ..., example_case_ids: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., asked: _Optional[int] = ...) -> None: ...
 
 class ListHackCasesRequest(_message.Message):
     __slots__ = ["kind", "limit", "task_name", "with_source"]
@@ -171,6 +173,22 @@ class ParseRunSpecRequest(_message.Message):
     files: _containers.RepeatedCompositeFieldContainer[_common_pb2.File]
     text: str
     def __init__(self, text: _Optional[str] = ..., file_name: _Optional[str] = ..., files: _Optional[_Iterable[_Union[_common_pb2.File, _Mapping]]] = ...) -> None: ...
+
+class RejudgeRunRequest(_message.Message):
+    __slots__ = ["run_id"]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class RejudgeRunResponse(_message.Message):
+    __slots__ = ["decided", "held", "run"]
+    DECIDED_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    decided: int
+    held: int
+    run: Run
+    def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ..., decided: _Optional[int] = ..., held: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ["best_speedup", "candidates", "created_at", "error", "faster", "idempotency_key", "infra_failures", "policy_version", "rejected", "reward_sum", "rewarded", "rounds_done", "run_id", "spec", "stage_index", "stage_round", "state", "updated_at", "variants", "variants_correct"]

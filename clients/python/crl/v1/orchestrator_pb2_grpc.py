@@ -64,6 +64,11 @@ class OrchestratorServiceStub(object):
                 request_serializer=crl_dot_v1_dot_orchestrator__pb2.GetHackCaseRequest.SerializeToString,
                 response_deserializer=crl_dot_v1_dot_orchestrator__pb2.HackCase.FromString,
                 )
+        self.RejudgeRun = channel.unary_unary(
+                '/crl.v1.OrchestratorService/RejudgeRun',
+                request_serializer=crl_dot_v1_dot_orchestrator__pb2.RejudgeRunRequest.SerializeToString,
+                response_deserializer=crl_dot_v1_dot_orchestrator__pb2.RejudgeRunResponse.FromString,
+                )
         self.ParseRunSpec = channel.unary_unary(
                 '/crl.v1.OrchestratorService/ParseRunSpec',
                 request_serializer=crl_dot_v1_dot_orchestrator__pb2.ParseRunSpecRequest.SerializeToString,
@@ -144,6 +149,17 @@ class OrchestratorServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RejudgeRun(self, request, context):
+        """An ended run's held rewards asked about again (a judge that was down
+        while it ran): each decision is a "judged" event and recounts the run.
+        FAILED_PRECONDITION while the run is queued or going (it asks after
+        each round itself), when its spec asked for no judge, or when this
+        orchestrator has none (--judge_url).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ParseRunSpec(self, request, context):
         """A run spec file's text parsed here, as `crl run spec` parses it on the
         client's machine: for clients without the crl binary (the Python
@@ -205,6 +221,11 @@ def add_OrchestratorServiceServicer_to_server(servicer, server):
                     servicer.GetHackCase,
                     request_deserializer=crl_dot_v1_dot_orchestrator__pb2.GetHackCaseRequest.FromString,
                     response_serializer=crl_dot_v1_dot_orchestrator__pb2.HackCase.SerializeToString,
+            ),
+            'RejudgeRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejudgeRun,
+                    request_deserializer=crl_dot_v1_dot_orchestrator__pb2.RejudgeRunRequest.FromString,
+                    response_serializer=crl_dot_v1_dot_orchestrator__pb2.RejudgeRunResponse.SerializeToString,
             ),
             'ParseRunSpec': grpc.unary_unary_rpc_method_handler(
                     servicer.ParseRunSpec,
@@ -388,6 +409,23 @@ class OrchestratorService(object):
         return grpc.experimental.unary_unary(request, target, '/crl.v1.OrchestratorService/GetHackCase',
             crl_dot_v1_dot_orchestrator__pb2.GetHackCaseRequest.SerializeToString,
             crl_dot_v1_dot_orchestrator__pb2.HackCase.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RejudgeRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/crl.v1.OrchestratorService/RejudgeRun',
+            crl_dot_v1_dot_orchestrator__pb2.RejudgeRunRequest.SerializeToString,
+            crl_dot_v1_dot_orchestrator__pb2.RejudgeRunResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
