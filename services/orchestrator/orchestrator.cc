@@ -33,20 +33,6 @@ std::string JsonLine(const google::protobuf::Message& m) {
   return line;
 }
 
-// A run's "training" events: its training curve (RunExecutor::SyncPolicy).
-absl::StatusOr<std::vector<v1::RunEvent>> TrainingEvents(StoreInterface* store, const std::string& run_id) {
-  std::vector<v1::RunEvent> out;
-  int64_t after = 0;
-  while (true) {
-    CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> page, store->EventsAfter(run_id, after, 1000));
-    if (page.empty()) return out;
-    for (auto& e : page) {
-      after = e.sequence();
-      if (e.kind() == "training") out.push_back(std::move(e));
-    }
-  }
-}
-
 }  // namespace
 
 Orchestrator::Orchestrator(Services services, StoreInterface* store, ClockInterface* clock,

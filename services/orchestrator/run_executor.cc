@@ -32,6 +32,19 @@ void CountScored(const v1::Variant& v, v1::Run* run) {
   }
 }
 
+absl::StatusOr<std::vector<v1::RunEvent>> TrainingEvents(StoreInterface* store, const std::string& run_id) {
+  std::vector<v1::RunEvent> out;
+  int64_t after = 0;
+  while (true) {
+    CRL_ASSIGN_OR_RETURN(std::vector<v1::RunEvent> page, store->EventsAfter(run_id, after, 1000));
+    if (page.empty()) return out;
+    for (auto& e : page) {
+      after = e.sequence();
+      if (e.kind() == "training") out.push_back(std::move(e));
+    }
+  }
+}
+
 void RecountScored(const std::vector<v1::Variant>& stored, v1::Run* run) {
   run->clear_candidates();
   run->clear_variants();
@@ -131,6 +144,9 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
     // whatever order concurrent writes of the run record landed in.
     CRL_ASSIGN_OR_RETURN(stored, store_->Variants(run.run_id(), ""));
     RecountScored(stored, &run);
+    CRL_ASSIGN_OR_RETURN(const std::vector<v1::RunEvent> training, TrainingEvents(store_, run.run_id()));
+    absl::MutexLock lock(&mu_);
+    for (const auto& e : training) recorded_step_ = std::max(recorded_step_, e.policy_step());
   }
   StartGate(run, stored);
   const std::string run_id = run_id_ = run.run_id();
@@ -283,10 +299,13 @@ absl::Status RunExecutor::SyncPolicy(const RequestContext& context) {
   bool stepped = false;
   {
     absl::MutexLock lock(&mu_);
-    stepped = published_.version().empty() || version.step() > published_.step();
+    // A step this run recorded before (a resumed round syncs again) is not
+    // recorded twice.
+    stepped = version.step() > recorded_step_ && !version.stats().objective().empty();
+    if (stepped) recorded_step_ = version.step();
     published_ = version;
   }
-  if (!stepped || version.stats().objective().empty()) return absl::OkStatus();
+  if (!stepped) return absl::OkStatus();
   // The run's training curve: one point per sync (docs/local-cluster.md, "The report").
   const v1::TrainStepStats& st = version.stats();
   v1::RunEvent e = MakeEvent(

@@ -148,6 +148,9 @@ class RunExecutor {
   // The trainer's version after this run's last training round (empty
   // before one): what the following rounds must sample from.
   v1::PolicyVersion published_ ABSL_GUARDED_BY(mu_);
+  // The last trainer step recorded as a "training" event of this run (-1:
+  // none), read back from the store when a run resumes.
+  int64_t recorded_step_ ABSL_GUARDED_BY(mu_) = -1;
   // The run's best trusted speedups per task, for the judge (set once when
   // Execute starts).
   std::unique_ptr<SuspicionGate> gate_;
@@ -158,6 +161,8 @@ class RunExecutor {
 void CountScored(const v1::Variant& variant, v1::Run* run);
 // The run's counters again from its stored variants (each scored one once).
 void RecountScored(const std::vector<v1::Variant>& stored, v1::Run* run);
+// The run's "training" events (its training curve), in order.
+absl::StatusOr<std::vector<v1::RunEvent>> TrainingEvents(StoreInterface* store, const std::string& run_id);
 
 
 }  // namespace crl::orchestrator

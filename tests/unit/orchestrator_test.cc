@@ -383,6 +383,43 @@ TEST_CASE("an interrupted run resumes without sampling, scoring or submitting tw
   CHECK(variants == 4);
 }
 
+TEST_CASE("a run resumed in a round it had trained records each trainer step once", "[orchestrator]") {
+  Rig rig;
+  ExecutorOptions one;
+  one.parallel_candidates = 1;
+  for (int i = 0; i < 4; ++i) rig.prompt.Push(Parsed("code"));
+  for (int i = 0; i < 4; ++i) rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  std::atomic<bool> stopping{false};
+  v1::Run run = rig.NewRun(Spec("contrastive-rl", 2, 2));
+  {
+    // Stopped (an orchestrator shutdown) just after round 1's training
+    // event, before the round is stored as done: round 1 runs again.
+    RequestContext ctx;
+    RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, one, [&](const v1::RunEvent& e) {
+      if (e.kind() != "training") return;
+      stopping = true;
+      ctx.Cancel();
+    });
+    auto end = ex.Execute(run, ctx, stopping);
+    REQUIRE(end.ok());
+    CHECK(end->state() == v1::RUN_STATE_RUNNING);
+    CHECK(end->rounds_done() == 0);
+  }
+  stopping = false;
+  auto stored = rig.store->GetRun("run-1");
+  REQUIRE(stored.ok());
+  RunExecutor ex(rig.services(), rig.store.get(), &rig.clock, one, nullptr);
+  auto end = ex.Execute(*stored, RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  CHECK(end->rounds_done() == 2);
+  auto training = TrainingEvents(rig.store.get(), "run-1");
+  REQUIRE(training.ok());
+  std::vector<int64_t> steps;
+  for (const auto& e : *training) steps.push_back(e.policy_step());
+  CHECK(steps == std::vector<int64_t>{1, 2});
+}
+
 TEST_CASE("a round's groups are sampled at once, so the sampler can batch them", "[orchestrator]") {
   Rig rig;
   v1::RunSpec spec = Spec("sample-only", 1, 1);
