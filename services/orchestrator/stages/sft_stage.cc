@@ -67,8 +67,7 @@ class SftStage final : public StageInterface {
     for (const v1::SftExample& e : env.spec->sft_examples()) {
       if (e.task_name() != key.task->name()) continue;
       v1::Variant v = NewVariant(key, env, index++);
-      v.set_completion(run::SftAnswer(e, *key.task, env.spec->backend()));
-      v.set_policy_version("sft");
+      v.set_completion(run::SftAnswer(e, *key.task, env.spec->backend()));  // no policy version: given, not sampled
       CRL_RETURN_IF_ERROR(env.store->PutVariant(env.run_id, v));
     }
     v1::StoredGroup g = NewGroup(key, prompt);
