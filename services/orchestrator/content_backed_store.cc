@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/status.h"
 
 namespace crl::orchestrator {
@@ -16,6 +17,7 @@ namespace {
 // store them again.
 void DropTaskFileContents(v1::RunEvent* event) {
   if (!event->has_run()) return;
+  event->mutable_run()->clear_content();
   for (v1::Task& task : *event->mutable_run()->mutable_spec()->mutable_tasks()) {
     for (v1::File& file : *task.mutable_files()) file.clear_content();
   }
@@ -95,7 +97,98 @@ absl::Status MoveIn(ContentStoreInterface* content, const Refs& refs, const Fiel
   return absl::OkStatus();
 }
 
+// A run's task file contents: "spec.tasks.T.files.F.content".
+std::string RunFieldName(int task, int file) { return absl::StrCat("spec.tasks.", task, ".files.", file, ".content"); }
+
+FieldOf RunFieldOf(v1::Run* r) {
+  return [r](const std::string& name, bool) -> std::string* {
+    const std::vector<std::string> parts = absl::StrSplit(name, '.');
+    int t = -1, f = -1;
+    if (parts.size() != 6 || parts[0] != "spec" || parts[1] != "tasks" || parts[3] != "files" ||
+        parts[5] != "content" || !absl::SimpleAtoi(parts[2], &t) || !absl::SimpleAtoi(parts[4], &f) || t < 0 ||
+        t >= r->spec().tasks_size() || f < 0 || f >= r->spec().tasks(t).files_size()) {
+      return nullptr;
+    }
+    return r->mutable_spec()->mutable_tasks(t)->mutable_files(f)->mutable_content();
+  };
+}
+
 }  // namespace
+
+absl::StatusOr<v1::Run> ContentBackedStore::RunRow(const v1::Run& run) {
+  v1::Run row = run;
+  row.clear_content();
+  Refs* refs = row.mutable_content();
+  std::vector<std::pair<std::string, std::string*>> todo;  // field name, text not written lately
+  {
+    absl::MutexLock lock(&mu_);
+    auto recent = written_.find(run.run_id());
+    for (int t = 0; t < row.spec().tasks_size(); ++t) {
+      for (int f = 0; f < row.spec().tasks(t).files_size(); ++f) {
+        std::string* text = row.mutable_spec()->mutable_tasks(t)->mutable_files(f)->mutable_content();
+        if (text->empty()) continue;
+        std::string name = RunFieldName(t, f);
+        if (recent != written_.end()) {
+          auto w = recent->second.find(name);
+          if (w != recent->second.end() && w->second.text == *text) {
+            (*refs)[name] = w->second.address;
+            text->clear();
+            continue;
+          }
+        }
+        todo.emplace_back(std::move(name), text);
+      }
+    }
+  }
+  std::map<std::string, Written> fresh;
+  for (auto& [name, text] : todo) {
+    CRL_ASSIGN_OR_RETURN(std::string address, content_->Put(*text));
+    (*refs)[name] = address;
+    fresh[name] = Written{std::move(address), std::move(*text)};
+    text->clear();
+  }
+  if (!fresh.empty() && !run.run_id().empty()) {
+    absl::MutexLock lock(&mu_);
+    if (!written_.count(run.run_id())) {
+      written_order_.push_back(run.run_id());
+      if (written_order_.size() > kRecentRuns) {
+        written_.erase(written_order_.front());
+        written_order_.pop_front();
+      }
+    }
+    for (auto& [name, w] : fresh) written_[run.run_id()][name] = std::move(w);
+  }
+  return row;
+}
+
+absl::Status ContentBackedStore::Fill(v1::Run* run) {
+  return MoveIn(content_.get(), run->content(), RunFieldOf(run), absl::StrCat("run ", run->run_id()));
+}
+
+absl::StatusOr<v1::Run> ContentBackedStore::CreateRun(const v1::Run& run, bool* created) {
+  CRL_ASSIGN_OR_RETURN(v1::Run row, RunRow(run));
+  CRL_ASSIGN_OR_RETURN(v1::Run stored, rows_->CreateRun(row, created));
+  CRL_RETURN_IF_ERROR(Fill(&stored));
+  return stored;
+}
+
+absl::StatusOr<v1::Run> ContentBackedStore::GetRun(const std::string& run_id) {
+  CRL_ASSIGN_OR_RETURN(v1::Run run, rows_->GetRun(run_id));
+  CRL_RETURN_IF_ERROR(Fill(&run));
+  return run;
+}
+
+absl::Status ContentBackedStore::PutRun(const v1::Run& run) {
+  CRL_ASSIGN_OR_RETURN(v1::Run row, RunRow(run));
+  return rows_->PutRun(row);
+}
+
+absl::StatusOr<std::vector<v1::Run>> ContentBackedStore::ListRuns(v1::RunState state, int limit,
+                                                                 const std::string& after_id) {
+  CRL_ASSIGN_OR_RETURN(std::vector<v1::Run> runs, rows_->ListRuns(state, limit, after_id));
+  for (v1::Run& run : runs) CRL_RETURN_IF_ERROR(Fill(&run));
+  return runs;
+}
 
 absl::StatusOr<v1::Variant> ContentBackedStore::Stripped(v1::Variant* full) {
   v1::Variant row = *full;
@@ -143,7 +236,8 @@ absl::StatusOr<v1::RunEvent> ContentBackedStore::RecordScored(const v1::Variant&
     event_full = event.variant();
     CRL_ASSIGN_OR_RETURN(*event.mutable_variant(), Stripped(&*event_full));
   }
-  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, rows_->RecordScored(row, run, std::move(event)));
+  CRL_ASSIGN_OR_RETURN(const v1::Run run_row, RunRow(run));
+  CRL_ASSIGN_OR_RETURN(v1::RunEvent stored, rows_->RecordScored(row, run_row, std::move(event)));
   if (event_full) *stored.mutable_variant() = *std::move(event_full);
   return stored;
 }

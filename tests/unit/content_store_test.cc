@@ -193,6 +193,42 @@ TEST_CASE("content-backed store: rows hold addresses, reads give the text back, 
   auto kept = store.GetRun("r2");
   REQUIRE(kept.ok());
   CHECK(kept->spec().tasks(0).files(0).content() == "name: row_sum\n");
+
+  // The run row keeps the files' addresses, not their contents: a run
+  // record rewritten for every scored candidate stays small, and an
+  // unchanged file is not hashed again.
+  const std::string field = "spec.tasks.0.files.0.content";
+  auto raw_run = [&db](const std::string& id) {
+    absl::MutexLock l(&db->mu);
+    return db->runs.at(id);
+  };
+  CHECK(raw_run("r2").spec().tasks(0).files(0).content().empty());
+  CHECK(raw_run("r2").content().at(field) == ContentAddress("name: row_sum\n"));
+  const int puts = blobs->puts();
+  v1::Run counted = *kept;
+  counted.set_candidates(1);
+  REQUIRE(store.PutRun(counted).ok());
+  REQUIRE(store.RecordScored(a, counted, event).ok());
+  CHECK(blobs->puts() == puts + 6);  // the variant's three texts, twice (row and event), not the task file
+  CHECK(raw_run("r2").spec().tasks(0).files(0).content().empty());
+  // A file that changes is written again (and its new address kept).
+  counted.mutable_spec()->mutable_tasks(0)->mutable_files(0)->set_content("name: row_sum_v2\n");
+  REQUIRE(store.PutRun(counted).ok());
+  CHECK(raw_run("r2").content().at(field) == ContentAddress("name: row_sum_v2\n"));
+  // Every read puts the contents back.
+  auto listed = store.ListRuns(v1::RUN_STATE_UNSPECIFIED, 10, "");
+  REQUIRE(listed.ok());
+  int filled = 0;
+  for (const auto& r : *listed) {
+    if (r.run_id() == "r2") filled += r.spec().tasks(0).files(0).content() == "name: row_sum_v2\n";
+  }
+  CHECK(filled == 1);
+  v1::Run another = with_files;
+  another.set_run_id("r3");
+  auto created_filled = store.CreateRun(another, &created);
+  REQUIRE(created_filled.ok());
+  CHECK(created_filled->spec().tasks(0).files(0).content() == "name: row_sum\n");
+  CHECK(raw_run("r3").spec().tasks(0).files(0).content().empty());
 }
 
 TEST_CASE("content-backed store: a content store that fails fails the write or the read, by name",

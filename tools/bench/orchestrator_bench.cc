@@ -4,9 +4,12 @@
 // --group completions each, i.e. tasks x group candidates stored before any
 // is scored (the queue), then scored --parallel at a time. Prints the peak
 // RSS, the store's write latency (RecordScored p50/p99/max) and candidates
-// per second (docs/benchmarks.md).
+// per second (docs/benchmarks.md). --inline_kb K: each task travels inline
+// (Task.files, as `crl run submit` sends it) as one file of K KiB, distinct
+// per task, instead of a path.
 //
 //   build/bin/crl-bench-orchestrator --group 2500 --tasks 4 [--store sqlite:/tmp/b.db|postgresql://...]
+//   build/bin/crl-bench-orchestrator --group 40 --tasks 250 --inline_kb 4
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -27,6 +30,16 @@ namespace {
 
 using namespace crl;  // NOLINT: a benchmark's main
 namespace v1 = crl::v1;
+
+// What the store left in `dir` (database, WAL, content files).
+double DiskMiB(const std::string& dir) {
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != decltype(it)(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  }
+  return bytes / 1048576.0;
+}
 
 double PeakRssMiB() {
   rusage u{};
@@ -174,13 +187,14 @@ double Percentile(std::vector<double> v, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int group = 2500, tasks = 4, parallel = 8;
+  int group = 2500, tasks = 4, parallel = 8, inline_kb = 0;
   std::string store_flag;
   OptionSet flags("crl-bench-orchestrator", "Peak memory and store write latency of one round, services stubbed.");
   flags.Add("group", &group, "completions per group (per task)");
   flags.Add("tasks", &tasks, "groups in the round");
   flags.Add("parallel", &parallel, "candidates scored at once per group");
   flags.Add("store", &store_flag, "sqlite:PATH or postgresql://... (default: SQLite in a temporary directory)");
+  flags.Add("inline_kb", &inline_kb, "each task inline, one file of this many KiB (0: a path)");
   if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
   const std::string dir = (std::filesystem::temp_directory_path() / absl::StrCat("crl-bench-orch-", getpid())).string();
   auto store = orchestrator::OpenStore(store_flag, dir);
@@ -206,8 +220,18 @@ int main(int argc, char** argv) {
   for (int t = 0; t < tasks; ++t) {
     v1::Task* task = spec->add_tasks();
     task->set_name(absl::StrCat("t", t));
-    task->set_path(absl::StrCat("/bench/t", t));
     task->set_format(v1::TASK_FORMAT_NATIVE);
+    if (inline_kb <= 0) {
+      task->set_path(absl::StrCat("/bench/t", t));
+      continue;
+    }
+    v1::File* file = task->add_files();
+    file->set_path("model.py");
+    std::string text;
+    while (text.size() < static_cast<size_t>(inline_kb) * 1024) {
+      absl::StrAppend(&text, "    x = torch.relu(x) * ", t, " + ", text.size(), "  # task ", t, "\n");
+    }
+    file->set_content(text);
   }
   spec->set_backend(v1::BACKEND_HOST);
   spec->set_group_size(group);
@@ -230,10 +254,10 @@ int main(int argc, char** argv) {
   const auto w = timed.writes();
   std::printf(
       "store %s: %d queued candidates (%d groups x %d): peak RSS %.0f MiB (%.0f before the run), "
-      "%.0f candidates/s, RecordScored p50 %.2f ms p99 %.2f ms max %.1f ms over %zu writes\n",
+      "%.0f candidates/s, RecordScored p50 %.2f ms p99 %.2f ms max %.1f ms over %zu writes; %.1f MiB on disk\n",
       store_flag.empty() ? "sqlite (tmp)" : store_flag.substr(0, store_flag.find(':')).c_str(), tasks * group, tasks,
       group, PeakRssMiB(), before, end->candidates() / seconds, Percentile(w, 0.5), Percentile(w, 0.99),
-      Percentile(w, 1.0), w.size());
+      Percentile(w, 1.0), w.size(), DiskMiB(dir));
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   return 0;
