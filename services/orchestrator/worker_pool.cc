@@ -110,14 +110,21 @@ void WorkerPool::LearnLanes(int index, const RequestContext& context) {
   {
     absl::MutexLock lock(&mu_);
     Slot& s = slots_[index];
-    if (s.lanes > 0 || s.asking) return;
+    if (s.lanes > 0 || s.asking || clock_->MonotonicNow() < s.ask_after) return;
     s.asking = true;
     client = s.worker.client;
   }
   auto info = client->GetWorkerInfo(context);
   absl::MutexLock lock(&mu_);
-  slots_[index].asking = false;
-  if (info.ok()) slots_[index].lanes = std::max(1, info->lanes_size());
+  Slot& s = slots_[index];
+  s.asking = false;
+  if (info.ok()) {
+    s.lanes = std::max(1, info->lanes_size());
+  } else if (info.status().code() == absl::StatusCode::kUnimplemented) {
+    s.lanes = 1;
+  } else {
+    s.ask_after = clock_->MonotonicNow() + cool_off_;
+  }
 }
 
 int WorkerPool::capacity(const std::string& worker) const {

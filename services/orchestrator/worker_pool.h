@@ -79,11 +79,16 @@ class WorkerPool {
     int in_flight = 0;
     int lanes = 0;  // 0: not known yet (counts as one)
     bool asking = false;
+    // A worker whose GetWorkerInfo failed is asked again after the
+    // cool-off, not after each evaluation.
+    absl::Time ask_after = absl::InfinitePast();
     absl::Time cooling_until = absl::InfinitePast();
     bool present = true;
   };
   void ReleaseSlot(int index);
-  // Asks the worker of slot `index` for its lanes, once it has answered.
+  // Asks the worker of slot `index` for its lanes, once it has answered: a
+  // worker without GetWorkerInfo (UNIMPLEMENTED: an older one) keeps one
+  // lane's share; another failure is asked again after the cool-off.
   void LearnLanes(int index, const RequestContext& context);
   // The index of the slot to use now, or -1 when none is free.
   int PickLocked(const std::set<std::string>& avoid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -27,9 +27,15 @@ class FakeWorkerClient final : public WorkerClientInterface {
   void Push(absl::StatusOr<v1::EvaluateResponse> r) { Add(&evaluations_, std::move(r)); }
   void Push(absl::StatusOr<v1::MeasureResponse> r) { Add(&measures_, std::move(r)); }
   void Push(absl::StatusOr<v1::MeasurePairResponse> r) { Add(&pairs_, std::move(r)); }
-  void SetInfo(v1::WorkerInfo info) {
+  // What GetWorkerInfo answers (an error too: an older worker, one down).
+  void SetInfo(absl::StatusOr<v1::WorkerInfo> info) {
     absl::MutexLock lock(&mu_);
     info_ = std::move(info);
+  }
+  // GetWorkerInfo calls so far.
+  int info_calls() const {
+    absl::MutexLock lock(&mu_);
+    return info_calls_;
   }
 
   absl::StatusOr<v1::CompileResponse> Compile(const v1::CompileRequest& request,
@@ -50,6 +56,7 @@ class FakeWorkerClient final : public WorkerClientInterface {
   }
   absl::StatusOr<v1::WorkerInfo> GetWorkerInfo(const RequestContext&) override {
     absl::MutexLock lock(&mu_);
+    ++info_calls_;
     return info_;
   }
 
@@ -89,7 +96,8 @@ class FakeWorkerClient final : public WorkerClientInterface {
   std::vector<v1::EvaluateRequest> evaluate_requests_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::MeasureRequest> measure_requests_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::MeasurePairRequest> pair_requests_ ABSL_GUARDED_BY(mu_);
-  v1::WorkerInfo info_ ABSL_GUARDED_BY(mu_);
+  absl::StatusOr<v1::WorkerInfo> info_ ABSL_GUARDED_BY(mu_) = v1::WorkerInfo();
+  int info_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace crl

@@ -118,5 +118,30 @@ TEST_CASE("a worker that names no lanes keeps one lane's share", "[orchestrator]
   CHECK(r.pool.capacity("w1") == 2);  // no lanes in its answer: one
 }
 
+TEST_CASE("a worker that cannot say its lanes is asked again after the cool-off, not every evaluation",
+          "[orchestrator][pool]") {
+  PoolRig r;
+  r.w1.SetInfo(absl::UnavailableError("restarting"));
+  for (int i = 0; i < 10; ++i) r.w1.Push(Verified());
+  for (int i = 0; i < 3; ++i) REQUIRE(r.pool.Evaluate(v1::EvaluateRequest(), {"w2"}, r.context).ok());
+  CHECK(r.w1.info_calls() == 1);
+  CHECK(r.pool.capacity("w1") == 2);  // one lane's share meanwhile
+  v1::WorkerInfo four;
+  for (int i = 0; i < 4; ++i) four.add_lanes("cuda:" + std::to_string(i));
+  r.w1.SetInfo(four);
+  r.clock.Advance(absl::Seconds(11));  // past the pool's 10 s cool-off
+  const RequestContext later(&r.clock, r.clock.MonotonicNow() + absl::Seconds(5));
+  REQUIRE(r.pool.Evaluate(v1::EvaluateRequest(), {"w2"}, later).ok());
+  CHECK(r.w1.info_calls() == 2);
+  CHECK(r.pool.capacity("w1") == 8);
+
+  // An older worker without the call keeps one lane's share, asked once.
+  r.w2.SetInfo(absl::UnimplementedError("unknown method GetWorkerInfo"));
+  for (int i = 0; i < 3; ++i) r.w2.Push(Verified());
+  for (int i = 0; i < 3; ++i) REQUIRE(r.pool.Evaluate(v1::EvaluateRequest(), {"w1"}, later).ok());
+  CHECK(r.w2.info_calls() == 1);
+  CHECK(r.pool.capacity("w2") == 2);
+}
+
 }  // namespace
 }  // namespace crl::orchestrator
