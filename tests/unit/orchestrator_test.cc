@@ -337,14 +337,20 @@ TEST_CASE("every worker or crl-timing unreachable: a candidate waits for them to
   CHECK(tries <= 40);
 }
 
+// Two contrastive-RL rounds of two completions each, all four parsed and
+// wrong on w1.
+v1::Run WrongAnswersRun(Rig* rig) {
+  for (int i = 0; i < 4; ++i) rig->prompt.Push(Parsed("code"));
+  for (int i = 0; i < 4; ++i) rig->w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
+  return rig->NewRun(Spec("contrastive-rl", 2, 2));
+}
+
 TEST_CASE("an interrupted run resumes without sampling, scoring or submitting twice", "[orchestrator]") {
   Rig rig;
   ExecutorOptions one;
   one.parallel_candidates = 1;
-  for (int i = 0; i < 4; ++i) rig.prompt.Push(Parsed("code"));
-  for (int i = 0; i < 4; ++i) rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
   std::atomic<bool> stopping{false};
-  v1::Run run = rig.NewRun(Spec("contrastive-rl", 2, 2));
+  v1::Run run = WrongAnswersRun(&rig);
   {
     // The first executor is stopped (orchestrator shutdown) after its first
     // variant: the run stays RUNNING.
@@ -387,10 +393,8 @@ TEST_CASE("a run resumed in a round it had trained records each trainer step onc
   Rig rig;
   ExecutorOptions one;
   one.parallel_candidates = 1;
-  for (int i = 0; i < 4; ++i) rig.prompt.Push(Parsed("code"));
-  for (int i = 0; i < 4; ++i) rig.w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
   std::atomic<bool> stopping{false};
-  v1::Run run = rig.NewRun(Spec("contrastive-rl", 2, 2));
+  v1::Run run = WrongAnswersRun(&rig);
   {
     // Stopped (an orchestrator shutdown) just after round 1's training
     // event, before the round is stored as done: round 1 runs again.
