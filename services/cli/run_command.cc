@@ -69,6 +69,10 @@ void PrintRun(const v1::Run& r) {
   std::printf("  mean reward %.3f over %d, best trusted speedup %.3fx, policy %s%s%s\n",
               r.rewarded() ? r.reward_sum() / r.rewarded() : 0.0, r.rewarded(), r.best_speedup(),
               r.policy_version().c_str(), r.error().empty() ? "" : "\n  error: ", r.error().c_str());
+  if (r.held() > 0) {
+    std::printf("  %d reward(s) held for the judge%s\n", r.held(),
+                run::RunEnded(r.state()) ? ": crl run rejudge asks again" : ": asked again after each round");
+  }
 }
 
 // Follows a run to its end, reconnecting from the last sequence seen.

@@ -22,6 +22,7 @@ void CountScored(const v1::Variant& v, v1::Run* run) {
   if (v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED) run->set_rejected(run->rejected() + 1);
   if (v.infra_failure()) run->set_infra_failures(run->infra_failures() + 1);
   if (v.verdict() == v1::VERDICT_OK) run->set_variants_correct(run->variants_correct() + 1);
+  if (v.reward().status() == v1::REWARD_STATUS_HELD) run->set_held(run->held() + 1);
   if (v.reward().status() == v1::REWARD_STATUS_OK) {
     run->set_reward_sum(run->reward_sum() + v.reward().reward());
     run->set_rewarded(run->rewarded() + 1);
@@ -55,6 +56,7 @@ void RecountScored(const std::vector<v1::Variant>& stored, v1::Run* run) {
   run->clear_rewarded();
   run->clear_best_speedup();
   run->clear_faster();
+  run->clear_held();
   for (const auto& v : stored) {
     if (v.scored()) CountScored(v, run);
   }

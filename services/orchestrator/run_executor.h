@@ -157,7 +157,8 @@ class RunExecutor {
 };
 
 // Adds one scored candidate to a run's counters (candidates, rejects,
-// infrastructure failures, verified, rewards, best trusted speedup, faster).
+// infrastructure failures, verified, rewards, held, best trusted speedup,
+// faster).
 void CountScored(const v1::Variant& variant, v1::Run* run);
 // The run's counters again from its stored variants (each scored one once).
 void RecountScored(const std::vector<v1::Variant>& stored, v1::Run* run);

@@ -113,6 +113,7 @@ TEST_CASE("suspicious rewards go to the judge: cheat withheld and recorded, hone
   // one are not), and the trainer is not given the held or withheld
   // rewards as numbers.
   CHECK(end->best_speedup() == Approx(17.0));
+  CHECK(end->held() == 2);
   const auto groups = rig.trainer.groups();
   REQUIRE(groups.size() == 1);
   int not_ok = 0;
@@ -211,11 +212,13 @@ TEST_CASE("a held reward is asked about again after each round: honest releases 
   // rewards as held (their groups were sent when their rounds ended).
   CHECK(end->rewarded() == 3);
   CHECK(end->faster() == 3);
+  CHECK(end->held() == 0);
   CHECK(end->best_speedup() == Approx(30.0));
   REQUIRE(judged.size() == 2);
   CHECK_THAT(judged[0].message(), Catch::Contains("cheat after 2 asks"));
   CHECK_THAT(judged[1].message(), Catch::Contains("honest after 3 asks"));
   CHECK(judged[1].run().rewarded() == 3);
+  CHECK(judged[0].run().held() == 1);  // "wild" still held when "bold" was decided
   int held_sent = 0;
   for (const auto& g : rig.trainer.groups()) {
     for (const auto& c : g.completions()) held_sent += c.reward().status() == v1::REWARD_STATUS_HELD;
@@ -256,6 +259,7 @@ TEST_CASE("an ended run's held rewards are asked about again on request (Rejudge
   REQUIRE(end.ok());
   REQUIRE(end->state() == v1::RUN_STATE_SUCCEEDED);
   CHECK(end->rewarded() == 1);
+  CHECK(end->held() == 1);
 
   // The judge still has no answer: held, asked a third time.
   auto again = o.Rejudge("run-1", RequestContext::Background());
@@ -270,6 +274,7 @@ TEST_CASE("an ended run's held rewards are asked about again on request (Rejudge
   CHECK(decided->held() == 0);
   CHECK(decided->run().state() == v1::RUN_STATE_SUCCEEDED);
   CHECK(decided->run().rewarded() == 2);
+  CHECK(decided->run().held() == 0);
   CHECK(decided->run().best_speedup() == Approx(30.0));
   auto stored = rig.store->GetRun("run-1");
   REQUIRE(stored.ok());

@@ -191,7 +191,7 @@ class RejudgeRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[Run, _Mapping]] = ..., decided: _Optional[int] = ..., held: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ["best_speedup", "candidates", "content", "created_at", "error", "faster", "idempotency_key", "infra_failures", "policy_version", "rejected", "reward_sum", "rewarded", "rounds_done", "run_id", "spec", "stage_index", "stage_round", "state", "updated_at", "variants", "variants_correct"]
+    __slots__ = ["best_speedup", "candidates", "content", "created_at", "error", "faster", "held", "idempotency_key", "infra_failures", "policy_version", "rejected", "reward_sum", "rewarded", "rounds_done", "run_id", "spec", "stage_index", "stage_round", "state", "updated_at", "variants", "variants_correct"]
     class ContentEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -205,6 +205,7 @@ class Run(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     FASTER_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INFRA_FAILURES_FIELD_NUMBER: _ClassVar[int]
     POLICY_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +227,7 @@ class Run(_message.Message):
     created_at: int
     error: str
     faster: int
+    held: int
     idempotency_key: str
     infra_failures: int
     policy_version: str
@@ -241,7 +243,7 @@ class Run(_message.Message):
     updated_at: int
     variants: int
     variants_correct: int
-    def __init__(self, run_id: _Optional[str] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., state: _Optional[_Union[RunState, str]] = ..., rounds_done: _Optional[int] = ..., variants: _Optional[int] = ..., variants_correct: _Optional[int] = ..., best_speedup: _Optional[float] = ..., created_at: _Optional[int] = ..., updated_at: _Optional[int] = ..., error: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., stage_index: _Optional[int] = ..., stage_round: _Optional[int] = ..., candidates: _Optional[int] = ..., rejected: _Optional[int] = ..., infra_failures: _Optional[int] = ..., faster: _Optional[int] = ..., policy_version: _Optional[str] = ..., reward_sum: _Optional[float] = ..., rewarded: _Optional[int] = ..., content: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., state: _Optional[_Union[RunState, str]] = ..., rounds_done: _Optional[int] = ..., variants: _Optional[int] = ..., variants_correct: _Optional[int] = ..., best_speedup: _Optional[float] = ..., created_at: _Optional[int] = ..., updated_at: _Optional[int] = ..., error: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., stage_index: _Optional[int] = ..., stage_round: _Optional[int] = ..., candidates: _Optional[int] = ..., rejected: _Optional[int] = ..., infra_failures: _Optional[int] = ..., faster: _Optional[int] = ..., policy_version: _Optional[str] = ..., reward_sum: _Optional[float] = ..., rewarded: _Optional[int] = ..., content: _Optional[_Mapping[str, str]] = ..., held: _Optional[int] = ...) -> None: ...
 
 class RunEvent(_message.Message):
     __slots__ = ["at", "kind", "message", "policy_step", "run", "run_id", "sequence", "state", "training", "variant"]
