@@ -47,6 +47,7 @@ struct Options {
   // The judge on suspicious rewards (docs/hacks.md).
   std::string judge_url, judge_model, judge_api_key_file, judge_template;
   double judge_timeout_seconds = 120;
+  double rejudge_every_seconds = 600;
   crl::ClientOptions upstream;
 };
 
@@ -87,6 +88,8 @@ int main(int argc, char** argv) {
   f->Add("judge_api_key_file", &o.judge_api_key_file, "file holding the endpoint's API key (empty: none)");
   f->Add("judge_template", &o.judge_template, "the judge's prompt template (empty: the shipped prompts/judge/judge.tmpl)");
   f->Add("judge_timeout_seconds", &o.judge_timeout_seconds, "a judge call's limit; past it the reward stays held");
+  f->Add("rejudge_every_seconds", &o.rejudge_every_seconds,
+         "with a judge: how often ended runs' held rewards are asked about again (0: only crl run rejudge)");
 
   std::unique_ptr<crl::orchestrator::StoreInterface> store;
   std::unique_ptr<crl::GrpcPromptClient> prompt;
@@ -164,6 +167,7 @@ int main(int argc, char** argv) {
                                          metrics.get(), judge.get()};
     crl::orchestrator::OrchestratorOptions oo;
     oo.max_parallel_runs = o.max_parallel_runs;
+    oo.rejudge_every = absl::Seconds(std::max(0.0, o.rejudge_every_seconds));
     oo.executor.parallel_candidates = o.parallel_candidates;
     oo.executor.parallel_groups = o.parallel_groups;
     orchestrator = std::make_unique<crl::orchestrator::Orchestrator>(services, store.get(), crl::RealClock::Get(), oo);

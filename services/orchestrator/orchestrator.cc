@@ -13,6 +13,7 @@
 #include "common/backoff.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/logging.h"
 #include "common/status.h"
 #include "lib/hacks/hack_case.h"
 #include "lib/report/report.h"
@@ -61,11 +62,54 @@ absl::Status Orchestrator::Start() {
   absl::MutexLock lock(&mu_);
   for (const auto& r : resume) queued_.push_back(r.run_id());
   LaunchQueued();
+  if (services_.judge != nullptr && options_.rejudge_every > absl::ZeroDuration() && !rejudger_.joinable()) {
+    rejudger_ = std::thread([this] { RejudgeEvery(); });
+  }
   return absl::OkStatus();
+}
+
+void Orchestrator::RejudgeEvery() {
+  absl::Time next = clock_->MonotonicNow() + options_.rejudge_every;
+  while (!stopping_.load()) {
+    if (clock_->MonotonicNow() < next) {
+      clock_->SleepFor(absl::Milliseconds(200));
+      continue;
+    }
+    absl::StatusOr<int> decided = RejudgeEnded(rejudge_context_);
+    if (!decided.ok() && !stopping_.load()) {
+      CRL_LOG(WARNING) << "crl-orchestrator: asking about ended runs' held rewards: " << decided.status();
+    }
+    next = clock_->MonotonicNow() + options_.rejudge_every;
+  }
+}
+
+absl::StatusOr<int> Orchestrator::RejudgeEnded(const RequestContext& context) {
+  int decided = 0;
+  for (v1::RunState state : {v1::RUN_STATE_SUCCEEDED, v1::RUN_STATE_FAILED, v1::RUN_STATE_CANCELLED}) {
+    std::string after;
+    for (;;) {
+      CRL_ASSIGN_OR_RETURN(std::vector<v1::Run> page, store_->ListRuns(state, 100, after));
+      for (const v1::Run& run : page) {
+        CRL_RETURN_IF_ERROR(context.Check());
+        if (run.held() == 0 || !SuspicionGate(run.spec().judge()).active()) continue;
+        absl::StatusOr<v1::RejudgeRunResponse> r = Rejudge(run.run_id(), context);
+        if (r.ok()) {
+          decided += r->decided();
+        } else if (r.status().code() != absl::StatusCode::kAborted) {
+          return r.status();
+        }
+      }
+      if (page.size() < 100) break;
+      after = page.back().run_id();
+    }
+  }
+  return decided;
 }
 
 void Orchestrator::Stop() {
   stopping_.store(true);
+  rejudge_context_.Cancel();
+  if (rejudger_.joinable()) rejudger_.join();
   std::vector<std::thread> threads;
   {
     absl::MutexLock lock(&mu_);

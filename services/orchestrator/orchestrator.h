@@ -25,6 +25,9 @@ namespace crl::orchestrator {
 struct OrchestratorOptions {
   int max_parallel_runs = 4;
   ExecutorOptions executor;
+  // With a judge: how often ended runs' held rewards are asked about again
+  // (RejudgeEnded, on a thread of Start's); zero: only on request.
+  absl::Duration rejudge_every = absl::ZeroDuration();
 };
 
 // Thread-safe.
@@ -66,6 +69,10 @@ class Orchestrator {
   // no judge or this orchestrator has none; ABORTED while another call
   // re-judges it.
   absl::StatusOr<v1::RejudgeRunResponse> Rejudge(const std::string& run_id, const RequestContext& context);
+  // One pass over the ended runs that still hold rewards (Run.held > 0),
+  // each asked about again (Rejudge; one that another call is re-judging
+  // is skipped). Returns how many rewards were decided.
+  absl::StatusOr<int> RejudgeEnded(const RequestContext& context);
 
   // Events after `after_sequence`, waiting up to `wait` for the first one.
   // Empty: none yet (the run may have ended: check its state).
@@ -82,6 +89,8 @@ class Orchestrator {
   void LaunchQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finished(const std::string& run_id);
   void Notify(const v1::RunEvent& event);
+  // The thread behind options_.rejudge_every.
+  void RejudgeEvery();
 
   Services services_;
   StoreInterface* store_;
@@ -93,6 +102,8 @@ class Orchestrator {
   std::vector<std::string> queued_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> last_sequence_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> rejudging_ ABSL_GUARDED_BY(mu_);
+  RequestContext rejudge_context_;  // cancelled by Stop
+  std::thread rejudger_;
 };
 
 }  // namespace crl::orchestrator

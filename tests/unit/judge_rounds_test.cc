@@ -230,7 +230,8 @@ TEST_CASE("a held reward is asked about again after each round: honest releases 
                                                            {"crl_orchestrator_judgements_total/undecided", 2}});
 }
 
-TEST_CASE("an ended run's held rewards are asked about again on request (RejudgeRun)", "[orchestrator]") {
+TEST_CASE("an ended run's held rewards are asked about again, periodically and on request (RejudgeRun)",
+          "[orchestrator]") {
   Rig rig;
   FakeJudge judge;
   judge.Push("undecided");  // in the round: "wild" held; after it, nothing scripted: still held
@@ -261,7 +262,13 @@ TEST_CASE("an ended run's held rewards are asked about again on request (Rejudge
   CHECK(end->rewarded() == 1);
   CHECK(end->held() == 1);
 
-  // The judge still has no answer: held, asked a third time.
+  // The periodic pass over ended runs (RejudgeEnded) asks about it: the
+  // judge still has no answer.
+  auto swept = o.RejudgeEnded(RequestContext::Background());
+  REQUIRE(swept.ok());
+  CHECK(*swept == 0);
+  CHECK(judge.shown().size() == 3);
+  // Nor on request: held, asked a fourth time.
   auto again = o.Rejudge("run-1", RequestContext::Background());
   REQUIRE(again.ok());
   CHECK(again->decided() == 0);
@@ -283,13 +290,16 @@ TEST_CASE("an ended run's held rewards are asked about again on request (Rejudge
   REQUIRE(events.ok());
   REQUIRE_FALSE(events->empty());
   CHECK(events->back().kind() == "judged");
-  CHECK(events->back().variant().judgement().asked() == 4);
-  CHECK(judge.shown().size() == 4);
-  // Nothing left to ask.
+  CHECK(events->back().variant().judgement().asked() == 5);
+  CHECK(judge.shown().size() == 5);
+  // Nothing left to ask, on request or by the periodic pass.
   auto none = o.Rejudge("run-1", RequestContext::Background());
   REQUIRE(none.ok());
   CHECK(none->decided() + none->held() == 0);
-  CHECK(judge.shown().size() == 4);
+  swept = o.RejudgeEnded(RequestContext::Background());
+  REQUIRE(swept.ok());
+  CHECK(*swept == 0);
+  CHECK(judge.shown().size() == 5);
 
   // A run that asked for no judge, an orchestrator without one, no such run.
   Orchestrator without(rig.services(), rig.store.get(), &rig.clock, {});
