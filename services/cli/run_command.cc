@@ -71,7 +71,8 @@ void PrintRun(const v1::Run& r) {
               r.policy_version().c_str(), r.error().empty() ? "" : "\n  error: ", r.error().c_str());
   if (r.held() > 0) {
     std::printf("  %d reward(s) held for the judge%s\n", r.held(),
-                run::RunEnded(r.state()) ? ": crl run rejudge asks again" : ": asked again after each round");
+                run::RunEnded(r.state()) ? ": the orchestrator asks again periodically; crl run rejudge asks now"
+                                         : ": asked again after each round");
   }
 }
 
