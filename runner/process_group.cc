@@ -1,7 +1,9 @@
 #include "runner/process_group.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +17,28 @@ namespace crl::runner {
 namespace {
 
 constexpr size_t kIovMax = 512;  // ranges per system call (IOV_MAX is 1024)
+
+// A /proc file's text; empty when it cannot be read. The process may exit
+// between the open and the read (ESRCH): std::ifstream read through an
+// istreambuf_iterator throws from there, and an uncaught throw here took
+// the whole worker down.
+std::string ReadProcFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) text.clear();
+      break;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
 
 std::string Hex(uint64_t v) {
   std::ostringstream s;
@@ -63,8 +87,7 @@ std::vector<pid_t> GroupProcesses(pid_t pgrp) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     // /proc/PID/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces.
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string text = ReadProcFile((entry.path() / "stat").string());
     const size_t close = text.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream rest(text.substr(close + 1));
@@ -79,7 +102,7 @@ pid_t PayloadPid(pid_t pgrp, bool isolated) {
   if (!isolated) return pgrp;
   for (pid_t p : GroupProcesses(pgrp)) {
     // "NSpid:\t<host pid>\t<pid in the sandbox's namespace>"
-    std::ifstream status("/proc/" + std::to_string(p) + "/status");
+    std::istringstream status(ReadProcFile("/proc/" + std::to_string(p) + "/status"));
     for (std::string line; std::getline(status, line);) {
       if (line.rfind("NSpid:", 0) != 0) continue;
       std::istringstream ids(line.substr(6));
@@ -99,8 +122,7 @@ bool WaitStopped(pid_t pid, double timeout_seconds) {
     bool all = true, any = false;
     std::error_code ec;
     for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
-      std::ifstream stat(task.path() / "stat");
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const std::string text = ReadProcFile((task.path() / "stat").string());
       const size_t close = text.rfind(')');
       if (close == std::string::npos || close + 2 >= text.size()) continue;
       any = true;
