@@ -226,7 +226,13 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
         return finish(v1::RUN_STATE_FAILED, absl::StrCat(end.failed_group, ": ", end.failure.ToString()));
       }
       if (!end.budget_end.empty()) return finish(v1::RUN_STATE_SUCCEEDED, end.budget_end);
-      CRL_RETURN_IF_ERROR(RejudgeHeld(context));
+      bool held = false;
+      {
+        absl::MutexLock lock(&mu_);
+        held = run_.held() > 0;
+      }
+      // Only a run that holds rewards reads its variants back for the judge.
+      if (held) CRL_RETURN_IF_ERROR(RejudgeHeld(context));
       if (!context.Check().ok()) return interrupted();
       if (trains && (stage->SyncsEachRound() || r + 1 == rounds)) {
         absl::Status synced = SyncPolicy(context);
