@@ -69,6 +69,7 @@ RULES = {
     "tests.smoke.backend": {"enum": ["auto", "host", "cuda"]},
     "orchestrator.ingress.pathType": {"enum": ["Prefix", "Exact", "ImplementationSpecific"]},
     "orchestrator.judge.timeoutSeconds": {"minimum": 1},
+    "orchestrator.judge.rejudgeEverySeconds": {"minimum": 0},
     "*.gpu.count": {"minimum": 1},
     "trainer.distributed.worldSize": {"minimum": 1},
     "trainer.distributed.backend": {"enum": ["gloo", "nccl"]},

@@ -65,6 +65,7 @@ redefined; the wiring may (e.g. workers outside this release).
 {{- $_ := set $wiring "judge_url" . -}}
 {{- $_ := set $wiring "judge_model" $judge.model -}}
 {{- with $judge.timeoutSeconds }}{{ $_ := set $wiring "judge_timeout_seconds" . }}{{ end -}}
+{{- if hasKey $judge "rejudgeEverySeconds" }}{{ $_ := set $wiring "rejudge_every_seconds" $judge.rejudgeEverySeconds }}{{ end -}}
 {{- if ($judge.apiKeySecret | default dict).name }}{{ $_ := set $wiring "judge_api_key_file" "/etc/crl/judge/api-key" }}{{ end -}}
 {{- end -}}
 {{- $prefixes = list "upstream" -}}
