@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "services/orchestrator/fake_judge.h"
 #include "services/orchestrator/orchestrator.h"
@@ -230,37 +232,48 @@ TEST_CASE("a held reward is asked about again after each round: honest releases 
                                                            {"crl_orchestrator_judgements_total/undecided", 2}});
 }
 
-TEST_CASE("an ended run's held rewards are asked about again, periodically and on request (RejudgeRun)",
-          "[orchestrator]") {
-  Rig rig;
-  FakeJudge judge;
-  judge.Push("undecided");  // in the round: "wild" held; after it, nothing scripted: still held
+// "run-1"'s spec: two candidates, "wild"'s 30x above the judge's ceiling;
+// the judge's first answer (in the round) is undecided, so the run ends
+// holding that reward (EndHeldRun).
+v1::RunSpec HeldRunSpec(Rig& rig, FakeJudge& judge) {
+  judge.Push("undecided");
   for (const char* code : {"steady", "wild"}) rig.prompt.Push(Parsed(code));
   for (int i = 0; i < 2; ++i) rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.timing.Push(Timed(2.0));
-  rig.timing.Push(Timed(30.0));  // above the ceiling: judged
+  rig.timing.Push(Timed(30.0));
   v1::RunSpec spec = Spec("contrastive-rl", 1, 2);
   spec.mutable_judge()->set_ceiling(20);
-  Services services = rig.services();
-  services.judge = &judge;
-  Orchestrator o(services, rig.store.get(), &rig.clock, {});
-  v1::Run run = rig.NewRun(spec);
+  return spec;
+}
 
-  // Queued or going: the run asks after each round itself.
-  auto early = o.Rejudge("run-1", RequestContext::Background());
-  REQUIRE_FALSE(early.ok());
-  CHECK(early.status().code() == absl::StatusCode::kFailedPrecondition);
-  CHECK_THAT(std::string(early.status().message()), Catch::Contains("RUN_STATE_QUEUED"));
-
+void EndHeldRun(Rig& rig, const Services& services) {
+  auto run = rig.store->GetRun("run-1");
+  REQUIRE(run.ok());
   ExecutorOptions eo;
   eo.parallel_candidates = 1;
   RunExecutor ex(services, rig.store.get(), &rig.clock, eo, nullptr);
   std::atomic<bool> stopping{false};
-  auto end = ex.Execute(run, RequestContext::Background(), stopping);
+  auto end = ex.Execute(*run, RequestContext::Background(), stopping);
   REQUIRE(end.ok());
   REQUIRE(end->state() == v1::RUN_STATE_SUCCEEDED);
   CHECK(end->rewarded() == 1);
   CHECK(end->held() == 1);
+}
+
+TEST_CASE("an ended run's held rewards are asked about again, periodically and on request (RejudgeRun)",
+          "[orchestrator]") {
+  Rig rig;
+  FakeJudge judge;
+  Services services = rig.services();
+  services.judge = &judge;
+  Orchestrator o(services, rig.store.get(), &rig.clock, {});
+  // Queued or going: the run asks after each round itself.
+  rig.NewRun(HeldRunSpec(rig, judge));
+  auto early = o.Rejudge("run-1", RequestContext::Background());
+  REQUIRE_FALSE(early.ok());
+  CHECK(early.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(early.status().message()), Catch::Contains("RUN_STATE_QUEUED"));
+  EndHeldRun(rig, services);
 
   // The periodic pass over ended runs (RejudgeEnded) asks about it: the
   // judge still has no answer.
@@ -308,6 +321,51 @@ TEST_CASE("an ended run's held rewards are asked about again, periodically and o
   CHECK_THAT(std::string(no_judge.status().message()), Catch::Contains("--judge_url"));
   CHECK(o.Rejudge("run-9", RequestContext::Background()).status().code() == absl::StatusCode::kNotFound);
   CHECK(o.Rejudge("", RequestContext::Background()).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("the orchestrator's own thread asks about ended runs' held rewards every rejudge_every, and Stop ends it",
+          "[orchestrator]") {
+  Rig rig;
+  FakeJudge judge;
+  Services services = rig.services();
+  services.judge = &judge;
+  rig.NewRun(HeldRunSpec(rig, judge));
+  EndHeldRun(rig, services);
+  REQUIRE(judge.shown().size() == 2);  // in its round and after it
+  auto held = [&] {
+    auto run = rig.store->GetRun("run-1");
+    return run.ok() ? run->held() : -1;
+  };
+
+  // 0: only on request; Start starts no thread.
+  {
+    Orchestrator o(services, rig.store.get(), &rig.clock, {});
+    REQUIRE(o.Start().ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    o.Stop();
+    CHECK(judge.shown().size() == 2);
+    CHECK(held() == 1);
+  }
+
+  // Every 10 minutes of the (fake) clock: the first pass comes after them,
+  // asks, and the honest answer releases the reward.
+  judge.Push("honest", "one pass per row");
+  OrchestratorOptions every;
+  every.rejudge_every = absl::Minutes(10);
+  Orchestrator o(services, rig.store.get(), &rig.clock, every);
+  const absl::Time started = rig.clock.MonotonicNow();
+  REQUIRE(o.Start().ok());
+  for (int i = 0; i < 200 && held() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(held() == 0);
+  CHECK(rig.clock.MonotonicNow() - started >= absl::Minutes(10));
+  CHECK(judge.shown().size() == 3);
+  auto run = rig.store->GetRun("run-1");
+  REQUIRE(run.ok());
+  CHECK(run->rewarded() == 2);
+  // Nothing held: later passes ask nothing; Stop joins the thread.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  o.Stop();
+  CHECK(judge.shown().size() == 3);
 }
 
 }  // namespace
