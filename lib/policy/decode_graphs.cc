@@ -196,7 +196,7 @@ Sampled DecodeGraphs::Step(const std::vector<int64_t>& ids, const std::vector<in
 #endif
   if (!out.defined()) out = impl_->Forward(bucket, columns, rows.filter);
   out = out.narrow(1, 0, n).to(torch::kCPU);
-  return {out[0].to(torch::kLong), out[1].to(torch::kFloat32)};
+  return {out[0].to(torch::kLong), out[1].to(torch::kFloat32), {}, {}};  // no top tokens: rows.top_n is not captured
 }
 
 int DecodeGraphs::graphs() const {

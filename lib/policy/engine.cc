@@ -17,6 +17,7 @@ namespace {
 // while it is queued or active, and never after `done`.
 struct Pending {
   const GenerationRequest* request = nullptr;
+  const RequestContext* context = nullptr;  // the caller's, alive until done
   std::vector<Generation> out;
   int unfinished = 0;
   absl::Status status;
@@ -56,7 +57,8 @@ struct GenerationEngine::Impl {
   void Prefill(const std::vector<Pending*>& admitted);
   void PrefillGroup(const std::vector<Pending*>& group);
   void Decode();
-  void Append(Sequence* s, int token, float logprob);
+  // The sampled token of row `row` of `next` (its tensors on the host).
+  void Append(Sequence* s, const Sampled& next, int64_t row);
   void Finish(Sequence* s, const char* reason);
   void FailAll(const absl::Status& status);
   void Complete(Pending* p);
@@ -66,6 +68,16 @@ struct GenerationEngine::Impl {
 namespace {
 
 absl::Time Now() { return absl::Now(); }
+
+// The sampled tensors on the host, contiguous.
+Sampled ToHost(const Sampled& s) {
+  Sampled h{s.tokens.to(torch::kCPU).contiguous(), s.logprobs.to(torch::kCPU).contiguous(), {}, {}};
+  if (s.top_tokens.defined()) {
+    h.top_tokens = s.top_tokens.to(torch::kCPU).contiguous();
+    h.top_logprobs = s.top_logprobs.to(torch::kCPU).contiguous();
+  }
+  return h;
+}
 
 }  // namespace
 
@@ -140,6 +152,10 @@ absl::StatusOr<std::vector<Generation>> GenerationEngine::Generate(const Generat
         absl::StrCat("n: ", r.n, " is outside [1, ", impl_->options.max_batch, "] (max_batch)"));
   }
   if (r.params.max_new_tokens < 1) return absl::InvalidArgumentError("max_new_tokens: must be at least 1");
+  if (r.top_logprobs < 0 || r.top_logprobs > kMaxTopLogprobs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_logprobs: ", r.top_logprobs, " is outside [0, ", kMaxTopLogprobs, "]"));
+  }
   if (static_cast<int64_t>(r.prompt.size()) + r.params.max_new_tokens > impl_->options.max_len) {
     return absl::InvalidArgumentError(absl::StrCat(
         "prompt (", r.prompt.size(), " tokens) + max_new_tokens (", r.params.max_new_tokens,
@@ -148,6 +164,7 @@ absl::StatusOr<std::vector<Generation>> GenerationEngine::Generate(const Generat
   if (absl::Status s = context.Check(); !s.ok()) return s;
   Pending p;
   p.request = &r;
+  p.context = &context;
   p.out.resize(r.n);
   p.unfinished = r.n;
   p.submitted = Now();
@@ -197,9 +214,13 @@ void GenerationEngine::Impl::Run() {
     }
     try {
       Prefill(admitted);
-      // Requests whose callers gave up leave the batch.
+      // Requests whose callers gave up leave the batch, seen here at each
+      // step (a caller looks only every 50 ms).
       for (Sequence* s : slots) {
-        if (s && s->pending->cancel.load()) Finish(s, "cancelled");
+        if (!s) continue;
+        Pending* p = s->pending;
+        if (!p->cancel.load() && !p->context->Check().ok()) p->cancel.store(true);
+        if (p->cancel.load()) Finish(s, "cancelled");
       }
       if (active.load() > 0) Decode();
     } catch (const std::exception& e) {
@@ -227,6 +248,7 @@ HostRowSampling GenerationEngine::Impl::Rows(const std::vector<const Sequence*>&
     out.seed[i] = static_cast<int64_t>(p.seed + rows[i]->index);
     out.step[i] = steps[i];
     out.filter = out.filter || p.top_k > 0 || p.top_p < 1.0;
+    out.top_n = std::max<int64_t>(out.top_n, rows[i]->pending->request->top_logprobs);
   }
   return out;
 }
@@ -308,16 +330,13 @@ void GenerationEngine::Impl::PrefillGroup(const std::vector<Pending*>& group) {
   }
   const int64_t N = static_cast<int64_t>(seqs.size());
   active += static_cast<int>(N);
-  Sampled next = SampleNext(logits.index_select(0, torch::tensor(row_of, longs).to(dev)),
-                            Rows(rows, std::vector<int>(N, 0)).ToDevice(dev));
-  torch::Tensor tokens = next.tokens.to(torch::kCPU), logprobs = next.logprobs.to(torch::kCPU);
-  const int64_t* t = tokens.data_ptr<int64_t>();
-  const float* lp = logprobs.data_ptr<float>();
+  const Sampled next = ToHost(SampleNext(logits.index_select(0, torch::tensor(row_of, longs).to(dev)),
+                                         Rows(rows, std::vector<int>(N, 0)).ToDevice(dev)));
   const absl::Time now = Now();
   for (int64_t i = 0; i < N; ++i) {
     Sequence* s = seqs[i];
     s->pending->out[s->index].first_token_seconds = absl::ToDoubleSeconds(now - s->pending->submitted);
-    Append(s, static_cast<int>(t[i]), lp[i]);
+    Append(s, next, i);
   }
 }
 
@@ -341,9 +360,10 @@ void GenerationEngine::Impl::Decode() {
       steps[i] = static_cast<int>(s->pending->out[s->index].tokens.size());
     }
   }
+  const HostRowSampling sampling = Rows(rows, steps);
   Sampled next;
-  if (graphs) {
-    next = graphs->Step(ids, lengths, view, Rows(rows, steps));
+  if (graphs && sampling.top_n == 0) {  // the graphs compute no top tokens
+    next = graphs->Step(ids, lengths, view, sampling);
     graphs_captured = graphs->graphs();
   } else {
     const auto dev = model->device();
@@ -353,25 +373,35 @@ void GenerationEngine::Impl::Decode() {
     cache.view = view;
     torch::Tensor logits =
         model->Forward(torch::tensor(ids, longs).view({hi, 1}).to(dev), {}, &cache).select(1, 0);
-    next = SampleNext(logits, Rows(rows, steps).ToDevice(dev));
+    next = SampleNext(logits, sampling.ToDevice(dev));
   }
-  torch::Tensor tokens = next.tokens.to(torch::kCPU), logprobs = next.logprobs.to(torch::kCPU);
-  const int64_t* t = tokens.data_ptr<int64_t>();
-  const float* lp = logprobs.data_ptr<float>();
+  next = ToHost(next);
   for (int i = 0; i < hi; ++i) {
     if (Sequence* s = slots[i]) {
       ++s->length;
-      Append(s, static_cast<int>(t[i]), lp[i]);
+      Append(s, next, i);
     }
   }
 }
 
-void GenerationEngine::Impl::Append(Sequence* s, int token, float logprob) {
+void GenerationEngine::Impl::Append(Sequence* s, const Sampled& next, int64_t row) {
   Generation& g = s->pending->out[s->index];
-  g.tokens.push_back(token);
-  g.logprobs.push_back(logprob);
-  ++tokens;
   const GenerationRequest& r = *s->pending->request;
+  const int token = static_cast<int>(next.tokens.data_ptr<int64_t>()[row]);
+  g.tokens.push_back(token);
+  g.logprobs.push_back(next.logprobs.data_ptr<float>()[row]);
+  if (r.top_logprobs > 0) {
+    const int64_t width = next.top_tokens.size(1);
+    const int64_t* ids = next.top_tokens.data_ptr<int64_t>() + row * width;
+    const float* values = next.top_logprobs.data_ptr<float>() + row * width;
+    std::vector<TopToken> top;
+    for (int64_t k = 0; k < std::min<int64_t>(r.top_logprobs, width); ++k) {
+      top.push_back({static_cast<int>(ids[k]), values[k]});
+    }
+    g.top_logprobs.push_back(std::move(top));
+  }
+  ++tokens;
+  if (r.on_token) r.on_token(s->index, g);
   if (std::find(r.params.stop_ids.begin(), r.params.stop_ids.end(), token) != r.params.stop_ids.end() ||
       (r.stop && r.stop(g.tokens))) {
     Finish(s, "stop");

@@ -52,6 +52,14 @@ struct GenerationRequest {
   // true ends the sequence with finish reason "stop" (stop strings). Must be
   // cheap and thread-safe.
   std::function<bool(const std::vector<int>& tokens)> stop;
+  // Also record the this-many most likely tokens at each position
+  // (Generation::top_logprobs), 0 to kMaxTopLogprobs. On a CUDA device a step
+  // with such a row decodes op by op, not from a graph.
+  int top_logprobs = 0;
+  // Called on the engine thread after each new token of sample `sample`,
+  // with what it has generated so far (streaming); the stop decision comes
+  // after. Must be cheap and thread-safe, and must not call the engine.
+  std::function<void(int sample, const Generation& so_far)> on_token;
 };
 
 // Thread-safe. The engine's thread is the only one that runs the model.
@@ -65,8 +73,9 @@ class GenerationEngine {
   ~GenerationEngine();
 
   // Blocks until the n samples finish. INVALID_ARGUMENT for an empty
-  // prompt, an id outside the vocabulary, n outside [1, max_batch], or a
-  // prompt + max_new_tokens beyond max_len; CANCELLED / DEADLINE_EXCEEDED
+  // prompt, an id outside the vocabulary, n outside [1, max_batch], a
+  // prompt + max_new_tokens beyond max_len, or top_logprobs outside
+  // [0, kMaxTopLogprobs]; CANCELLED / DEADLINE_EXCEEDED
   // when `context` ends first (its sequences leave the batch); INTERNAL when
   // LibTorch fails (the message says why).
   absl::StatusOr<std::vector<Generation>> Generate(const GenerationRequest& request,

@@ -30,9 +30,22 @@ struct SamplingParams {
   std::vector<int> stop_ids;
 };
 
+// One of the most likely tokens at a position, and its log-probability
+// under the raw logits.
+struct TopToken {
+  int token = 0;
+  float logprob = 0;
+};
+
+// At most this many top tokens a position (the OpenAI API's limit).
+inline constexpr int kMaxTopLogprobs = 20;
+
 struct Generation {
   std::vector<int> tokens;      // the new tokens (a stop token included)
   std::vector<float> logprobs;  // log p(token | everything before), one per token
+  // When asked for (GenerationRequest::top_logprobs): the most likely tokens
+  // at each position, most likely first, one list per token; empty otherwise.
+  std::vector<std::vector<TopToken>> top_logprobs;
   std::string finish_reason;    // "stop" or "length"
   double first_token_seconds = 0;  // from the request to its first token
   double seconds = 0;              // from the request to the last token

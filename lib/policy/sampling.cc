@@ -23,6 +23,7 @@ RowSampling HostRowSampling::ToDevice(torch::Device device) const {
   r.seed = torch::tensor(seed).to(device);
   r.step = torch::tensor(step).to(device);
   r.filter = filter;
+  r.top_n = top_n;
   return r;
 }
 
@@ -59,7 +60,13 @@ Sampled SampleNext(const torch::Tensor& logits, const RowSampling& r) {
   torch::Tensor gumbel = -torch::log(-torch::log(CounterUniform(r.seed, r.step, V)));
   torch::Tensor sampled = (scaled + gumbel).argmax(-1);
   torch::Tensor tokens = torch::where(r.temperature > 0, sampled, greedy);
-  return {tokens, logp.gather(1, tokens.unsqueeze(1)).squeeze(1)};
+  Sampled out{tokens, logp.gather(1, tokens.unsqueeze(1)).squeeze(1), {}, {}};
+  if (r.top_n > 0) {
+    auto [values, ids] = logp.topk(std::min(r.top_n, V), /*dim=*/-1);
+    out.top_tokens = ids;
+    out.top_logprobs = values;
+  }
+  return out;
 }
 
 }  // namespace crl::policy

@@ -23,6 +23,8 @@ struct RowSampling {
   torch::Tensor step;         // [B] int64: the token's index in its sequence
   // Some row has top_k > 0 or top_p < 1 (known on the host: no device sync).
   bool filter = false;
+  // The most likely tokens to report per row (Sampled::top_*); 0: none.
+  int64_t top_n = 0;
 };
 
 // The same values on the host, as the engine gathers them row by row.
@@ -30,6 +32,7 @@ struct HostRowSampling {
   std::vector<float> temperature, top_p;
   std::vector<int64_t> top_k, seed, step;
   bool filter = false;
+  int64_t top_n = 0;
   // Rows with default values (greedy, no filter, seed 0, step 0).
   explicit HostRowSampling(size_t rows = 0)
       : temperature(rows, 0.f), top_p(rows, 1.f), top_k(rows, 0), seed(rows, 0), step(rows, 0) {}
@@ -39,6 +42,9 @@ struct HostRowSampling {
 struct Sampled {
   torch::Tensor tokens;    // [B] int64
   torch::Tensor logprobs;  // [B] float32: log p(token) under the raw logits (temperature 1)
+  // With rows.top_n > 0: each row's top_n most likely tokens, most likely
+  // first ([B, top_n] int64), and their log-probabilities as above (float32).
+  torch::Tensor top_tokens, top_logprobs;
 };
 
 // logits [B, V] float32.

@@ -26,7 +26,82 @@ size_t FirstStop(const std::string& text, const google::protobuf::RepeatedPtrFie
   return at;
 }
 
+// The end of the last whole UTF-8 character in text[0, end): a character
+// whose bytes are not all there yet is left for a later piece.
+size_t WholeCharacters(const std::string& text, size_t end) {
+  size_t at = end;
+  for (int back = 0; back < 4 && at > 0; ++back) {
+    const unsigned char c = static_cast<unsigned char>(text[--at]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte
+    const size_t need = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    return at + need <= end ? end : at;
+  }
+  return end;  // stray continuation bytes: replaced whatever follows
+}
+
+void AddTopLogprobs(const std::vector<policy::TopToken>& top, v1::Completion* c) {
+  v1::TopLogprobs* t = c->add_top_logprobs();
+  for (const policy::TopToken& k : top) {
+    t->add_token_ids(k.token);
+    t->add_logprobs(k.logprob);
+  }
+}
+
 }  // namespace
+
+// One completion's text as a stream: what a client has been sent so far,
+// always a prefix of the text Sample returns.
+class LocalBackend::TextStream {
+ public:
+  TextStream(const policy::Tokenizer* tokenizer, const v1::SamplingParams* params)
+      : tokenizer_(tokenizer), params_(params) {
+    for (const std::string& s : params->stop()) hold_ = std::max(hold_, s.empty() ? 0 : s.size() - 1);
+  }
+
+  // The piece of the token just generated.
+  v1::Completion Next(const policy::Generation& so_far) {
+    v1::Completion piece;
+    piece.add_token_ids(so_far.tokens.back());
+    piece.add_token_logprobs(so_far.logprobs.back());
+    if (!so_far.top_logprobs.empty()) AddTopLogprobs(so_far.top_logprobs.back(), &piece);
+    if (stopped_) return piece;
+    std::string text = tokenizer_->Decode(so_far.tokens, /*skip_special=*/true);
+    size_t end = text.size() - std::min(text.size(), hold_);
+    if (params_->stop_size() > 0) {
+      const size_t at = FirstStop(text, params_->stop());
+      if (at != std::string::npos) {
+        end = at;
+        stopped_ = true;
+      }
+    }
+    text.resize(WholeCharacters(text, end));
+    piece.set_text(Extend(ValidUtf8(text)));
+    return piece;
+  }
+
+  // The rest of the final text (and the finish reason).
+  v1::Completion Last(const v1::Completion& done) {
+    v1::Completion piece;
+    piece.set_text(Extend(done.text()));
+    piece.set_finish_reason(done.finish_reason());
+    return piece;
+  }
+
+ private:
+  // What `text` adds to what was sent ("" unless it extends it).
+  std::string Extend(const std::string& text) {
+    if (text.size() <= sent_.size() || text.compare(0, sent_.size(), sent_) != 0) return "";
+    std::string more = text.substr(sent_.size());
+    sent_ = text;
+    return more;
+  }
+
+  const policy::Tokenizer* tokenizer_;
+  const v1::SamplingParams* params_;
+  size_t hold_ = 0;  // bytes that could be the start of a stop string
+  bool stopped_ = false;
+  std::string sent_;
+};
 
 LocalBackend::LocalBackend(LocalBackendOptions options, SamplerMetrics* metrics)
     : options_(std::move(options)), metrics_(metrics) {}
@@ -131,6 +206,12 @@ absl::Status LocalBackend::UsePolicy(const v1::PolicyVersion& v) {
 
 absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest& request,
                                                         const RequestContext& context) {
+  return SampleStream(request, context, nullptr);
+}
+
+absl::StatusOr<v1::SampleResponse> LocalBackend::SampleStream(const v1::SampleRequest& request,
+                                                              const RequestContext& context,
+                                                              const PieceSink& sink) {
   if (!request.policy().empty() && request.policy() != options_.name) {
     return absl::NotFoundError(absl::StrCat("policy '", request.policy(), "' is not served here (",
                                             options_.name, " is)"));
@@ -152,6 +233,7 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest&
   for (int id : eos_ids_) stop_ids.push_back(id);
   if (g.prompt.empty()) return absl::InvalidArgumentError("prompt: empty");
   g.n = std::max(1, request.num_completions());
+  g.top_logprobs = p.top_logprobs();
   g.params.temperature = p.temperature();
   g.params.top_p = p.top_p() > 0 && p.top_p() <= 1 ? p.top_p() : 1.0;
   g.params.top_k = std::max(0, p.top_k());
@@ -165,6 +247,13 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest&
       const size_t from = tokens.size() > 16 ? tokens.size() - 16 : 0;
       const std::string tail = tok->Decode(std::vector<int>(tokens.begin() + from, tokens.end()));
       return FirstStop(tail, stops) != std::string::npos;
+    };
+  }
+  std::vector<TextStream> streams;
+  if (sink) {
+    streams.assign(g.n, TextStream(tokenizer_.get(), &p));
+    g.on_token = [&streams, &sink](int sample, const policy::Generation& so_far) {
+      sink(sample, streams[sample].Next(so_far));
     };
   }
   if (metrics_) metrics_->queue_depth.Set(instance->engine->waiting());
@@ -192,6 +281,7 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest&
     c->set_text(ValidUtf8(text));
     for (int t : gen.tokens) c->add_token_ids(t);
     for (float lp : gen.logprobs) c->add_token_logprobs(lp);
+    for (const auto& top : gen.top_logprobs) AddTopLogprobs(top, c);
     c->set_finish_reason(finish);
     c->set_policy_version(instance->version);
     c->set_token_source("engine");
@@ -199,6 +289,7 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::Sample(const v1::SampleRequest&
     total = std::max(total, gen.seconds);
     tokens += static_cast<int>(gen.tokens.size());
   }
+  for (size_t i = 0; i < streams.size(); ++i) sink(static_cast<int>(i), streams[i].Last(r.completions(i)));
   r.set_completion_tokens(tokens);
   r.mutable_timings()->set_first_token_seconds(first);
   r.mutable_timings()->set_total_seconds(total);

@@ -50,6 +50,11 @@ class LocalBackend final : public SamplerBackendInterface {
 
   absl::StatusOr<v1::SampleResponse> Sample(const v1::SampleRequest& request,
                                             const RequestContext& context) override;
+  // Token by token: each piece is one token, with the text it completes (a
+  // character split across tokens waits for its last byte; with stop
+  // strings, the text that could start one waits until it cannot).
+  absl::StatusOr<v1::SampleResponse> SampleStream(const v1::SampleRequest& request,
+                                                  const RequestContext& context, const PieceSink& sink) override;
   std::vector<v1::Policy> Policies() const override;
   absl::Status UsePolicy(const v1::PolicyVersion& version) override;
   std::string TokenText(int id) const override;
@@ -66,6 +71,7 @@ class LocalBackend final : public SamplerBackendInterface {
     bool adapter = false;
     std::shared_ptr<policy::GenerationEngine> engine;
   };
+  class TextStream;
   LocalBackend(LocalBackendOptions options, SamplerMetrics* metrics);
   absl::StatusOr<std::shared_ptr<Instance>> Load(const std::string& model_dir, const std::string& adapter,
                                                  const std::string& version);

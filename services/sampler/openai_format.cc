@@ -194,14 +194,25 @@ absl::StatusOr<v1::SampleRequest> ParseApiRequest(const std::string& body, ApiKi
     options->model = j.value("model", "");
     options->stream = j.value("stream", false);
     options->token_ids = j.value("return_tokens_as_token_ids", false);
+    int top = 0;
     if (j.contains("logprobs") && !j["logprobs"].is_null()) {
+      // Chat: a boolean (top_logprobs apart); completions: the number of top tokens.
       options->logprobs = j["logprobs"].is_boolean() ? j["logprobs"].get<bool>() : true;
+      if (j["logprobs"].is_number()) top = j["logprobs"].get<int>();
+    }
+    if (kind == ApiKind::kChat && j.contains("top_logprobs") && !j["top_logprobs"].is_null()) {
+      top = j["top_logprobs"].get<int>();
+      if (top > 0 && !options->logprobs) return bad("top_logprobs", "requires logprobs: true");
+    }
+    if (top < 0 || top > 20) {
+      return bad(kind == ApiKind::kChat ? "top_logprobs" : "logprobs", "must be between 0 and 20");
     }
     r.set_policy(options->model);
     const int n = j.value("n", 1);
     if (n < 1 || n > 128) return bad("n", "must be between 1 and 128");
     r.set_num_completions(n);
     v1::SamplingParams* p = r.mutable_params();
+    p->set_top_logprobs(top);
     const double temperature = j.contains("temperature") && !j["temperature"].is_null() ? j["temperature"].get<double>() : 1.0;
     if (!(temperature >= 0 && temperature <= 2)) return bad("temperature", "must be between 0 and 2");
     p->set_temperature(temperature);
@@ -268,32 +279,53 @@ absl::StatusOr<v1::SampleRequest> ParseApiRequest(const std::string& body, ApiKi
 
 namespace {
 
-// `names`: each token's bytes as its namer gives them (possibly part of a
+json Bytes(const std::string& name) {
+  std::vector<int> bytes;
+  for (unsigned char b : name) bytes.push_back(b);
+  return bytes;
+}
+
+// A choice's (or a streamed piece's) "logprobs" in either API's form. A
+// token's name is its bytes as its namer gives them (possibly part of a
 // UTF-8 character): "token" shows them as valid UTF-8 (U+FFFD for a part),
 // "bytes" as they are.
-json LogprobsJson(const v1::Completion& c, ApiKind kind, const std::vector<std::string>& names) {
-  if (kind == ApiKind::kChat) {
+json LogprobsJson(const v1::Completion& c, const ApiReply& reply) {
+  const int n = std::min(c.token_ids_size(), c.token_logprobs_size());
+  auto top_of = [&](int i) -> const v1::TopLogprobs* {
+    return i < c.top_logprobs_size() ? &c.top_logprobs(i) : nullptr;
+  };
+  if (reply.kind == ApiKind::kChat) {
     json content = json::array();
-    for (int i = 0; i < c.token_logprobs_size(); ++i) {
-      std::vector<int> bytes;
-      for (unsigned char b : names[i]) bytes.push_back(b);
-      content.push_back({{"token", ValidUtf8(names[i])}, {"logprob", c.token_logprobs(i)}, {"bytes", bytes},
-                         {"top_logprobs", json::array()}});
+    for (int i = 0; i < n; ++i) {
+      const std::string name = reply.name(c.token_ids(i));
+      json top = json::array();
+      if (const v1::TopLogprobs* t = top_of(i)) {
+        for (int k = 0; k < std::min(t->token_ids_size(), t->logprobs_size()); ++k) {
+          const std::string alt = reply.name(t->token_ids(k));
+          top.push_back({{"token", ValidUtf8(alt)}, {"logprob", t->logprobs(k)}, {"bytes", Bytes(alt)}});
+        }
+      }
+      content.push_back({{"token", ValidUtf8(name)}, {"logprob", c.token_logprobs(i)}, {"bytes", Bytes(name)},
+                         {"top_logprobs", top}});
     }
     return {{"content", content}};
   }
-  std::vector<std::string> tokens;
-  for (const std::string& n : names) tokens.push_back(ValidUtf8(n));
+  json tokens = json::array(), values = json::array(), tops = json::array();
+  for (int i = 0; i < n; ++i) {
+    tokens.push_back(ValidUtf8(reply.name(c.token_ids(i))));
+    values.push_back(c.token_logprobs(i));
+    json top = json::object();
+    if (const v1::TopLogprobs* t = top_of(i)) {
+      for (int k = 0; k < std::min(t->token_ids_size(), t->logprobs_size()); ++k) {
+        top[ValidUtf8(reply.name(t->token_ids(k)))] = t->logprobs(k);
+      }
+    }
+    tops.push_back(top);
+  }
   return {{"tokens", tokens},
-          {"token_logprobs", std::vector<float>(c.token_logprobs().begin(), c.token_logprobs().end())},
-          {"top_logprobs", nullptr},
+          {"token_logprobs", values},
+          {"top_logprobs", c.top_logprobs_size() > 0 ? tops : json(nullptr)},
           {"text_offset", nullptr}};
-}
-
-std::vector<std::string> TokenNames(const v1::Completion& c, const TokenNamer& name) {
-  std::vector<std::string> names;
-  for (int id : c.token_ids()) names.push_back(name(id));
-  return names;
 }
 
 json Usage(const v1::SampleResponse& r) {
@@ -302,60 +334,70 @@ json Usage(const v1::SampleResponse& r) {
           {"total_tokens", r.prompt_tokens() + r.completion_tokens()}};
 }
 
+std::string Event(const json& choices, const json& usage, const ApiReply& reply) {
+  json chunk = {{"id", reply.id},
+                {"object", reply.kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion"},
+                {"created", reply.created},
+                {"model", reply.model},
+                {"choices", choices}};
+  if (!usage.is_null()) chunk["usage"] = usage;
+  return absl::StrCat("data: ", chunk.dump(), "\n\n");
+}
+
 }  // namespace
 
-json ApiResponseJson(const v1::SampleResponse& r, ApiKind kind, const std::string& model,
-                     const std::string& id, int64_t created, bool logprobs, const TokenNamer& name) {
+json ApiResponseJson(const v1::SampleResponse& r, const ApiReply& reply) {
   json choices = json::array();
   for (int i = 0; i < r.completions_size(); ++i) {
     const v1::Completion& c = r.completions(i);
     json choice = {{"index", i}, {"finish_reason", c.finish_reason()}};
-    if (kind == ApiKind::kChat) {
+    if (reply.kind == ApiKind::kChat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text()}};
     } else {
       choice["text"] = c.text();
     }
-    choice["logprobs"] = logprobs ? LogprobsJson(c, kind, TokenNames(c, name)) : json(nullptr);
+    choice["logprobs"] = reply.logprobs ? LogprobsJson(c, reply) : json(nullptr);
     choices.push_back(choice);
   }
-  return {{"id", id},
-          {"object", kind == ApiKind::kChat ? "chat.completion" : "text_completion"},
-          {"created", created},
-          {"model", model},
+  return {{"id", reply.id},
+          {"object", reply.kind == ApiKind::kChat ? "chat.completion" : "text_completion"},
+          {"created", reply.created},
+          {"model", reply.model},
           {"system_fingerprint", "crl-policy-v" + r.policy_version()},
           {"choices", choices},
           {"usage", Usage(r)}};
 }
 
-std::string ApiStreamText(const v1::SampleResponse& r, ApiKind kind, const std::string& model,
-                          const std::string& id, int64_t created, bool logprobs,
-                          const TokenNamer& name) {
-  const char* object = kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion";
+std::string ApiStreamEvents(const v1::Completion& piece, int index, bool first, const ApiReply& reply) {
   std::string out;
-  auto emit = [&](const json& choices, const json& usage) {
-    json chunk = {{"id", id}, {"object", object}, {"created", created}, {"model", model}, {"choices", choices}};
-    if (!usage.is_null()) chunk["usage"] = usage;
-    absl::StrAppend(&out, "data: ", chunk.dump(), "\n\n");
-  };
-  for (int i = 0; i < r.completions_size(); ++i) {
-    const v1::Completion& c = r.completions(i);
-    json choice = {{"index", i}, {"finish_reason", nullptr}};
-    if (kind == ApiKind::kChat) {
-      choice["delta"] = {{"role", "assistant"}, {"content", c.text()}};
+  if (first || !piece.text().empty() || piece.token_ids_size() > 0) {
+    json choice = {{"index", index}, {"finish_reason", nullptr}};
+    if (reply.kind == ApiKind::kChat) {
+      choice["delta"] = {{"content", piece.text()}};
+      if (first) choice["delta"]["role"] = "assistant";
     } else {
-      choice["text"] = c.text();
+      choice["text"] = piece.text();
     }
-    choice["logprobs"] = logprobs ? LogprobsJson(c, kind, TokenNames(c, name)) : json(nullptr);
-    emit(json::array({choice}), nullptr);
-    json end = {{"index", i}, {"finish_reason", c.finish_reason()}, {"logprobs", nullptr}};
-    if (kind == ApiKind::kChat) end["delta"] = json::object();
-    else end["text"] = "";
-    emit(json::array({end}), nullptr);
+    choice["logprobs"] = reply.logprobs ? LogprobsJson(piece, reply) : json(nullptr);
+    out += Event(json::array({choice}), nullptr, reply);
   }
-  emit(json::array(), Usage(r));
-  absl::StrAppend(&out, "data: [DONE]\n\n");
+  if (!piece.finish_reason().empty()) {
+    json end = {{"index", index}, {"finish_reason", piece.finish_reason()}, {"logprobs", nullptr}};
+    if (reply.kind == ApiKind::kChat) {
+      end["delta"] = json::object();
+    } else {
+      end["text"] = "";
+    }
+    out += Event(json::array({end}), nullptr, reply);
+  }
   return out;
 }
+
+std::string ApiStreamEnd(const v1::SampleResponse& r, const ApiReply& reply) {
+  return absl::StrCat(Event(json::array(), Usage(r), reply), "data: [DONE]\n\n");
+}
+
+std::string ApiStreamError(const json& error) { return absl::StrCat("data: ", error.dump(), "\n\n"); }
 
 json ApiError(const std::string& message, const std::string& type, const std::string& param) {
   return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json(nullptr) : json(param)},

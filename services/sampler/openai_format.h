@@ -88,14 +88,30 @@ absl::StatusOr<v1::SampleRequest> ParseApiRequest(const std::string& body, ApiKi
 // client asked for return_tokens_as_token_ids.
 using TokenNamer = std::function<std::string(int id)>;
 
-// The response body (and, for a stream, the event stream text). `logprobs`:
-// include each sampled token's log-probability.
-nlohmann::json ApiResponseJson(const v1::SampleResponse& response, ApiKind kind,
-                               const std::string& model, const std::string& id, int64_t created,
-                               bool logprobs, const TokenNamer& name);
-std::string ApiStreamText(const v1::SampleResponse& response, ApiKind kind, const std::string& model,
-                          const std::string& id, int64_t created, bool logprobs,
-                          const TokenNamer& name);
+// What every part of one reply carries.
+struct ApiReply {
+  ApiKind kind = ApiKind::kChat;
+  std::string model;
+  std::string id;
+  int64_t created = 0;
+  // Include each token's log-probability (and its top tokens where the
+  // completion has them).
+  bool logprobs = false;
+  TokenNamer name;
+};
+
+// The response body.
+nlohmann::json ApiResponseJson(const v1::SampleResponse& response, const ApiReply& reply);
+// A streamed piece of choice `index` (SamplerBackendInterface::SampleStream)
+// as server-sent events ("data: {...}\n\n"): its text, tokens and
+// log-probabilities, then the finish reason when the piece has one; `first`:
+// the choice's first piece (a chat delta names the role).
+std::string ApiStreamEvents(const v1::Completion& piece, int index, bool first, const ApiReply& reply);
+// After the last piece: the usage event and "data: [DONE]".
+std::string ApiStreamEnd(const v1::SampleResponse& response, const ApiReply& reply);
+// A failure once the stream has begun (ApiError's object), as the event
+// that ends it.
+std::string ApiStreamError(const nlohmann::json& error);
 // {"error": {"message", "type", "param", "code"}}.
 nlohmann::json ApiError(const std::string& message, const std::string& type, const std::string& param);
 

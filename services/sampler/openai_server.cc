@@ -3,9 +3,13 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "common/http_listen.h"
 #include "common/clock.h"
 #include "common/file.h"
@@ -24,8 +28,13 @@ void SendError(httplib::Response& res, int status, const std::string& message, c
   res.set_content(ApiError(message, type, param).dump(), "application/json");
 }
 
-// The HTTP status and OpenAI error type of a failed Sample.
-void SendStatus(httplib::Response& res, const absl::Status& s) {
+struct Failure {
+  int http = 500;
+  json error;
+};
+
+// The HTTP status and OpenAI error of a failed Sample.
+Failure FailureOf(const absl::Status& s) {
   const std::string m(s.message());
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
@@ -33,15 +42,96 @@ void SendStatus(httplib::Response& res, const absl::Status& s) {
     case absl::StatusCode::kOutOfRange: {
       // Our messages start with the field: "temperature: must be ...".
       const size_t colon = m.find(':');
-      SendError(res, 400, m, "invalid_request_error", colon == std::string::npos ? "" : m.substr(0, colon));
-      return;
+      return {400, ApiError(m, "invalid_request_error", colon == std::string::npos ? "" : m.substr(0, colon))};
     }
-    case absl::StatusCode::kNotFound: SendError(res, 404, m, "invalid_request_error", "model"); return;
-    case absl::StatusCode::kResourceExhausted: SendError(res, 429, m, "rate_limit_error"); return;
-    case absl::StatusCode::kUnavailable: SendError(res, 503, m, "server_error"); return;
-    case absl::StatusCode::kDeadlineExceeded: SendError(res, 504, m, "timeout"); return;
-    default: SendError(res, 500, m, "server_error"); return;
+    case absl::StatusCode::kNotFound: return {404, ApiError(m, "invalid_request_error", "model")};
+    case absl::StatusCode::kResourceExhausted: return {429, ApiError(m, "rate_limit_error", "")};
+    case absl::StatusCode::kUnavailable: return {503, ApiError(m, "server_error", "")};
+    case absl::StatusCode::kDeadlineExceeded: return {504, ApiError(m, "timeout", "")};
+    default: return {500, ApiError(m, "server_error", "")};
   }
+}
+
+void SendStatus(httplib::Response& res, const absl::Status& s) {
+  Failure f = FailureOf(s);
+  res.status = f.http;
+  res.set_content(f.error.dump(), "application/json");
+}
+
+// A streamed request: the backend samples on a thread of its own and adds
+// each piece's events here; the HTTP thread sends them as they come.
+struct StreamState {
+  explicit StreamState(absl::Time deadline) : context(RealClock::Get(), deadline) {}
+  RequestContext context;
+  absl::Mutex mu;
+  std::string events ABSL_GUARDED_BY(mu);  // not yet sent
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  absl::Status failed ABSL_GUARDED_BY(mu);
+  std::thread thread;
+
+  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return finished || !events.empty(); }
+};
+
+// Starts `request` streaming. A request that fails before its first piece
+// (a bad parameter, an unknown policy) gets an HTTP error as a whole reply
+// would; a failure after it ends the stream with an error event; a client
+// that goes away cancels the request.
+void Stream(SamplerBackendInterface* backend, SamplerMetrics* metrics, const v1::SampleRequest& request,
+            const ApiReply& reply, absl::Duration timeout, httplib::Response& res) {
+  auto state = std::make_shared<StreamState>(absl::Now() + timeout);
+  state->thread = std::thread([state, backend, metrics, request, reply] {
+    std::vector<bool> begun;
+    auto r = backend->SampleStream(request, state->context, [&](int index, const v1::Completion& piece) {
+      if (index >= static_cast<int>(begun.size())) begun.resize(index + 1, false);
+      std::string events = ApiStreamEvents(piece, index, !begun[index], reply);
+      begun[index] = true;
+      absl::MutexLock lock(&state->mu);
+      state->events += events;
+    });
+    if (metrics) metrics->ObserveRequest("libtorch", r.status(), r.ok() ? &*r : nullptr);
+    absl::MutexLock lock(&state->mu);
+    if (r.ok()) state->events += ApiStreamEnd(*r, reply);
+    state->failed = r.status();
+    state->finished = true;
+  });
+  absl::Status early;
+  {
+    absl::MutexLock lock(&state->mu);
+    state->mu.Await(absl::Condition(state.get(), &StreamState::Ready));
+    if (state->events.empty()) early = state->failed;
+  }
+  if (!early.ok()) {
+    state->thread.join();
+    SendStatus(res, early);
+    return;
+  }
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [state](size_t, httplib::DataSink& sink) {
+        for (;;) {
+          std::string out;
+          bool finished = false;
+          {
+            absl::MutexLock lock(&state->mu);
+            state->mu.AwaitWithTimeout(absl::Condition(state.get(), &StreamState::Ready), absl::Milliseconds(250));
+            out.swap(state->events);
+            finished = state->finished;
+            if (finished && !state->failed.ok()) out += ApiStreamError(FailureOf(state->failed).error);
+          }
+          if ((!out.empty() && !sink.write(out.data(), out.size())) || !sink.is_writable()) {
+            state->context.Cancel();  // the client went away
+            return false;
+          }
+          if (finished) {
+            sink.done();
+            return true;
+          }
+        }
+      },
+      [state](bool) {
+        state->context.Cancel();  // a no-op once finished
+        if (state->thread.joinable()) state->thread.join();
+      });
 }
 
 std::atomic<int64_t> request_counter{0};
@@ -100,6 +190,23 @@ absl::StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Start(const OpenAiSe
         SendStatus(res, request.status());
         return;
       }
+      ApiReply reply;
+      reply.kind = kind;
+      reply.id = absl::StrCat(kind == ApiKind::kChat ? "chatcmpl-crl-" : "cmpl-crl-", request_counter.fetch_add(1));
+      reply.created = absl::ToUnixSeconds(absl::Now());
+      reply.logprobs = ro.logprobs;
+      reply.name = [backend, ids = ro.token_ids](int token) {
+        return ids ? absl::StrCat("token_id:", token) : backend->TokenText(token);
+      };
+      reply.model = ro.model;
+      if (reply.model.empty()) {  // the policy that answers
+        const std::vector<v1::Policy> policies = backend->Policies();
+        if (!policies.empty()) reply.model = policies[0].name();
+      }
+      if (ro.stream) {
+        Stream(backend, metrics, *request, reply, o.request_timeout, res);
+        return;
+      }
       RequestContext context(RealClock::Get(), absl::Now() + o.request_timeout);
       auto r = backend->Sample(*request, context);
       if (metrics) metrics->ObserveRequest("libtorch", r.status(), r.ok() ? &*r : nullptr);
@@ -107,24 +214,7 @@ absl::StatusOr<std::unique_ptr<OpenAiServer>> OpenAiServer::Start(const OpenAiSe
         SendStatus(res, r.status());
         return;
       }
-      const std::string id = absl::StrCat(kind == ApiKind::kChat ? "chatcmpl-crl-" : "cmpl-crl-",
-                                          request_counter.fetch_add(1));
-      const int64_t created = absl::ToUnixSeconds(absl::Now());
-      const std::string model = ro.model.empty() ? r->policy() : ro.model;
-      TokenNamer name = [backend, ids = ro.token_ids](int token) {
-        return ids ? absl::StrCat("token_id:", token) : backend->TokenText(token);
-      };
-      if (ro.stream) {
-        auto text = std::make_shared<std::string>(ApiStreamText(*r, kind, model, id, created, ro.logprobs, name));
-        res.set_chunked_content_provider("text/event-stream", [text](size_t, httplib::DataSink& sink) {
-          sink.write(text->data(), text->size());
-          sink.done();
-          return true;
-        });
-        return;
-      }
-      res.set_content(ApiResponseJson(*r, kind, model, id, created, ro.logprobs, name).dump(),
-                      "application/json");
+      res.set_content(ApiResponseJson(*r, reply).dump(), "application/json");
     };
   };
   srv.Post("/v1/chat/completions", complete(ApiKind::kChat));

@@ -118,6 +118,22 @@ TEST_CASE("crl-sampler serves its policy over gRPC, the CLI and the OpenAI API (
   CHECK(stopped.find('a') == std::string::npos);
   CHECK(o["stream"]["finish"].is_string());
   CHECK(o["stream"]["chunks"].get<int>() >= 2);
+  CHECK(o["chat_top"]["top_sizes"] == json::array({3}));
+  CHECK(o["chat_top"]["descending"] == true);
+  CHECK(o["chat_top"]["sampled_not_above_first"] == true);
+  CHECK(o["chat_top"]["well_formed"] == true);
+  // Seeded: streamed or not, the same completion; one event a token.
+  CHECK(o["stream_tokens"]["text"] == o["chat_top"]["text"]);
+  CHECK(o["stream_tokens"]["tokens"] == o["chat_top"]["tokens"]);
+  CHECK(o["stream_tokens"]["token_chunks"] == o["chat_top"]["tokens"]);
+  CHECK(o["stream_tokens"]["top_sizes"] == json::array({3}));
+  CHECK(o["stream_tokens"]["usage"]["completion_tokens"] == o["chat_top"]["tokens"]);
+  CHECK(o["top_without_logprobs"]["status"] == 400);
+  CHECK(o["completion_top"]["top"].size() == o["completion_top"]["tokens"].get<size_t>());
+  for (const json& k : o["completion_top"]["top"]) {
+    CHECK(k.get<int>() >= 1);  // two tokens whose bytes show alike share a key
+    CHECK(k.get<int>() <= 2);
+  }
   CHECK(o["unknown_model"]["status"] == 404);
   CHECK(o["bad_temperature"]["status"] == 400);
   // Without the token: 401.
@@ -125,6 +141,52 @@ TEST_CASE("crl-sampler serves its policy over gRPC, the CLI and the OpenAI API (
                        std::to_string(http) + "/v1 tiny wrong-token >" + out + " 2>&1")
                           .c_str()) == 0);
   CHECK(json::parse(Read(out))["models"]["status"] == 401);
+
+  // A stream is sent as it is generated: its first event arrives long
+  // before its last (a reply built whole and then cut into events arrives
+  // at once).
+  {
+    httplib::Client api("127.0.0.1", http);
+    api.set_read_timeout(120, 0);
+    httplib::Request post;
+    post.method = "POST";
+    post.path = "/v1/chat/completions";
+    post.headers = {{"Authorization", "Bearer crl-test-token"}};
+    post.set_header("Content-Type", "application/json");
+    post.body = json({{"model", "tiny"}, {"stream", true}, {"n", 4}, {"max_tokens", 200}, {"seed", 5},
+                      {"messages", {{{"role", "user"}, {"content", "make the scan faster"}}}}})
+                    .dump();
+    std::string body;
+    std::vector<double> arrivals;  // seconds after the request, per read
+    const auto sent = std::chrono::steady_clock::now();
+    post.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+      body.append(data, size);
+      arrivals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count());
+      return true;
+    };
+    auto reply = api.send(post);
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    INFO(body.substr(0, 2000));
+    CHECK_THAT(body, Catch::EndsWith("data: [DONE]\n\n"));
+    REQUIRE(arrivals.size() >= 2);
+    CHECK(arrivals.front() < 0.5 * arrivals.back());
+    // A client that hangs up after its first event: the request is
+    // cancelled (its sequences leave the batch), and the server goes on.
+    post.body = json({{"model", "tiny"}, {"stream", true}, {"n", 4}, {"max_tokens", 220}, {"seed", 6},
+                      {"messages", {{{"role", "user"}, {"content", "make the sort faster"}}}}})
+                    .dump();
+    post.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return false; };
+    CHECK_FALSE(api.send(post));
+    std::string after;
+    for (int i = 0; i < 300 && after.find("code=\"cancelled\"") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      after = HttpGet(sampler.metrics_port(), "/metrics");
+    }
+    CHECK_THAT(after, Catch::Contains("crl_sampler_requests_total{backend=\"libtorch\",code=\"cancelled\"} 1"));
+    auto again = (*client)->Sample(Ask(2), RequestContext::Background());
+    CHECK(again.ok());
+  }
 
   const std::string metrics = HttpGet(sampler.metrics_port(), "/metrics");
   CHECK_THAT(metrics, Catch::Contains("crl_sampler_requests_total{backend=\"libtorch\",code=\"ok\"}"));

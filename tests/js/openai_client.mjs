@@ -60,6 +60,48 @@ await record("stream", async () => {
   }
   return { text, finish, chunks };
 });
+// Top tokens: each sampled token's alternatives, most likely first.
+const seeded = {
+  model, max_tokens: 12, seed: 2, logprobs: true, top_logprobs: 3, temperature: 1.0,
+  messages: [{ role: "user", content: "make softmax faster" }],
+};
+await record("chat_top", async () => {
+  const r = await client.chat.completions.create(seeded);
+  const content = r.choices[0].logprobs.content;
+  return {
+    tokens: content.length,
+    top_sizes: [...new Set(content.map((t) => t.top_logprobs.length))],
+    descending: content.every((t) => t.top_logprobs.every((a, i) => i === 0 || a.logprob <= t.top_logprobs[i - 1].logprob)),
+    sampled_not_above_first: content.every((t) => t.logprob <= t.top_logprobs[0].logprob + 1e-5),
+    well_formed: content.every((t) => t.top_logprobs.every((a) =>
+      typeof a.token === "string" && Number.isFinite(a.logprob) && Array.isArray(a.bytes) && a.bytes.length > 0)),
+    text: r.choices[0].message.content,
+  };
+});
+// The same request streamed through the client's own stream helper, which
+// accumulates deltas and logprobs into a completion.
+await record("stream_tokens", async () => {
+  const s = client.chat.completions.stream({ ...seeded, stream_options: { include_usage: true } });
+  let tokenChunks = 0;
+  s.on("chunk", (c) => { if (c.choices[0]?.logprobs?.content?.length) tokenChunks++; });
+  const done = await s.finalChatCompletion();
+  const content = done.choices[0].logprobs?.content ?? [];
+  return {
+    token_chunks: tokenChunks,
+    tokens: content.length,
+    top_sizes: [...new Set(content.map((t) => t.top_logprobs.length))],
+    text: done.choices[0].message.content,
+    finish: done.choices[0].finish_reason,
+    usage: done.usage,
+  };
+});
+await record("top_without_logprobs", async () =>
+  client.chat.completions.create({ model, top_logprobs: 2, messages: [{ role: "user", content: "x" }] }));
+await record("completion_top", async () => {
+  const r = await client.completions.create({ model, prompt: "def forward(self, x):", max_tokens: 5, logprobs: 2, seed: 4 });
+  const lp = r.choices[0].logprobs;
+  return { tokens: lp.tokens.length, top: lp.top_logprobs.map((d) => Object.keys(d).length) };
+});
 await record("unknown_model", async () =>
   client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }));
 await record("bad_temperature", async () =>

@@ -6,6 +6,7 @@
 #include "tests/policy/torch_catch.h"
 
 #include <atomic>
+#include <numeric>
 #include <set>
 #include <thread>
 
@@ -154,6 +155,52 @@ TEST_CASE("engine: cancellation frees the slots; stop callbacks and bad requests
         absl::StatusCode::kInvalidArgument);  // n above max_batch
   CHECK((*engine)->Generate(Request({1}, 1, 1, 1, 256), RequestContext::Background()).status().code() ==
         absl::StatusCode::kInvalidArgument);  // beyond max_len
+}
+
+TEST_CASE("engine: top tokens are the model's most likely; on_token sees each token as it comes", "[engine]") {
+  auto model = Model(5);
+  auto engine = GenerationEngine::Start(model, {4, 64});
+  REQUIRE(engine.ok());
+  GenerationRequest r = Request({21, 22, 23}, 2, 1.0, 8, 10);
+  r.top_logprobs = 4;
+  absl::Mutex mu;
+  std::vector<std::vector<size_t>> seen(2);  // tokens so far, per call
+  r.on_token = [&](int sample, const Generation& so_far) {
+    absl::MutexLock lock(&mu);
+    seen[sample].push_back(so_far.tokens.size());
+    CHECK(so_far.top_logprobs.size() == so_far.tokens.size());
+  };
+  auto out = (*engine)->Generate(r, RequestContext::Background());
+  REQUIRE(out.ok());
+  torch::NoGradGuard no_grad;
+  for (int k = 0; k < 2; ++k) {
+    const Generation& g = (*out)[k];
+    REQUIRE(g.top_logprobs.size() == g.tokens.size());
+    std::vector<size_t> expected(g.tokens.size());
+    std::iota(expected.begin(), expected.end(), 1);
+    CHECK(seen[k] == expected);  // once per token, in order
+    // The model's own distribution at each position, computed apart.
+    std::vector<int64_t> seq = {21, 22, 23};
+    for (int t : g.tokens) seq.push_back(t);
+    torch::Tensor logp = torch::log_softmax(model->Forward(torch::tensor(seq, torch::kLong).unsqueeze(0))[0], -1);
+    for (size_t i = 0; i < g.tokens.size(); ++i) {
+      auto [values, ids] = logp[2 + i].topk(4);
+      REQUIRE(g.top_logprobs[i].size() == 4);
+      for (int j = 0; j < 4; ++j) {
+        CHECK(g.top_logprobs[i][j].token == ids[j].item<int64_t>());
+        CHECK(g.top_logprobs[i][j].logprob == Approx(values[j].item<float>()).margin(1e-4));
+      }
+      CHECK(g.logprobs[i] <= g.top_logprobs[i][0].logprob + 1e-5f);
+    }
+  }
+  GenerationRequest none = Request({21, 22, 23}, 1, 1.0, 8, 10);
+  auto plain = (*engine)->Generate(none, RequestContext::Background());
+  REQUIRE(plain.ok());
+  CHECK((*plain)[0].top_logprobs.empty());
+  CHECK((*plain)[0].tokens == (*out)[0].tokens);  // asking for top tokens changes no sample
+  none.top_logprobs = kMaxTopLogprobs + 1;
+  CHECK((*engine)->Generate(none, RequestContext::Background()).status().code() ==
+        absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("decode graphs: a padded, bucketed step gives the exact step's logits", "[engine]") {
@@ -400,6 +447,61 @@ TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under
   REQUIRE(stale.ok());
   CHECK(absl::Now() - asked >= absl::Milliseconds(200));
   CHECK(stale->policy_version() == "0");
+}
+
+TEST_CASE("sampler: a streamed sample's pieces add up to its completions, stop strings never shown", "[engine][sampler]") {
+  TempDir dir;
+  WriteModel(dir.path() + "/m", 6);
+  sampler::LocalBackendOptions o;
+  o.model_dir = dir.path() + "/m";
+  o.device = "cpu";
+  o.engine = {8, 128};
+  auto backend = sampler::LocalBackend::Create(o, nullptr);
+  REQUIRE(backend.ok());
+  // A random tiny model writes any bytes: partial UTF-8 characters too.
+  for (const char* stop : {"", "e", "rel"}) {
+    INFO("stop string '" << stop << "'");
+    v1::SampleRequest req;
+    req.set_prompt("def forward(self, x):");
+    req.set_num_completions(3);
+    req.mutable_params()->set_temperature(1.0);
+    req.mutable_params()->set_max_tokens(60);
+    req.mutable_params()->set_seed(11);
+    req.mutable_params()->set_has_seed(true);
+    req.mutable_params()->set_top_logprobs(2);
+    if (*stop) req.mutable_params()->add_stop(stop);
+    std::vector<v1::Completion> joined(3);
+    std::vector<int> pieces(3, 0);
+    bool after_last = false;
+    auto r = (*backend)->SampleStream(req, RequestContext::Background(), [&](int i, const v1::Completion& piece) {
+      REQUIRE(i < 3);
+      if (!joined[i].finish_reason().empty()) after_last = true;
+      if (*stop) CHECK(piece.text().find(stop) == std::string::npos);
+      joined[i].mutable_text()->append(piece.text());
+      joined[i].mutable_token_ids()->MergeFrom(piece.token_ids());
+      joined[i].mutable_token_logprobs()->MergeFrom(piece.token_logprobs());
+      joined[i].mutable_top_logprobs()->MergeFrom(piece.top_logprobs());
+      joined[i].set_finish_reason(piece.finish_reason());
+      ++pieces[i];
+    });
+    REQUIRE(r.ok());
+    CHECK_FALSE(after_last);
+    for (int i = 0; i < 3; ++i) {
+      const v1::Completion& c = r->completions(i);
+      CHECK(joined[i].text() == c.text());
+      CHECK(joined[i].finish_reason() == c.finish_reason());
+      CHECK(std::vector<int>(joined[i].token_ids().begin(), joined[i].token_ids().end()) ==
+            std::vector<int>(c.token_ids().begin(), c.token_ids().end()));
+      CHECK(joined[i].token_logprobs_size() == c.token_logprobs_size());
+      CHECK(c.top_logprobs_size() == c.token_ids_size());
+      CHECK(joined[i].top_logprobs_size() == c.token_ids_size());
+      CHECK(pieces[i] == c.token_ids_size() + 1);  // one a token, then the rest of the text
+      if (*stop) CHECK(c.text().find(stop) == std::string::npos);
+    }
+    auto whole = (*backend)->Sample(req, RequestContext::Background());  // seeded: the same
+    REQUIRE(whole.ok());
+    for (int i = 0; i < 3; ++i) CHECK(whole->completions(i).text() == r->completions(i).text());
+  }
 }
 
 }  // namespace

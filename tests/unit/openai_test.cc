@@ -265,7 +265,8 @@ TEST_CASE("API logprobs: a token's bytes as they are, its text as valid UTF-8", 
   for (float lp : {-0.5f, -0.25f}) c->add_token_logprobs(lp);
   // Token 1 is the first two bytes of the euro sign, token 2 its last and "!".
   TokenNamer name = [](int id) { return id == 1 ? std::string("\xe2\x82") : std::string("\xac!"); };
-  json chat = ApiResponseJson(r, ApiKind::kChat, "m", "id", 0, true, name);
+  ApiReply reply{ApiKind::kChat, "m", "id", 0, true, name};
+  json chat = ApiResponseJson(r, reply);
   const json& content = chat["choices"][0]["logprobs"]["content"];
   REQUIRE(content.size() == 2);
   CHECK(content[0]["bytes"] == json::array({0xe2, 0x82}));
@@ -274,9 +275,12 @@ TEST_CASE("API logprobs: a token's bytes as they are, its text as valid UTF-8", 
   CHECK(content[1]["token"].get<std::string>().back() == '!');
   CHECK(content[0]["logprob"] == -0.5);
   CHECK_NOTHROW(chat.dump());  // valid UTF-8 throughout
-  json completion = ApiResponseJson(r, ApiKind::kCompletions, "m", "id", 0, true, name);
+  reply.kind = ApiKind::kCompletions;
+  json completion = ApiResponseJson(r, reply);
   CHECK(completion["choices"][0]["logprobs"]["tokens"][0].get<std::string>().find("\ufffd") == 0);
-  CHECK_NOTHROW(ApiStreamText(r, ApiKind::kChat, "m", "id", 0, true, name));
+  CHECK(completion["choices"][0]["logprobs"]["top_logprobs"].is_null());  // none asked for
+  reply.kind = ApiKind::kChat;
+  CHECK_NOTHROW(ApiStreamEvents(r.completions(0), 0, true, reply));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from crl.v1 import prompt_pb2 as crl_dot_v1_dot_prompt__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63rl/v1/sampler.proto\x12\x06\x63rl.v1\x1a\x13\x63rl/v1/prompt.proto\"\x9d\x01\n\x0eSamplingParams\x12\x13\n\x0btemperature\x18\x01 \x01(\x01\x12\r\n\x05top_p\x18\x02 \x01(\x01\x12\x12\n\nmax_tokens\x18\x03 \x01(\x05\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\r\n\x05top_k\x18\x05 \x01(\x05\x12\x0c\n\x04stop\x18\x06 \x03(\t\x12\x16\n\x0estop_token_ids\x18\x07 \x03(\x05\x12\x10\n\x08has_seed\x18\x08 \x01(\x08\"\xc4\x01\n\rSampleRequest\x12\x0e\n\x06prompt\x18\x01 \x01(\t\x12\x17\n\x0fnum_completions\x18\x02 \x01(\x05\x12&\n\x06params\x18\x03 \x01(\x0b\x32\x16.crl.v1.SamplingParams\x12\x0e\n\x06policy\x18\x04 \x01(\t\x12%\n\x08messages\x18\x05 \x03(\x0b\x32\x13.crl.v1.ChatMessage\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x17\n\x0fmin_policy_step\x18\x07 \x01(\x03\"\x8a\x01\n\nCompletion\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x16\n\x0etoken_logprobs\x18\x02 \x03(\x02\x12\x11\n\ttoken_ids\x18\x03 \x03(\x05\x12\x15\n\rfinish_reason\x18\x04 \x01(\t\x12\x16\n\x0epolicy_version\x18\x05 \x01(\t\x12\x14\n\x0ctoken_source\x18\x06 \x01(\t\"Z\n\rSampleTimings\x12\x15\n\rqueue_seconds\x18\x01 \x01(\x01\x12\x1b\n\x13\x66irst_token_seconds\x18\x02 \x01(\x01\x12\x15\n\rtotal_seconds\x18\x03 \x01(\x01\"\xe7\x01\n\x0eSampleResponse\x12\'\n\x0b\x63ompletions\x18\x01 \x03(\x0b\x32\x12.crl.v1.Completion\x12\x16\n\x0epolicy_version\x18\x02 \x01(\t\x12\x18\n\x10prompt_token_ids\x18\x03 \x03(\x05\x12&\n\x07timings\x18\x04 \x01(\x0b\x32\x15.crl.v1.SampleTimings\x12\x0e\n\x06policy\x18\x05 \x01(\t\x12\x15\n\rprompt_tokens\x18\x06 \x01(\x05\x12\x19\n\x11\x63ompletion_tokens\x18\x07 \x01(\x05\x12\x10\n\x08\x61ttempts\x18\x08 \x01(\x05\"\x15\n\x13ListPoliciesRequest\"m\n\x06Policy\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tendpoints\x18\x04 \x03(\t\x12\x0f\n\x07\x61\x64\x61pter\x18\x05 \x01(\x08\x12\x12\n\nbase_model\x18\x06 \x01(\t\"8\n\x14ListPoliciesResponse\x12 \n\x08policies\x18\x01 \x03(\x0b\x32\x0e.crl.v1.Policy2\x94\x01\n\x0eSamplerService\x12\x37\n\x06Sample\x12\x15.crl.v1.SampleRequest\x1a\x16.crl.v1.SampleResponse\x12I\n\x0cListPolicies\x12\x1b.crl.v1.ListPoliciesRequest\x1a\x1c.crl.v1.ListPoliciesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63rl/v1/sampler.proto\x12\x06\x63rl.v1\x1a\x13\x63rl/v1/prompt.proto\"\xb3\x01\n\x0eSamplingParams\x12\x13\n\x0btemperature\x18\x01 \x01(\x01\x12\r\n\x05top_p\x18\x02 \x01(\x01\x12\x12\n\nmax_tokens\x18\x03 \x01(\x05\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\r\n\x05top_k\x18\x05 \x01(\x05\x12\x0c\n\x04stop\x18\x06 \x03(\t\x12\x16\n\x0estop_token_ids\x18\x07 \x03(\x05\x12\x10\n\x08has_seed\x18\x08 \x01(\x08\x12\x14\n\x0ctop_logprobs\x18\t \x01(\x05\"\xc4\x01\n\rSampleRequest\x12\x0e\n\x06prompt\x18\x01 \x01(\t\x12\x17\n\x0fnum_completions\x18\x02 \x01(\x05\x12&\n\x06params\x18\x03 \x01(\x0b\x32\x16.crl.v1.SamplingParams\x12\x0e\n\x06policy\x18\x04 \x01(\t\x12%\n\x08messages\x18\x05 \x03(\x0b\x32\x13.crl.v1.ChatMessage\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x17\n\x0fmin_policy_step\x18\x07 \x01(\x03\"2\n\x0bTopLogprobs\x12\x11\n\ttoken_ids\x18\x01 \x03(\x05\x12\x10\n\x08logprobs\x18\x02 \x03(\x02\"\xb5\x01\n\nCompletion\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x16\n\x0etoken_logprobs\x18\x02 \x03(\x02\x12\x11\n\ttoken_ids\x18\x03 \x03(\x05\x12\x15\n\rfinish_reason\x18\x04 \x01(\t\x12\x16\n\x0epolicy_version\x18\x05 \x01(\t\x12\x14\n\x0ctoken_source\x18\x06 \x01(\t\x12)\n\x0ctop_logprobs\x18\x07 \x03(\x0b\x32\x13.crl.v1.TopLogprobs\"Z\n\rSampleTimings\x12\x15\n\rqueue_seconds\x18\x01 \x01(\x01\x12\x1b\n\x13\x66irst_token_seconds\x18\x02 \x01(\x01\x12\x15\n\rtotal_seconds\x18\x03 \x01(\x01\"\xe7\x01\n\x0eSampleResponse\x12\'\n\x0b\x63ompletions\x18\x01 \x03(\x0b\x32\x12.crl.v1.Completion\x12\x16\n\x0epolicy_version\x18\x02 \x01(\t\x12\x18\n\x10prompt_token_ids\x18\x03 \x03(\x05\x12&\n\x07timings\x18\x04 \x01(\x0b\x32\x15.crl.v1.SampleTimings\x12\x0e\n\x06policy\x18\x05 \x01(\t\x12\x15\n\rprompt_tokens\x18\x06 \x01(\x05\x12\x19\n\x11\x63ompletion_tokens\x18\x07 \x01(\x05\x12\x10\n\x08\x61ttempts\x18\x08 \x01(\x05\"\x15\n\x13ListPoliciesRequest\"m\n\x06Policy\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tendpoints\x18\x04 \x03(\t\x12\x0f\n\x07\x61\x64\x61pter\x18\x05 \x01(\x08\x12\x12\n\nbase_model\x18\x06 \x01(\t\"8\n\x14ListPoliciesResponse\x12 \n\x08policies\x18\x01 \x03(\x0b\x32\x0e.crl.v1.Policy2\x94\x01\n\x0eSamplerService\x12\x37\n\x06Sample\x12\x15.crl.v1.SampleRequest\x1a\x16.crl.v1.SampleResponse\x12I\n\x0cListPolicies\x12\x1b.crl.v1.ListPoliciesRequest\x1a\x1c.crl.v1.ListPoliciesResponseb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'crl.v1.sampler_pb2', globals())
@@ -22,21 +22,23 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   _SAMPLINGPARAMS._serialized_start=54
-  _SAMPLINGPARAMS._serialized_end=211
-  _SAMPLEREQUEST._serialized_start=214
-  _SAMPLEREQUEST._serialized_end=410
-  _COMPLETION._serialized_start=413
-  _COMPLETION._serialized_end=551
-  _SAMPLETIMINGS._serialized_start=553
-  _SAMPLETIMINGS._serialized_end=643
-  _SAMPLERESPONSE._serialized_start=646
-  _SAMPLERESPONSE._serialized_end=877
-  _LISTPOLICIESREQUEST._serialized_start=879
-  _LISTPOLICIESREQUEST._serialized_end=900
-  _POLICY._serialized_start=902
-  _POLICY._serialized_end=1011
-  _LISTPOLICIESRESPONSE._serialized_start=1013
-  _LISTPOLICIESRESPONSE._serialized_end=1069
-  _SAMPLERSERVICE._serialized_start=1072
-  _SAMPLERSERVICE._serialized_end=1220
+  _SAMPLINGPARAMS._serialized_end=233
+  _SAMPLEREQUEST._serialized_start=236
+  _SAMPLEREQUEST._serialized_end=432
+  _TOPLOGPROBS._serialized_start=434
+  _TOPLOGPROBS._serialized_end=484
+  _COMPLETION._serialized_start=487
+  _COMPLETION._serialized_end=668
+  _SAMPLETIMINGS._serialized_start=670
+  _SAMPLETIMINGS._serialized_end=760
+  _SAMPLERESPONSE._serialized_start=763
+  _SAMPLERESPONSE._serialized_end=994
+  _LISTPOLICIESREQUEST._serialized_start=996
+  _LISTPOLICIESREQUEST._serialized_end=1017
+  _POLICY._serialized_start=1019
+  _POLICY._serialized_end=1128
+  _LISTPOLICIESRESPONSE._serialized_start=1130
+  _LISTPOLICIESRESPONSE._serialized_end=1186
+  _SAMPLERSERVICE._serialized_start=1189
+  _SAMPLERSERVICE._serialized_end=1337
 # @@protoc_insertion_point(module_scope)
