@@ -147,7 +147,7 @@ else
 fi
 
 if command -v shellcheck >/dev/null; then
-  shellcheck "$repo/docker/runtime-deps.sh" "$repo/docker/worker-entrypoint.sh" "$here/check.sh"
+  shellcheck "$repo/docker/runtime-deps.sh" "$repo/docker/install-tree.sh" "$repo/docker/worker-entrypoint.sh" "$here/check.sh"
   # The sh scripts the chart renders into pods (the policy's initContainer,
   # the `helm test` pod), from every value set that rendered.
   scripts=$(python3 - "$tmp" <<'PY'

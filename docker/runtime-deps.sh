@@ -38,27 +38,34 @@ done
 [ -f "$tmp/libs" ] || exit 0
 
 sort -u "$tmp/libs" > "$tmp/unique"
-: > "$tmp/pkgs"
-# (a redirect, not a pipe: an `exit 1` in the loop must end the script)
+# Which package ships each path, from dpkg's file lists read once (one
+# dpkg-query -S per library took minutes: each call reads every list).
+awk 'FNR == 1 { pkg = FILENAME; sub(/.*\//, "", pkg); sub(/\.list$/, "", pkg) } { print $0 "\t" pkg }' \
+  /var/lib/dpkg/info/*.list > "$tmp/index"
+# dpkg records a path as its package shipped it; with merged /usr the
+# loader may report /lib/... for a file shipped as /usr/lib/... (or the
+# reverse), and the name may be a symlink: each library's spellings, in
+# order of preference.
+: > "$tmp/wanted"
 while read -r lib; do
   case "$(basename "$lib")" in
     libcuda.so*|libnvidia-*) continue ;;
   esac
-  # dpkg records a path as its package shipped it; with merged /usr the
-  # loader may report /lib/... for a file shipped as /usr/lib/... (or the
-  # reverse), and the name may be a symlink: try each spelling.
   real=$(readlink -f "$lib")
-  owner=""
   for p in "$lib" "$real" "/usr$lib" "/usr$real" "${lib#/usr}" "${real#/usr}"; do
-    case "$p" in /*) ;; *) continue ;; esac
-    owner=$(dpkg-query -S "$p" 2>/dev/null | grep -v '^diversion by' | head -n1 | sed 's/: \/.*//') || true
-    [ -n "$owner" ] && break
+    case "$p" in /*) printf '%s\t%s\n' "$lib" "$p" >> "$tmp/wanted" ;; esac
   done
-  if [ -z "$owner" ]; then
-    echo "runtime-deps: no package owns $lib" >&2
-    exit 1
-  fi
-  # "pkg:amd64" -> "pkg"; "a, b" (a path shared by several packages) -> both
-  echo "$owner" | tr ',' '\n' | sed 's/^ *//; s/:[a-z0-9]*$//' >> "$tmp/pkgs"
 done < "$tmp/unique"
-sort -u "$tmp/pkgs"
+awk -F '\t' -v missing="$tmp/missing" '
+  NR == FNR { owner[$1] = ($1 in owner) ? owner[$1] ", " $2 : $2; next }
+  { libs[$1] = 1; if (!($1 in found) && ($2 in owner)) found[$1] = owner[$2] }
+  END {
+    for (l in libs) if (!(l in found)) print l > missing
+    for (l in found) print found[l]
+  }' "$tmp/index" "$tmp/wanted" > "$tmp/owners"
+if [ -s "$tmp/missing" ]; then
+  while read -r lib; do echo "runtime-deps: no package owns $lib" >&2; done < "$tmp/missing"
+  exit 1
+fi
+# "pkg:amd64" -> "pkg"; "a, b" (a path shared by several packages) -> both
+tr ',' '\n' < "$tmp/owners" | sed 's/^ *//; s/:[a-z0-9]*$//; /^$/d' | sort -u

@@ -58,6 +58,22 @@ else
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The image test (tests/image) builds and runs the services image with
+# podman (runc: the default crun fails on this kind of machine's cgroups)
+# from a base made locally by mmdebstrap (no registry is reachable).
+# With podman's recommended packages (buildah, fuse-overlayfs, uidmap...).
+CONTAINER_PACKAGES=(podman runc mmdebstrap)
+container_missing=()
+for p in "${CONTAINER_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    container_missing+=("$p")
+  fi
+done
+if [ ${#container_missing[@]} -gt 0 ]; then
+  echo "setup: installing ${container_missing[*]}"
+  [ ${#missing[@]} -gt 0 ] || $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${container_missing[@]}"
+fi
 # Debian splits npm from nodejs (NodeSource's nodejs includes it).
 if ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm

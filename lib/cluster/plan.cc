@@ -1,5 +1,8 @@
 #include "lib/cluster/plan.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -26,7 +29,32 @@ constexpr Kind kKinds[] = {
     {"orchestrator", "crl-orchestrator", "crl.v1.OrchestratorService"},
 };
 
+// `program` on PATH (or as given, when it has a slash); empty if absent.
+std::string FindProgram(const std::string& program) {
+  if (program.find('/') != std::string::npos) return fs::exists(program) ? program : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+// True when `path` is `dir` or inside it.
+bool Under(const std::string& path, const std::string& dir) {
+  return path == dir || path.rfind(dir + "/", 0) == 0;
+}
+
 }  // namespace
+
+std::string ContainerName(const std::string& name, int grpc_port) {
+  return absl::StrCat("crl-", name, "-", grpc_port);
+}
 
 const std::vector<std::string>& ServiceNames() {
   static const std::vector<std::string> kNames = [] {
@@ -73,18 +101,44 @@ absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
   if (o.policy_dir.empty()) return absl::InvalidArgumentError("policy: required (the in-process policy)");
   const std::string data = fs::absolute(o.data_dir).lexically_normal().string();
   const std::string token = data + "/token";
+  std::string runtime;
+  std::vector<std::string> mounts;  // the host paths services read and write
+  if (!o.image.empty()) {
+    runtime = FindProgram(o.container_runtime);
+    if (runtime.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("container_runtime: '", o.container_runtime, "' is not on PATH (image ", o.image, ")"));
+    }
+    mounts.push_back(data);
+    for (const std::string& dir : {o.policy_dir, o.config_dir}) {
+      if (dir.empty()) continue;
+      const std::string abs = fs::absolute(dir).lexically_normal().string();
+      if (!Under(abs, data)) mounts.push_back(abs);
+    }
+  }
   std::vector<ServicePlan> plans;
   for (const auto& k : kKinds) {
     ServicePlan p;
     p.name = k.name;
-    p.binary = (fs::path(o.bin_dir) / k.binary).string();
-    if (!fs::exists(p.binary)) {
+    const bool contained = !o.image.empty() && p.name != "worker";
+    p.binary = contained ? runtime : (fs::path(o.bin_dir) / k.binary).string();
+    if (!contained && !fs::exists(p.binary)) {
       return absl::FailedPreconditionError(absl::StrCat(p.binary, " does not exist (build crl first: make build)"));
     }
     p.readiness = k.readiness;
     p.host = o.host;
     p.log_path = absl::StrCat(data, "/logs/", k.name, ".log");
     CRL_ASSIGN_OR_RETURN(p.grpc_port, free_port());
+    if (contained) {
+      p.args = {"run", "--rm", "--name=" + ContainerName(p.name, p.grpc_port), "--network=host",
+                absl::StrCat("--user=", ::getuid(), ":", ::getgid())};
+      for (const std::string& m : mounts) {
+        p.args.push_back("--volume=" + m + ":" + m + (m == data ? "" : ":ro"));
+      }
+      p.args.insert(p.args.end(), o.container_args.begin(), o.container_args.end());
+      p.args.push_back(o.image);
+      p.args.push_back(k.binary);
+    }
     CRL_ASSIGN_OR_RETURN(p.metrics_port, free_port());
     const std::string config = (fs::path(o.config_dir) / absl::StrCat(k.name, ".yaml")).string();
     if (!o.config_dir.empty() && fs::exists(config)) p.args.push_back("--config=" + config);

@@ -42,7 +42,22 @@ struct ClusterOptions {
   std::string host = "127.0.0.1";
   // service name -> option -> value, on top of everything else.
   std::map<std::string, std::map<std::string, std::string>> overrides;
+  // When set, every service but the worker runs from this container image
+  // (docker/Dockerfile.services: the binaries on its PATH) through
+  // `container_runtime` (podman or docker, found on PATH): on the host's
+  // network, as the calling user, with data_dir, the policy and config_dir
+  // mounted at their own paths; `container_args` go before the image (for
+  // example --runtime=runc). Stopping the runtime's process stops the
+  // container (its signal proxy), and --rm removes it. The worker stays a
+  // host process (the services image has none).
+  std::string image;
+  std::string container_runtime = "podman";
+  std::vector<std::string> container_args;
 };
+
+// The name of the container a plan runs service `name` in (so that a
+// supervisor's crash can be cleaned up): crl-<name>-<grpc port>.
+std::string ContainerName(const std::string& name, int grpc_port);
 
 // The services in start order: worker, prompt, trainer, timing, sampler,
 // orchestrator (each after the ones it calls).

@@ -1,6 +1,7 @@
 // crl up / crl down / crl status: a local cluster (local_cluster.h).
 //
 //   crl up [--data_dir runs/cluster] [--config DIR] [--policy DIR] [--overlay FILE] [--set svc.opt=v,...]
+//          [--image crl/services:TAG [--container_runtime podman] [--container_args a,b]]
 //          [--foreground]
 //   crl status [--data_dir runs/cluster] [--json]
 //   crl down [--data_dir runs/cluster]
@@ -47,6 +48,12 @@ int UpCommand(int argc, char** argv) {
   flags.Add("set", &sets, "SERVICE.OPTION=VALUE overrides (after --overlay)");
   flags.Add("host", &o.host, "the loopback address the services listen on");
   flags.Add("foreground", &foreground, "supervise in this process until Ctrl-C");
+  flags.Add("image", &o.image,
+            "run every service but the worker from this services image (docker/Dockerfile.services), on the host's "
+            "network, with the data, policy and config directories mounted at their own paths");
+  flags.Add("container_runtime", &o.container_runtime, "with --image: podman or docker");
+  flags.Add("container_args", &o.container_args,
+            "with --image: more arguments for `RUNTIME run`, comma-separated (e.g. --runtime=runc)");
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
   if (parsed.ok() && !overlay.empty()) parsed = LoadOverlay(overlay, &o.overrides);

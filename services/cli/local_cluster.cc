@@ -108,6 +108,9 @@ absl::StatusOr<std::vector<cluster::ServicePlan>> Plan(const LocalClusterOptions
   }
   co.host = o.host;
   co.overrides = o.overrides;
+  co.image = o.image;
+  co.container_runtime = o.container_runtime;
+  co.container_args = o.container_args;
   return cluster::PlanCluster(co, [&] { return cluster::FreePort(o.host); });
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -28,6 +29,10 @@ struct LocalClusterOptions {
   std::map<std::string, std::map<std::string, std::string>> overrides;
   std::string host = "127.0.0.1";
   absl::Duration ready_timeout = absl::Minutes(3);
+  // Run every service but the worker from this image (cluster::ClusterOptions).
+  std::string image;
+  std::string container_runtime = "podman";
+  std::vector<std::string> container_args;
 };
 
 // Reads an overlay file ({service: {option: value}}) into `overrides`.

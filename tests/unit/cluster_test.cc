@@ -98,6 +98,42 @@ TEST_CASE("a cluster plan: start order, wiring, config files, overrides last", "
   CHECK_THAT(std::string(missing.status().message()), Catch::Contains("crl-timing does not exist"));
 }
 
+TEST_CASE("a cluster plan from an image: services in containers, the worker on the host", "[cluster]") {
+  Tree t;
+  ClusterOptions o = t.Options();
+  o.policy_dir = (t.root / "data" / "policy").string();  // inside data_dir: mounted with it
+  o.image = "localhost/crl/services:test";
+  o.container_runtime = (t.root / "bin" / "crl-worker").string();  // any file that exists
+  o.container_args = {"--runtime=runc"};
+  REQUIRE(ParseOverride("trainer.lr=0.002", &o.overrides).ok());
+  auto plans = PlanCluster(o, Ports());
+  REQUIRE(plans.ok());
+  const std::string data = (t.root / "data").string();
+  for (const ServicePlan& p : *plans) {
+    INFO(p.name);
+    if (p.name == "worker") {
+      CHECK(p.binary == (t.root / "bin" / "crl-worker").string());
+      CHECK(p.args[0] != "run");
+      continue;
+    }
+    CHECK(p.binary == o.container_runtime);
+    const std::vector<std::string> head(p.args.begin(), p.args.begin() + 10);
+    CHECK(head == std::vector<std::string>{"run", "--rm", "--name=" + ContainerName(p.name, p.grpc_port),
+                                           "--network=host",
+                                           "--user=" + std::to_string(::getuid()) + ":" + std::to_string(::getgid()),
+                                           "--volume=" + data + ":" + data,
+                                           "--volume=" + o.config_dir + ":" + o.config_dir + ":ro", "--runtime=runc",
+                                           o.image, "crl-" + p.name});
+    // The service's own flags follow, as on the host.
+    CHECK(Has(p, "--listen=" + p.address()));
+    CHECK(Has(p, "--auth_token_file=" + data + "/token"));
+  }
+  CHECK((*plans)[2].args.back() == "--lr=0.002");
+  o.container_runtime = "no-such-runtime-anywhere";
+  CHECK_THAT(std::string(PlanCluster(o, Ports()).status().message()),
+             Catch::Contains("container_runtime: 'no-such-runtime-anywhere' is not on PATH"));
+}
+
 struct Rig {
   Tree tree;
   FakeLauncher launcher;
