@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "lib/policy/generate.h"
 #include "lib/policy/sampling.h"
 
 #ifdef CRL_POLICY_CUDA_GRAPHS
@@ -44,8 +45,10 @@ struct DecodeGraphs::Impl {
 
   // The bucketed step, run eagerly or recorded into a graph: [2, rows]
   // float64, the sampled tokens (exact in a double) and their
-  // log-probabilities, so one copy brings both to the host.
-  torch::Tensor Forward(int rows, int64_t view, bool filter) {
+  // log-probabilities, so one copy brings both to the host; with `top`,
+  // kMaxTopLogprobs more rows of top token ids, then as many of their
+  // log-probabilities ([2 + 2K, rows]).
+  torch::Tensor Forward(int rows, int64_t view, bool filter, bool top) {
     cache->first_row = 0;
     cache->row_lengths = longs.select(0, 1).narrow(0, 0, rows);
     cache->view = view;
@@ -58,8 +61,11 @@ struct DecodeGraphs::Impl {
     r.temperature = floats.select(0, 0).narrow(0, 0, rows);
     r.top_p = floats.select(0, 1).narrow(0, 0, rows);
     r.filter = filter;
+    r.top_n = top ? kMaxTopLogprobs : 0;
     Sampled s = SampleNext(logits, r);
-    return torch::stack({s.tokens.to(torch::kFloat64), s.logprobs.to(torch::kFloat64)});
+    torch::Tensor out = torch::stack({s.tokens.to(torch::kFloat64), s.logprobs.to(torch::kFloat64)});
+    if (!top) return out;
+    return torch::cat({out, s.top_tokens.t().to(torch::kFloat64), s.top_logprobs.t().to(torch::kFloat64)});
   }
 
 #ifdef CRL_POLICY_CUDA_GRAPHS
@@ -67,14 +73,14 @@ struct DecodeGraphs::Impl {
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     torch::Tensor out;  // in the graphs' pool, rewritten by each replay
   };
-  std::map<std::tuple<int, int64_t, bool>, Graph> graphs;
+  std::map<std::tuple<int, int64_t, bool, bool>, Graph> graphs;
   at::cuda::MempoolId_t pool{0, 0};
 
   // Records the step for (rows, view) on a side stream (capture needs one
   // that is not the default), after one eager run there that performs lazy
   // initialisation (cuBLAS workspaces, first launches) outside the capture.
   // The eager run writes the same keys and values the replay will.
-  Graph Capture(int rows, int64_t view, bool filter) {
+  Graph Capture(int rows, int64_t view, bool filter, bool top) {
     const auto index = model->device().index();
     c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(index);
     c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
@@ -84,7 +90,7 @@ struct DecodeGraphs::Impl {
     Graph g;
     {
       c10::cuda::CUDAStreamGuard on_side(side);
-      Forward(rows, view, filter);
+      Forward(rows, view, filter, top);
       if (pool.first == 0 && pool.second == 0) pool = at::cuda::graph_pool_handle();
       g.graph = std::make_unique<at::cuda::CUDAGraph>();
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
@@ -95,7 +101,7 @@ struct DecodeGraphs::Impl {
       g.graph->capture_begin(pool);
 #endif
       try {
-        g.out = Forward(rows, view, filter);
+        g.out = Forward(rows, view, filter, top);
       } catch (...) {
         try {
           g.graph->capture_end();  // leaves capture mode; reports the broken capture
@@ -111,12 +117,12 @@ struct DecodeGraphs::Impl {
     return g;
   }
 
-  torch::Tensor Replay(int rows, int64_t view, bool filter) {
-    const auto key = std::make_tuple(rows, view, filter);
+  torch::Tensor Replay(int rows, int64_t view, bool filter, bool top) {
+    const auto key = std::make_tuple(rows, view, filter, top);
     auto it = graphs.find(key);
     if (it == graphs.end()) {
       try {
-        it = graphs.emplace(key, Capture(rows, view, filter)).first;
+        it = graphs.emplace(key, Capture(rows, view, filter, top)).first;
       } catch (const std::exception& e) {
         // The step still runs, eagerly; so do all later ones.
         CRL_LOG(WARNING) << "generation: capturing a CUDA graph of the decode step failed, decoding "
@@ -124,7 +130,7 @@ struct DecodeGraphs::Impl {
                          << e.what();
         capture = false;
         graphs.clear();
-        return Forward(rows, view, filter);
+        return Forward(rows, view, filter, top);
       }
     }
     it->second.graph->replay();
@@ -190,13 +196,20 @@ Sampled DecodeGraphs::Step(const std::vector<int64_t>& ids, const std::vector<in
   floats.insert(floats.end(), padded.top_p.begin(), padded.top_p.end());
   impl_->longs.copy_(torch::tensor(longs, torch::kLong).view({5, M}));
   impl_->floats.copy_(torch::tensor(floats, torch::kFloat32).view({2, M}));
+  const bool top = rows.top_n > 0;
   torch::Tensor out;
 #ifdef CRL_POLICY_CUDA_GRAPHS
-  if (impl_->capture) out = impl_->Replay(bucket, columns, rows.filter);
+  if (impl_->capture) out = impl_->Replay(bucket, columns, rows.filter, top);
 #endif
-  if (!out.defined()) out = impl_->Forward(bucket, columns, rows.filter);
+  if (!out.defined()) out = impl_->Forward(bucket, columns, rows.filter, top);
   out = out.narrow(1, 0, n).to(torch::kCPU);
-  return {out[0].to(torch::kLong), out[1].to(torch::kFloat32), {}, {}};  // no top tokens: rows.top_n is not captured
+  Sampled s{out[0].to(torch::kLong), out[1].to(torch::kFloat32), {}, {}};
+  if (top) {
+    const int64_t k = (out.size(0) - 2) / 2;  // kMaxTopLogprobs, or the vocabulary when smaller
+    s.top_tokens = out.narrow(0, 2, k).t().to(torch::kLong).contiguous();
+    s.top_logprobs = out.narrow(0, 2 + k, k).t().to(torch::kFloat32).contiguous();
+  }
+  return s;
 }
 
 int DecodeGraphs::graphs() const {

@@ -9,11 +9,13 @@
 // the KV cache a step reads up to a power of two of at least 256 (at most
 // max_len); token ids, row lengths and the rows' sampling parameters are
 // copied into static buffers before each replay; steps with and without
-// top-k/top-p filtering have graphs of their own. Padding rows decode
+// top-k/top-p filtering, and with and without top tokens for some row's
+// top_logprobs (always kMaxTopLogprobs of them, so one graph serves any
+// request's count), have graphs of their own. Padding rows decode
 // token 0 at position 0 of a free slot (as the engine's free slots below
 // its highest busy one always did); columns beyond a row's length are
 // masked, so the padding changes no real row's result beyond float
-// rounding. Graphs are captured lazily, at most 2 x log2(max_batch) x
+// rounding. Graphs are captured lazily, at most 4 x log2(max_batch) x
 // log2(max_len / 256) of them, in one memory pool.
 //
 // Steps that must not use graphs, or builds without them, go through the

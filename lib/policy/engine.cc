@@ -362,7 +362,7 @@ void GenerationEngine::Impl::Decode() {
   }
   const HostRowSampling sampling = Rows(rows, steps);
   Sampled next;
-  if (graphs && sampling.top_n == 0) {  // the graphs compute no top tokens
+  if (graphs) {
     next = graphs->Step(ids, lengths, view, sampling);
     graphs_captured = graphs->graphs();
   } else {

@@ -53,8 +53,7 @@ struct GenerationRequest {
   // cheap and thread-safe.
   std::function<bool(const std::vector<int>& tokens)> stop;
   // Also record the this-many most likely tokens at each position
-  // (Generation::top_logprobs), 0 to kMaxTopLogprobs. On a CUDA device a step
-  // with such a row decodes op by op, not from a graph.
+  // (Generation::top_logprobs), 0 to kMaxTopLogprobs.
   int top_logprobs = 0;
   // Called on the engine thread after each new token of sample `sample`,
   // with what it has generated so far (streaming); the stop decision comes

@@ -262,7 +262,17 @@ TEST_CASE("decode graphs: a padded, bucketed step gives the exact step's logits"
     CHECK(torch::allclose(bucketed.logprobs, exact.logprobs, 1e-5, 1e-5));
     // The step is a function of the cache: run again, the same tokens.
     CHECK(torch::equal(graphs.Step(ids, lengths, 10, rows).tokens, exact.tokens));
+    CHECK_FALSE(bucketed.top_tokens.defined());  // none asked for
   }
+  // A row that asks for top tokens: the step computes kMaxTopLogprobs of
+  // them for every row, the exact step's first ones among them.
+  rows.top_n = 3;
+  Sampled exact = exact_step(rows);
+  Sampled topped = graphs.Step(ids, lengths, 10, rows);
+  CHECK(torch::equal(topped.tokens, exact.tokens));
+  REQUIRE(topped.top_tokens.sizes() == torch::IntArrayRef({3, kMaxTopLogprobs}));
+  CHECK(torch::equal(topped.top_tokens.narrow(1, 0, 3), exact.top_tokens));
+  CHECK(torch::allclose(topped.top_logprobs.narrow(1, 0, 3), exact.top_logprobs, 1e-5, 1e-5));
   CHECK(graphs.graphs() == 0);
   // A change of the seeds changes the sampled rows, not the greedy one.
   HostRowSampling reseeded = rows;

@@ -26,7 +26,7 @@
 int main(int argc, char** argv) {
   crl::RetainFreedHeap();
   std::string preset = "qwen2.5-0.5b", device = "auto", dtype = "auto", json_out;
-  int batch = 8, prompt_len = 512, new_tokens = 512, repeats = 2;
+  int batch = 8, prompt_len = 512, new_tokens = 512, repeats = 2, top_logprobs = 0;
   bool cuda_graphs = true, check = false;
   int prefill_tokens = crl::policy::EngineOptions{}.prefill_tokens;
   crl::OptionSet flags("crl-bench-sampler", "Generation tokens/s of crl's engine.");
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   flags.Add("prompt_len", &prompt_len, "prompt tokens");
   flags.Add("new_tokens", &new_tokens, "tokens sampled per request");
   flags.Add("repeats", &repeats, "timed runs (the first run before them warms up)");
+  flags.Add("top_logprobs", &top_logprobs, "every request also asks for this many top tokens a position");
   flags.Add("prefill_tokens", &prefill_tokens, "padded prompt tokens per prefill pass");
   flags.Add("cuda_graphs", &cuda_graphs, "replay decode steps from CUDA graphs (on a CUDA device)");
   flags.Add("check", &check,
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     requests[i].params.temperature = 1.0;
     requests[i].params.max_new_tokens = new_tokens;
     requests[i].params.seed = i;
+    requests[i].top_logprobs = top_logprobs;
   }
   std::vector<crl::policy::Generation> last(batch);
   auto run_on = [&](crl::policy::GenerationEngine& e) -> double {
@@ -107,9 +109,18 @@ int main(int argc, char** argv) {
   const double s = times[times.size() / 2];
   nlohmann::json j = {{"implementation", "crl engine (LibTorch " TORCH_VERSION ")"},
                       {"preset", preset}, {"batch", batch}, {"prompt_len", prompt_len},
-                      {"new_tokens", new_tokens}, {"seconds", s},
+                      {"new_tokens", new_tokens}, {"top_logprobs", top_logprobs}, {"seconds", s},
                       {"tokens_per_second", double(batch) * new_tokens / s},
                       {"cuda_graphs", (*engine)->decode_graphs()}};
+  if (top_logprobs > 0) {  // what came back: a list a token, each of the size asked for
+    size_t lists = 0, wrong = 0;
+    for (const auto& g : last) {
+      lists += g.top_logprobs.size();
+      for (const auto& t : g.top_logprobs) wrong += t.size() != static_cast<size_t>(top_logprobs);
+    }
+    j["top_lists"] = lists;
+    j["top_lists_wrong_size"] = wrong;
+  }
   if (check) {
     // The same requests (same seeds) op by op: a sampled token depends only
     // on the logits and its seed, so the two agree until rounding differences
