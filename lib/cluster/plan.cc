@@ -103,11 +103,11 @@ absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
   const std::string token = data + "/token";
   std::string runtime;
   std::vector<std::string> mounts;  // the host paths services read and write
-  if (!o.image.empty()) {
+  if (!o.image.empty() || !o.worker_image.empty()) {
     runtime = FindProgram(o.container_runtime);
     if (runtime.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("container_runtime: '", o.container_runtime, "' is not on PATH (image ", o.image, ")"));
+      return absl::FailedPreconditionError(absl::StrCat("container_runtime: '", o.container_runtime,
+                                                        "' is not on PATH (image ", o.image, o.worker_image, ")"));
     }
     mounts.push_back(data);
     for (const std::string& dir : {o.policy_dir, o.config_dir}) {
@@ -120,7 +120,9 @@ absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
   for (const auto& k : kKinds) {
     ServicePlan p;
     p.name = k.name;
-    const bool contained = !o.image.empty() && p.name != "worker";
+    const bool worker = p.name == "worker";
+    const std::string& image = worker ? o.worker_image : o.image;
+    const bool contained = !image.empty();
     p.binary = contained ? runtime : (fs::path(o.bin_dir) / k.binary).string();
     if (!contained && !fs::exists(p.binary)) {
       return absl::FailedPreconditionError(absl::StrCat(p.binary, " does not exist (build crl first: make build)"));
@@ -130,14 +132,16 @@ absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
     p.log_path = absl::StrCat(data, "/logs/", k.name, ".log");
     CRL_ASSIGN_OR_RETURN(p.grpc_port, free_port());
     if (contained) {
-      p.args = {"run", "--rm", "--name=" + ContainerName(p.name, p.grpc_port), "--network=host",
-                absl::StrCat("--user=", ::getuid(), ":", ::getgid())};
+      p.args = {"run", "--rm", "--name=" + ContainerName(p.name, p.grpc_port), "--network=host"};
+      // The services as the calling user; the worker as its image's root.
+      if (!worker) p.args.push_back(absl::StrCat("--user=", ::getuid(), ":", ::getgid()));
       for (const std::string& m : mounts) {
         p.args.push_back("--volume=" + m + ":" + m + (m == data ? "" : ":ro"));
       }
       p.args.insert(p.args.end(), o.container_args.begin(), o.container_args.end());
-      p.args.push_back(o.image);
-      p.args.push_back(k.binary);
+      if (worker) p.args.insert(p.args.end(), o.worker_container_args.begin(), o.worker_container_args.end());
+      p.args.push_back(image);
+      if (!worker) p.args.push_back(k.binary);  // the worker image's entrypoint runs crl-worker
     }
     CRL_ASSIGN_OR_RETURN(p.metrics_port, free_port());
     const std::string config = (fs::path(o.config_dir) / absl::StrCat(k.name, ".yaml")).string();

@@ -49,10 +49,16 @@ struct ClusterOptions {
   // mounted at their own paths; `container_args` go before the image (for
   // example --runtime=runc). Stopping the runtime's process stops the
   // container (its signal proxy), and --rm removes it. The worker stays a
-  // host process (the services image has none).
+  // host process (the services image has none) unless `worker_image` names
+  // a worker image (docker/Dockerfile.worker-cpu: its entrypoint runs
+  // crl-worker, as root for the sandbox), run the same way with
+  // `worker_container_args` added (its sandbox needs --privileged or the
+  // chart's userns settings).
   std::string image;
+  std::string worker_image;
   std::string container_runtime = "podman";
   std::vector<std::string> container_args;
+  std::vector<std::string> worker_container_args;
 };
 
 // The name of the container a plan runs service `name` in (so that a

@@ -1,7 +1,8 @@
 // crl up / crl down / crl status: a local cluster (local_cluster.h).
 //
 //   crl up [--data_dir runs/cluster] [--config DIR] [--policy DIR] [--overlay FILE] [--set svc.opt=v,...]
-//          [--image crl/services:TAG [--container_runtime podman] [--container_args a,b]]
+//          [--image crl/services:TAG] [--worker_image crl/worker-cpu:TAG [--worker_container_args a,b]]
+//          [--container_runtime podman] [--container_args a,b]
 //          [--foreground]
 //   crl status [--data_dir runs/cluster] [--json]
 //   crl down [--data_dir runs/cluster]
@@ -51,9 +52,14 @@ int UpCommand(int argc, char** argv) {
   flags.Add("image", &o.image,
             "run every service but the worker from this services image (docker/Dockerfile.services), on the host's "
             "network, with the data, policy and config directories mounted at their own paths");
-  flags.Add("container_runtime", &o.container_runtime, "with --image: podman or docker");
+  flags.Add("worker_image", &o.worker_image,
+            "run the worker from this worker image (docker/Dockerfile.worker-cpu), as its root");
+  flags.Add("container_runtime", &o.container_runtime, "with --image or --worker_image: podman or docker");
   flags.Add("container_args", &o.container_args,
-            "with --image: more arguments for `RUNTIME run`, comma-separated (e.g. --runtime=runc)");
+            "with --image or --worker_image: more arguments for `RUNTIME run`, comma-separated (e.g. --runtime=runc)");
+  flags.Add("worker_container_args", &o.worker_container_args,
+            "with --worker_image: arguments for the worker's container only (its sandbox needs --privileged or "
+            "the chart's userns settings)");
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
   if (parsed.ok() && !overlay.empty()) parsed = LoadOverlay(overlay, &o.overrides);

@@ -111,6 +111,8 @@ absl::StatusOr<std::vector<cluster::ServicePlan>> Plan(const LocalClusterOptions
   co.image = o.image;
   co.container_runtime = o.container_runtime;
   co.container_args = o.container_args;
+  co.worker_image = o.worker_image;
+  co.worker_container_args = o.worker_container_args;
   return cluster::PlanCluster(co, [&] { return cluster::FreePort(o.host); });
 }
 

@@ -31,8 +31,10 @@ struct LocalClusterOptions {
   absl::Duration ready_timeout = absl::Minutes(3);
   // Run every service but the worker from this image (cluster::ClusterOptions).
   std::string image;
+  std::string worker_image;
   std::string container_runtime = "podman";
   std::vector<std::string> container_args;
+  std::vector<std::string> worker_container_args;
 };
 
 // Reads an overlay file ({service: {option: value}}) into `overrides`.

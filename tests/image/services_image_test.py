@@ -1,19 +1,21 @@
 #!/usr/bin/python3
-"""The services image, built and run as an operator and a researcher would.
+"""The services and CPU worker images, built and run as an operator and a researcher would.
 
   services_image_test.py SOURCE_DIR BUILD_DIR
 
 1. A Debian 12 base made locally (mmdebstrap; no registry is reachable),
    imported into podman, cached in BUILD_DIR/image/base.tar.
-2. docker/Dockerfile.services built with CRL_INSTALL=prebuilt from the
-   installation tree of the build under test (docker/install-tree.sh): the
-   same runtime stage, packages and user as the compiled image.
-3. `crl up --image`: orchestrator, prompt, sampler, trainer and timing in
-   containers from that image (the chart's config files), the worker on the
-   host. The sampler answers from a fixed OpenAI-compatible endpoint served
-   here (the embedded policy writes nothing that compiles before its SFT),
-   so each candidate goes the whole way: prompt and parse, the worker's
-   verification, crl-timing's measurement, the reward.
+2. docker/Dockerfile.services and docker/Dockerfile.worker-cpu built with
+   CRL_INSTALL=prebuilt from the installation trees of the build under test
+   (docker/install-tree.sh): the same runtime stages, packages and users as
+   the compiled images.
+3. `crl up --image --worker_image`: all six services in containers from
+   those images (the chart's config files; the worker privileged, for its
+   sandbox). The sampler answers from a fixed OpenAI-compatible endpoint
+   served here (the embedded policy writes nothing that compiles before its
+   SFT), so each candidate goes the whole way: prompt and parse, the
+   worker's sandboxed compile and verification, crl-timing's measurement,
+   the reward.
 4. A run submitted from a folder that holds only its spec and task files
    (relative paths, files sent inline), watched, exported into that folder,
    and its export checked; `crl down` leaves no container behind.
@@ -37,6 +39,7 @@ SRC, BUILD = (os.path.abspath(p) for p in sys.argv[1:3])
 CRL = os.path.join(BUILD, "bin", "crl")
 BASE = "localhost/crl-base:bookworm"
 IMAGE = "localhost/crl/services:test"
+WORKER_IMAGE = "localhost/crl/worker-cpu:test"
 # Limits no higher than this process's own: runc may only lower them here
 # (podman's defaults would raise them and fail).
 def _limit(name, which, want):
@@ -81,19 +84,23 @@ def base_image():
     run(["podman", "import", tar, BASE])
 
 
-def build_image(work):
-    context = os.path.join(work, "context")
+def build(work, role, dockerfile, tag):
+    context = os.path.join(work, role)
     started = time.time()
-    run([os.path.join(SRC, "docker", "install-tree.sh"), "services", SRC, BUILD,
-         os.path.join(context, ".crl-install"), os.path.join(work, "debug")])
-    log(f"installation tree in {time.time() - started:.0f} s")
+    run([os.path.join(SRC, "docker", "install-tree.sh"), role, SRC, BUILD,
+         os.path.join(context, ".crl-install"), os.path.join(work, role + "-debug")])
+    log(f"{role} installation tree in {time.time() - started:.0f} s")
     started = time.time()
     run(["podman", "build", "--runtime", "runc", "--network", "host",
-         "-f", os.path.join(SRC, "docker", "Dockerfile.services"),
+         "-f", os.path.join(SRC, "docker", dockerfile),
          "--build-arg", "CRL_INSTALL=prebuilt",
          "--build-arg", f"DEBIAN_BUILD_IMAGE={BASE}", "--build-arg", f"DEBIAN_RUNTIME_IMAGE={BASE}",
-         "-t", IMAGE, context])
-    log(f"image built in {time.time() - started:.0f} s")
+         "-t", tag, context])
+    log(f"{role} image built in {time.time() - started:.0f} s")
+
+
+def build_images(work):
+    build(work, "services", "Dockerfile.services", IMAGE)
     # What the chart relies on: non-root, binaries on PATH, shipped files beside them.
     user = run(["podman", "image", "inspect", "--format", "{{.Config.User}}", IMAGE]).strip()
     assert user == "10001:10001", user
@@ -103,6 +110,12 @@ def build_image(work):
                  "crl-policy", "native.tmpl", "task.yaml"):
         assert want in out, (want, out)
     assert "crl-worker" not in out, out
+    build(work, "worker", "Dockerfile.worker-cpu", WORKER_IMAGE)
+    out = run(["podman", "run", "--rm", *RUN_ARGS, "--entrypoint", "sh", WORKER_IMAGE, "-c",
+               "id -u && ls /opt/crl/bin /opt/crl/include/crl /opt/crl/runner/python && g++ --version"
+               " && python3 -c 'import torch; print(torch.__version__)'"])
+    for want in ("0\n", "crl-worker", "crl-runner", "crl-worker-entrypoint", "kernel.h", "crl_kb_harness.py", "g++"):
+        assert want in out, (want, out)
 
 
 class FixedEndpoint(http.server.ThreadingHTTPServer):
@@ -148,7 +161,7 @@ def main():
     endpoint = None
     try:
         base_image()
-        build_image(work)
+        build_images(work)
 
         with open(os.path.join(SRC, "tasks", "native", "row_sum", "candidates", "fast_correct.cc")) as f:
             code = f.read()
@@ -158,14 +171,14 @@ def main():
         url = f"http://127.0.0.1:{endpoint.server_address[1]}/v1"
 
         started = time.time()
-        run([CRL, "up", "--data_dir", cluster, "--image", IMAGE, "--container_args", ",".join(RUN_ARGS),
+        run([CRL, "up", "--data_dir", cluster, "--image", IMAGE, "--worker_image", WORKER_IMAGE,
+             "--container_args", ",".join(RUN_ARGS), "--worker_container_args=--privileged",
              "--set", f"sampler.policy=,sampler.serve_openai=false,sampler.endpoints={url},"
                       "sampler.endpoint_model=fixed"])
         log(f"cluster up in {time.time() - started:.0f} s")
         names = run(["podman", "ps", "--format", "{{.Names}}"]).split()
-        for service in ("orchestrator", "prompt", "sampler", "trainer", "timing"):
+        for service in ("orchestrator", "prompt", "sampler", "trainer", "timing", "worker"):
             assert any(n.startswith(f"crl-{service}-") for n in names), (service, names)
-        assert not any(n.startswith("crl-worker-") for n in names), names
 
         # The researcher's folder: a spec and its task, nothing else.
         folder = os.path.join(work, "researcher")
@@ -191,7 +204,7 @@ def main():
         assert endpoint.requests >= 1
         assert len(rows) == 2, len(rows)
         for row in rows:
-            # Verified by the host worker, measured by crl-timing in its container, rewarded.
+            # Verified by the worker in its container, measured by crl-timing in its own, rewarded.
             assert row["verdict"] == "VERDICT_OK", row
             assert row["reward"]["status"] == "REWARD_STATUS_OK", row["reward"]
             assert row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"], row
@@ -205,6 +218,7 @@ def main():
                               capture_output=True).stdout.split()
         if endpoint:
             endpoint.shutdown()
+        subprocess.run(["podman", "image", "prune", "-f"], capture_output=True)  # the prebuilt stages' layers
         shutil.rmtree(work, ignore_errors=True)
     stray = [n for n in left if n.startswith("crl-")]
     assert not stray, f"containers left after crl down: {stray}"

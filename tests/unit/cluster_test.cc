@@ -129,6 +129,22 @@ TEST_CASE("a cluster plan from an image: services in containers, the worker on t
     CHECK(Has(p, "--auth_token_file=" + data + "/token"));
   }
   CHECK((*plans)[2].args.back() == "--lr=0.002");
+  // A worker image too: the worker's container runs as the image's root,
+  // with its own arguments, and the image's entrypoint starts crl-worker.
+  o.worker_image = "localhost/crl/worker-cpu:test";
+  o.worker_container_args = {"--privileged"};
+  auto with_worker = PlanCluster(o, Ports());
+  REQUIRE(with_worker.ok());
+  const ServicePlan& w = (*with_worker)[0];
+  CHECK(w.binary == o.container_runtime);
+  const std::vector<std::string> worker_head(w.args.begin(), w.args.begin() + 9);
+  CHECK(worker_head == std::vector<std::string>{"run", "--rm", "--name=" + ContainerName("worker", w.grpc_port),
+                                                "--network=host", "--volume=" + data + ":" + data,
+                                                "--volume=" + o.config_dir + ":" + o.config_dir + ":ro",
+                                                "--runtime=runc", "--privileged", o.worker_image});
+  CHECK(w.args[9].rfind("--", 0) == 0);  // its flags follow the image
+  CHECK(Has(w, "--listen=" + w.address()));
+  CHECK_FALSE(Has((*with_worker)[1], "--privileged"));  // the worker's arguments only
   o.container_runtime = "no-such-runtime-anywhere";
   CHECK_THAT(std::string(PlanCluster(o, Ports()).status().message()),
              Catch::Contains("container_runtime: 'no-such-runtime-anywhere' is not on PATH"));
