@@ -22,6 +22,7 @@ class FakeContentStore : public ContentStoreInterface {
   }
   absl::StatusOr<std::string> Get(const std::string& address) override {
     absl::MutexLock l(&mu_);
+    ++gets_;
     if (!get_error_.ok()) return get_error_;
     auto it = blobs_.find(address);
     if (it == blobs_.end()) return absl::NotFoundError("fake content store: no " + address);
@@ -46,6 +47,10 @@ class FakeContentStore : public ContentStoreInterface {
     absl::MutexLock l(&mu_);
     return puts_;
   }
+  int gets() const {
+    absl::MutexLock l(&mu_);
+    return gets_;
+  }
 
  private:
   mutable absl::Mutex mu_;
@@ -53,6 +58,7 @@ class FakeContentStore : public ContentStoreInterface {
   absl::Status put_error_;
   absl::Status get_error_;
   int puts_ = 0;
+  int gets_ = 0;
 };
 
 }  // namespace crl

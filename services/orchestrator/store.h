@@ -31,7 +31,9 @@ class StoreInterface {
   // NOT_FOUND names the id.
   virtual absl::StatusOr<v1::Run> GetRun(const std::string& run_id) = 0;
   virtual absl::Status PutRun(const v1::Run& run) = 0;
-  // Newest first; `after_id` pages (the last id of the previous page).
+  // Newest first; `after_id` pages (the last id of the previous page). A
+  // listing is a summary: the spec's inline task files may come without
+  // their contents (GetRun has them).
   virtual absl::StatusOr<std::vector<v1::Run>> ListRuns(v1::RunState state, int limit,
                                                        const std::string& after_id) = 0;
 

@@ -170,7 +170,10 @@ class CrlClient:
         return run
 
     def list(self, state: Optional[str] = None, page_size: int = 100) -> List[pb.Run]:
-        """Every run (newest first), optionally in one state ("running", ...)."""
+        """Every run (newest first), optionally in one state ("running", ...).
+
+        Summaries: inline task files come without their contents (get() has them).
+        """
         req = pb.ListRunsRequest(page_size=page_size)
         if state:
             req.state = pb.RunState.Value("RUN_STATE_" + state.upper())
