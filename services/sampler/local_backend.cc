@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -146,19 +147,62 @@ std::shared_ptr<LocalBackend::Instance> LocalBackend::Current() const {
   return current_;
 }
 
-std::shared_ptr<LocalBackend::Instance> LocalBackend::AwaitStep(int64_t step, const RequestContext& context) const {
-  const absl::Time until = absl::Now() + options_.policy_wait;
-  absl::MutexLock lock(&mu_);
-  auto caught_up = [this, step]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return current_->step >= step; };
-  while (!caught_up() && context.Check().ok()) {
-    const absl::Duration left = until - absl::Now();
-    if (left <= absl::ZeroDuration()) break;
-    mu_.AwaitWithTimeout(absl::Condition(&caught_up), std::min(left, absl::Milliseconds(100)));
+std::shared_ptr<LocalBackend::Instance> LocalBackend::Serving() {
+  std::optional<v1::PolicyVersion> next;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!pending_) return current_;
   }
+  absl::MutexLock load(&load_mu_);  // one load at a time; requests behind it wait for it
+  {
+    absl::MutexLock lock(&mu_);
+    if (!pending_) return current_;  // loaded while this request waited
+    next = pending_;
+  }
+  std::string dir = next->checkpoint_uri(), adapter;
+  if (next->adapter()) {
+    adapter = dir;
+    dir = next->base_model().empty() ? options_.model_dir : next->base_model();
+  }
+  auto instance = Load(dir, adapter, next->version());
+  if (metrics_) metrics_->policy_updates.Add({{"result", instance.ok() ? "ok" : "failed"}}).Increment();
+  absl::MutexLock lock(&mu_);
+  if (pending_ && pending_->version() == next->version()) pending_.reset();  // else a newer one came meanwhile
+  if (!instance.ok()) {
+    CRL_LOG(ERROR) << "crl-sampler: policy version " << next->version() << " from " << next->checkpoint_uri()
+                   << " did not load (still serving " << current_->version << "): " << instance.status();
+    return current_;
+  }
+  (*instance)->step = next->step();
+  current_ = std::move(*instance);  // the old engine lives on in its requests
+  if (metrics_) {
+    int64_t n = 0;
+    if (absl::SimpleAtoi(next->version(), &n)) metrics_->policy_version.Set(static_cast<double>(n));
+  }
+  CRL_LOG(INFO) << "crl-sampler: serving policy version " << next->version() << " from " << next->checkpoint_uri();
   return current_;
 }
 
-std::string LocalBackend::version() const { return Current()->version; }
+std::shared_ptr<LocalBackend::Instance> LocalBackend::AwaitStep(int64_t step, const RequestContext& context) {
+  const absl::Time until = absl::Now() + options_.policy_wait;
+  {
+    absl::MutexLock lock(&mu_);
+    auto caught_up = [this, step]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return current_->step >= step || (pending_ && pending_->step() >= step);
+    };
+    while (!caught_up() && context.Check().ok()) {
+      const absl::Duration left = until - absl::Now();
+      if (left <= absl::ZeroDuration()) break;
+      mu_.AwaitWithTimeout(absl::Condition(&caught_up), std::min(left, absl::Milliseconds(100)));
+    }
+  }
+  return Serving();
+}
+
+std::string LocalBackend::version() const {
+  absl::MutexLock lock(&mu_);
+  return pending_ ? pending_->version() : current_->version;
+}
 
 std::string LocalBackend::TokenText(int id) const { return tokenizer_->Decode({id}); }
 
@@ -169,38 +213,25 @@ std::vector<v1::Policy> LocalBackend::Policies() const {
   p.set_kind("libtorch");
   p.set_version(c->version);
   p.set_adapter(c->adapter);
+  {
+    absl::MutexLock lock(&mu_);
+    if (pending_) {  // what a request that starts now samples from
+      p.set_version(pending_->version());
+      p.set_adapter(pending_->adapter());
+    }
+  }
   p.set_base_model(options_.model_dir);
   return {p};
 }
 
 absl::Status LocalBackend::UsePolicy(const v1::PolicyVersion& v) {
-  absl::MutexLock load(&load_mu_);
-  {
-    absl::MutexLock lock(&mu_);
-    if (current_->version == v.version()) {
-      current_->step = std::max(current_->step, v.step());  // the version it serves, now with its step
-      return absl::OkStatus();
-    }
+  absl::MutexLock lock(&mu_);
+  if (current_->version == v.version()) {
+    current_->step = std::max(current_->step, v.step());  // the version it serves, now with its step
+    pending_.reset();  // an older announcement is superseded
+    return absl::OkStatus();
   }
-  std::string dir = v.checkpoint_uri(), adapter;
-  if (v.adapter()) {
-    adapter = dir;
-    dir = v.base_model().empty() ? options_.model_dir : v.base_model();
-  }
-  auto instance = Load(dir, adapter, v.version());
-  if (metrics_) metrics_->policy_updates.Add({{"result", instance.ok() ? "ok" : "failed"}}).Increment();
-  if (!instance.ok()) return instance.status();
-  (*instance)->step = v.step();  // not yet shared
-  {
-    absl::MutexLock lock(&mu_);
-    current_ = std::move(*instance);  // the old engine lives on in its requests
-  }
-  if (metrics_) {
-    int64_t n = 0;
-    if (absl::SimpleAtoi(v.version(), &n)) metrics_->policy_version.Set(static_cast<double>(n));
-  }
-  CRL_LOG(INFO) << "crl-sampler: serving policy version " << v.version() << " from "
-                << v.checkpoint_uri();
+  pending_ = v;  // loaded by the first request that needs it (Serving)
   return absl::OkStatus();
 }
 
@@ -217,7 +248,7 @@ absl::StatusOr<v1::SampleResponse> LocalBackend::SampleStream(const v1::SampleRe
                                             options_.name, " is)"));
   }
   std::shared_ptr<Instance> instance =
-      request.min_policy_step() > 0 ? AwaitStep(request.min_policy_step(), context) : Current();
+      request.min_policy_step() > 0 ? AwaitStep(request.min_policy_step(), context) : Serving();
   const v1::SamplingParams& p = request.params();
   policy::GenerationRequest g;
   std::vector<int> stop_ids(p.stop_token_ids().begin(), p.stop_token_ids().end());

@@ -1,14 +1,18 @@
 // The in-process LibTorch policy: the model directory's tokenizer and chat
 // format, a continuous-batching GenerationEngine per policy version, and hot
 // swaps. A new version (a full model directory, or a LoRA adapter over the
-// base) is loaded beside the current one; requests that start afterwards
-// use it, requests in flight finish on the engine they started on (each
-// completion says which version it came from), and the old engine goes when
-// its last request does.
+// base) is loaded beside the current one when the first request after its
+// announcement needs it (a trainer publishing a version a step during SFT,
+// which nothing samples, costs no loads; only the newest is loaded);
+// requests that start afterwards use it, requests in flight finish on the
+// engine they started on (each completion says which version it came from),
+// and the old engine goes when its last request does. A version that fails
+// to load is logged and counted, and the current one goes on serving.
 #ifndef CRL_SERVICES_SAMPLER_LOCAL_BACKEND_H_
 #define CRL_SERVICES_SAMPLER_LOCAL_BACKEND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -76,9 +80,12 @@ class LocalBackend final : public SamplerBackendInterface {
   absl::StatusOr<std::shared_ptr<Instance>> Load(const std::string& model_dir, const std::string& adapter,
                                                  const std::string& version);
   std::shared_ptr<Instance> Current() const;
-  // Until the served policy's step is at least `step`, policy_wait passes or
-  // `context` ends; the policy to sample from then.
-  std::shared_ptr<Instance> AwaitStep(int64_t step, const RequestContext& context) const;
+  // The policy a request starting now samples from: the announced version,
+  // loaded here first if it is not yet.
+  std::shared_ptr<Instance> Serving();
+  // Until the announced policy's step is at least `step`, policy_wait passes
+  // or `context` ends; then Serving().
+  std::shared_ptr<Instance> AwaitStep(int64_t step, const RequestContext& context);
 
   LocalBackendOptions options_;
   SamplerMetrics* metrics_;
@@ -88,6 +95,8 @@ class LocalBackend final : public SamplerBackendInterface {
   std::vector<int> eos_ids_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Instance> current_ ABSL_GUARDED_BY(mu_);
+  // The newest announced version not yet loaded.
+  std::optional<v1::PolicyVersion> pending_ ABSL_GUARDED_BY(mu_);
   absl::Mutex load_mu_;  // one load at a time
 };
 

@@ -17,6 +17,7 @@
 #include "lib/policy/engine.h"
 #include "lib/policy/logprobs.h"
 #include "services/sampler/local_backend.h"
+#include "services/sampler/sampler_metrics.h"
 #include "services/trainer/trainer.h"
 #include "tests/policy/policy_test_util.h"
 
@@ -457,6 +458,54 @@ TEST_CASE("sampler: logprobs equal the trainer's; stop strings; a hot swap under
   REQUIRE(stale.ok());
   CHECK(absl::Now() - asked >= absl::Milliseconds(200));
   CHECK(stale->policy_version() == "0");
+}
+
+TEST_CASE("sampler: announced versions load when a request needs one, only the newest; a bad one is skipped",
+          "[engine][sampler]") {
+  TempDir dir;
+  const std::string v0 = dir.path() + "/v0", v1 = dir.path() + "/v1";
+  WriteModel(v0, 1);
+  WriteModel(v1, 2);
+  prometheus::Registry registry;
+  sampler::SamplerMetrics metrics(&registry);
+  sampler::LocalBackendOptions o;
+  o.model_dir = v0;
+  o.device = "cpu";
+  o.engine = {4, 128};
+  auto backend = sampler::LocalBackend::Create(o, &metrics);
+  REQUIRE(backend.ok());
+  auto loads = [&](const char* result) { return metrics.policy_updates.Add({{"result", result}}).Value(); };
+  // A trainer publishing a version a step (SFT): nothing loads.
+  for (int i = 1; i <= 20; ++i) {
+    v1::PolicyVersion v;
+    v.set_version(std::to_string(i));
+    v.set_step(i);
+    v.set_checkpoint_uri(i % 2 ? v1 : v0);
+    REQUIRE((*backend)->UsePolicy(v).ok());
+  }
+  CHECK(loads("ok") == 0);
+  CHECK((*backend)->Policies()[0].version() == "20");  // what a request starting now gets
+  v1::SampleRequest req;
+  req.set_prompt("def forward(self, x):");
+  req.set_num_completions(2);
+  req.mutable_params()->set_max_tokens(4);
+  auto r = (*backend)->Sample(req, RequestContext::Background());
+  REQUIRE(r.ok());
+  CHECK(r->policy_version() == "20");
+  CHECK(loads("ok") == 1);  // the newest, once
+  REQUIRE((*backend)->Sample(req, RequestContext::Background()).ok());
+  CHECK(loads("ok") == 1);
+  // One that does not load: counted, and the current one goes on serving.
+  v1::PolicyVersion broken;
+  broken.set_version("21");
+  broken.set_step(21);
+  broken.set_checkpoint_uri(dir.path() + "/missing");
+  REQUIRE((*backend)->UsePolicy(broken).ok());
+  auto after = (*backend)->Sample(req, RequestContext::Background());
+  REQUIRE(after.ok());
+  CHECK(after->policy_version() == "20");
+  CHECK(loads("failed") == 1);
+  CHECK((*backend)->Policies()[0].version() == "20");
 }
 
 TEST_CASE("sampler: a streamed sample's pieces add up to its completions, stop strings never shown", "[engine][sampler]") {
