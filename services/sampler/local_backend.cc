@@ -142,11 +142,6 @@ absl::StatusOr<std::shared_ptr<LocalBackend::Instance>> LocalBackend::Load(const
   return instance;
 }
 
-std::shared_ptr<LocalBackend::Instance> LocalBackend::Current() const {
-  absl::MutexLock lock(&mu_);
-  return current_;
-}
-
 std::shared_ptr<LocalBackend::Instance> LocalBackend::Serving() {
   std::optional<v1::PolicyVersion> next;
   {
@@ -207,20 +202,14 @@ std::string LocalBackend::version() const {
 std::string LocalBackend::TokenText(int id) const { return tokenizer_->Decode({id}); }
 
 std::vector<v1::Policy> LocalBackend::Policies() const {
-  auto c = Current();
   v1::Policy p;
   p.set_name(options_.name);
   p.set_kind("libtorch");
-  p.set_version(c->version);
-  p.set_adapter(c->adapter);
-  {
-    absl::MutexLock lock(&mu_);
-    if (pending_) {  // what a request that starts now samples from
-      p.set_version(pending_->version());
-      p.set_adapter(pending_->adapter());
-    }
-  }
   p.set_base_model(options_.model_dir);
+  absl::MutexLock lock(&mu_);
+  // What a request that starts now samples from: the announced version.
+  p.set_version(pending_ ? pending_->version() : current_->version);
+  p.set_adapter(pending_ ? pending_->adapter() : current_->adapter);
   return {p};
 }
 

@@ -79,7 +79,6 @@ class LocalBackend final : public SamplerBackendInterface {
   LocalBackend(LocalBackendOptions options, SamplerMetrics* metrics);
   absl::StatusOr<std::shared_ptr<Instance>> Load(const std::string& model_dir, const std::string& adapter,
                                                  const std::string& version);
-  std::shared_ptr<Instance> Current() const;
   // The policy a request starting now samples from: the announced version,
   // loaded here first if it is not yet.
   std::shared_ptr<Instance> Serving();
