@@ -14,7 +14,8 @@
 #                              reference cache, held: verifications and kept pairs hold their
 #                              lane (no stepping aside for timing), rounds / rounds_nocache: the rows ROUNDS times over
 #                              in one batch, as an RL run evaluates a task once per round, with and
-#                              without the reference cache; BENCH_ARGS: more crl bench flags); WHO=theirs
+#                              without the reference cache; BENCH_ARGS: more crl bench flags; GPUS: the
+#                              worker's GPUs, default 0; TAG: a suffix for the pass's files); WHO=theirs
 #                              runs CUDA-L1's own harness on the same rows, cold then warm
 #                              (THEIRS_PASSES: cold, prewarm (their builds, 8 rows at once, no
 #                              measurement), warm; THEIRS_ARGS: tools/bench/cuda_l1_loop.py flags)
@@ -160,11 +161,14 @@ throughput)
       read -r -a more <<< "${BENCH_ARGS:-}"
       extra+=("${more[@]}")
       t0=$(now)
-      $RUN crl bench --cuda-l1 "$rows" --jobs "${JOBS:-8}" --gpus 0 --host_lanes 0 --python "$PY" \
-        --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --out "$OUT/results-$pass.json" \
-        "${extra[@]}" > "$OUT/bench-$pass.log" 2>&1
-      echo "crl $pass: rc=$? wall $(secs $t0)"
-      grep -E "^crl bench:" "$OUT/bench-$pass.log"
+      # GPUS: the worker's GPUs (default 0; 0,1 for one worker over two);
+      # TAG: a suffix for this pass's files (passes repeated on other GPUs).
+      name="$pass${TAG:-}"
+      $RUN crl bench --cuda-l1 "$rows" --jobs "${JOBS:-8}" --gpus "${GPUS:-0}" --host_lanes 0 --python "$PY" \
+        --cache_dir "$CACHE.tp" --work_dir /tmp/kb-work --out "$OUT/results-$name.json" \
+        "${extra[@]}" > "$OUT/bench-$name.log" 2>&1
+      echo "crl $name (gpus ${GPUS:-0}): rc=$? wall $(secs $t0)"
+      grep -E "^crl bench:" "$OUT/bench-$name.log"
     done
   else
     # Each row gets its own extension folder (rows whose extensions share a

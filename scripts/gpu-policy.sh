@@ -6,6 +6,10 @@
 #   scripts/gpu-policy.sh build                 configure and build build-gpu/
 #   scripts/gpu-policy.sh train PRESET [MODES]  GRPO step + logprobs (full, lora)
 #   scripts/gpu-policy.sh generate [BATCHES]    generation tokens/s (1 8 64)
+#   scripts/gpu-policy.sh scale PRESET [MODES]  data parallel over the host's GPUs (NGPU): crl and
+#                                               PyTorch DDP under torchrun, against one GPU each
+#   scripts/gpu-policy.sh weights [PRESET]      weights after a few steps on NGPU ranks against one
+#                                               process on the same global batch (float32, bfloat16)
 # One JSON line per measurement is appended to $OUT/policy-bench.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -72,5 +76,50 @@ case "$stage" in
         --prompt_len 512 --new_tokens 512 2>>"$OUT/errors.log" | tee -a "$R"
     done
     ;;
-  *) echo "usage: $0 build | train PRESET [MODES] | generate [BATCHES]"; exit 2 ;;
+  scale)
+    # Weak scaling: one GPU with SEQ sequences, NGPU GPUs with NGPU x SEQ
+    # (the same work per GPU); crl's ranks and PyTorch's DDP both started by
+    # torchrun, which serves the rendezvous store (crl's ranks join it).
+    # ROUNDS alternate the four within each round.
+    preset=${1:-qwen2.5-0.5b}
+    modes=${2:-"full lora"}
+    n=${NGPU:-$(nvidia-smi -L | wc -l)} seq=${SEQ:-8}
+    steps=${STEPS:-5} warmup=${WARMUP:-2}
+    run=(python3 -m torch.distributed.run --nnodes 1 --nproc_per_node "$n" --master_addr 127.0.0.1
+         --master_port 29511 --max_restarts 0)
+    common=(--preset "$preset" --prompt_len 512 --completion_len 512 --steps "$steps" --warmup "$warmup")
+    for round in $(seq 1 "${ROUNDS:-1}"); do
+      for mode in $modes; do
+        has crl && build-gpu/crl-bench-trainer "${common[@]}" --mode "$mode" --sequences "$seq" \
+          2>>"$OUT/errors.log" | tee -a "$R"
+        has crl && "${run[@]}" --no_python build-gpu/crl-bench-trainer "${common[@]}" --mode "$mode" \
+          --sequences $((seq * n)) --dist_backend nccl 2>>"$OUT/errors.log" | tee -a "$R"
+        has eager && python3 tools/bench/policy_torch_bench.py train "${common[@]}" --mode "$mode" \
+          --sequences "$seq" 2>>"$OUT/errors.log" | tee -a "$R"
+        has eager && "${run[@]}" tools/bench/policy_torch_bench.py train "${common[@]}" --mode "$mode" \
+          --sequences $((seq * n)) 2>>"$OUT/errors.log" | tee -a "$R"
+      done
+    done
+    ;;
+  weights)
+    # The same global batch (8 sequences) on one process and on NGPU ranks:
+    # how far apart the weights are after WSTEPS steps.
+    preset=${1:-embedded}
+    n=${NGPU:-$(nvidia-smi -L | wc -l)}
+    len=${WLEN:-128}
+    for precision in ${PRECISIONS:-float32 bfloat16}; do
+      for mode in ${MODES:-full lora}; do
+        ref="/tmp/weights-$preset-$mode-$precision.pt"
+        common=(--preset "$preset" --mode "$mode" --precision "$precision" --sequences 8 --prompt_len "$len"
+                --completion_len "$len" --steps "${WSTEPS:-3}" --warmup 0)
+        build-gpu/crl-bench-trainer "${common[@]}" --weights_out "$ref" 2>>"$OUT/errors.log" >/dev/null
+        python3 -m torch.distributed.run --nnodes 1 --nproc_per_node "$n" --master_addr 127.0.0.1 \
+          --master_port 29512 --max_restarts 0 --no_python build-gpu/crl-bench-trainer "${common[@]}" \
+          --dist_backend nccl --weights_against "$ref" 2>>"$OUT/errors.log" | tee -a "$OUT/weights.jsonl"
+        rm -f "$ref"
+      done
+    done
+    ;;
+  *) echo "usage: $0 build | train PRESET [MODES] | generate [BATCHES] | scale PRESET [MODES] | weights [PRESET]"
+     exit 2 ;;
 esac

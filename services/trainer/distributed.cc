@@ -106,8 +106,8 @@ class Heartbeat {
           beats[r] = v >= kLeftMark ? PeerWatch::kLeft : v;
         }
       } catch (const std::exception& e) {
-        error = absl::StrCat("rank 0 is gone: the rendezvous store ", where_, " does not answer (",
-                             e.what(), ")");
+        error = absl::StrCat(options_.launcher_hosts_store ? "the launcher is gone" : "rank 0 is gone",
+                             ": the rendezvous store ", where_, " does not answer (", e.what(), ")");
       }
       absl::Status lost;
       {
@@ -229,7 +229,7 @@ absl::StatusOr<Stores> Rendezvous(const DistributedOptions& o) {
       const std::string host = o.store.substr(0, colon);
       c10d::TCPStoreOptions opts;
       opts.port = static_cast<uint16_t>(port);
-      opts.isServer = o.rank == 0;
+      opts.isServer = o.rank == 0 && !o.launcher_hosts_store;
       opts.numWorkers = o.world_size;
       opts.timeout = timeout;
       store = c10::make_intrusive<c10d::TCPStore>(host, opts);
@@ -248,9 +248,9 @@ absl::StatusOr<Stores> Rendezvous(const DistributedOptions& o) {
       out.loopback = true;
     }
     store->setTimeout(timeout);
-    out.group = c10::make_intrusive<c10d::PrefixStore>("crl-trainer", store);
+    out.group = c10::make_intrusive<c10d::PrefixStore>(o.store_prefix + "crl-trainer", store);
     out.heartbeat = std::make_unique<Heartbeat>(
-        c10::make_intrusive<c10d::PrefixStore>("crl-trainer-beats", beats), o.store, o);
+        c10::make_intrusive<c10d::PrefixStore>(o.store_prefix + "crl-trainer-beats", beats), o.store, o);
     return out;
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("distributed store ", o.store, ": ", e.what()));

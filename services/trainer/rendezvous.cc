@@ -45,6 +45,16 @@ absl::Status ApplyLauncherEnvironment(DistributedOptions* p,
     return absl::InvalidArgumentError("MASTER_ADDR: not set, but WORLD_SIZE is (the host of rank 0)");
   }
   if (e.store.empty()) e.store = absl::StrCat(addr, ":", port);
+  // torchrun's static rendezvous: its agent already serves a TCPStore on
+  // MASTER_PORT, so a rank 0 that served one there would find the port taken.
+  if (const char* agent = getenv("TORCHELASTIC_USE_AGENT_STORE"); agent != nullptr && std::string(agent) == "True") {
+    int attempt = 0;
+    if (const char* restarts = getenv("TORCHELASTIC_RESTART_COUNT"); restarts != nullptr && *restarts != '\0') {
+      if (absl::Status s = ReadInt(getenv, "TORCHELASTIC_RESTART_COUNT", 0, 1 << 20, &attempt); !s.ok()) return s;
+    }
+    e.launcher_hosts_store = true;
+    e.store_prefix = absl::StrCat("/worker/attempt_", attempt, "/");
+  }
   *p = e;
   return absl::OkStatus();
 }

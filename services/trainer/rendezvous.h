@@ -35,6 +35,13 @@ struct DistributedOptions {
   // Rendezvous: a file every rank can reach (FileStore), or HOST:PORT of
   // rank 0 (TCPStore).
   std::string store;
+  // The launcher hosts the TCPStore at `store` (torchrun's static
+  // rendezvous: TORCHELASTIC_USE_AGENT_STORE=True), so rank 0 connects to it
+  // as every other rank does instead of serving it; the keys of each restart
+  // attempt go under `store_prefix` ("/worker/attempt_N/", as torchrun's
+  // own workers put theirs) so a restart never reads the last attempt's.
+  bool launcher_hosts_store = false;
+  std::string store_prefix;
   // How long collectives and the rendezvous may take.
   double timeout_seconds = 600;
   // Seconds between a rank's beats, and without a beat before a rank is
@@ -47,7 +54,8 @@ struct DistributedOptions {
 };
 
 // Fills rank, world_size, local_rank and store from the launcher's variables when WORLD_SIZE is set
-// and the command line left a world of one (flags win: an explicit
+// (and launcher_hosts_store and store_prefix from torchrun's
+// TORCHELASTIC_USE_AGENT_STORE and TORCHELASTIC_RESTART_COUNT) and the command line left a world of one (flags win: an explicit
 // --world_size ignores the environment). INVALID_ARGUMENT names the
 // variable that is missing or malformed. `getenv` is injected for tests.
 absl::Status ApplyLauncherEnvironment(DistributedOptions* options,

@@ -43,36 +43,47 @@ std::string Short(v1::Verdict v) { return VerdictShortName(v); }
 
 using stats::Median;
 
+// A worker in this process serving CUDA lanes on `gpus` ("0", "0,1").
+std::unique_ptr<WorkerClientInterface> StartWorker(const std::string& gpus) {
+  WorkerOptions options;
+  options.host_lanes = 0;
+  options.gpus = gpus;
+  options.compiler.cache_dir = "/tmp/crl-gpu-test-cache";
+  options.engine.verify.call_timeout_seconds = 10;
+  options.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
+  // KernelBench tasks: the interpreter with the machine's PyTorch.
+  if (const char* python = std::getenv("CRL_PYTHON")) options.compiler.python = python;
+  if (const char* dir = std::getenv("CRL_TEST_BIN_DIR")) {
+    options.runner.runner_path = std::string(dir) + "/crl-runner";
+  }
+  auto started = StartLocalWorker(LocalWorkerOptions(options));
+  if (!started.ok()) {
+    std::fprintf(stderr, "cannot build worker: %s\n", started.status().ToString().c_str());
+    std::abort();
+  }
+  return std::move(*started);
+}
+
 WorkerClientInterface& Engine() {
-  static std::unique_ptr<WorkerClientInterface> worker = [] {
-    WorkerOptions options;
-    options.host_lanes = 0;
-    options.gpus = "0";
-    options.compiler.cache_dir = "/tmp/crl-gpu-test-cache";
-    options.engine.verify.call_timeout_seconds = 10;
-    options.runner.runner_path = std::string(CRL_BIN_DIR) + "/crl-runner";
-    // KernelBench tasks: the interpreter with the machine's PyTorch.
-    if (const char* python = std::getenv("CRL_PYTHON")) options.compiler.python = python;
-    if (const char* dir = std::getenv("CRL_TEST_BIN_DIR")) {
-      options.runner.runner_path = std::string(dir) + "/crl-runner";
-    }
-    auto started = StartLocalWorker(LocalWorkerOptions(options));
-    if (!started.ok()) {
-      std::fprintf(stderr, "cannot build worker: %s\n", started.status().ToString().c_str());
-      std::abort();
-    }
-    return std::move(*started);
-  }();
+  static std::unique_ptr<WorkerClientInterface> worker = StartWorker("0");
   return *worker;
 }
 
-absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs::path& source) {
+// GPUs this machine shows (the device nodes the worker's "auto" reads).
+int GpuCount() {
+  int n = 0;
+  while (fs::exists("/dev/nvidia" + std::to_string(n))) ++n;
+  return n;
+}
+
+absl::StatusOr<v1::EvaluateResponse> Evaluate(const std::string& task, const fs::path& source,
+                                              WorkerClientInterface& worker = Engine()) {
   v1::EvaluateRequest req;
   req.mutable_task()->set_path(kTasks + "/" + task);
   req.mutable_candidate()->set_source(ReadFile(source));
   req.mutable_candidate()->set_filename(source.filename().string());
   req.mutable_candidate()->set_backend(v1::BACKEND_CUDA);
-  return Engine().Evaluate(req, RequestContext::Background());
+  return worker.Evaluate(req, RequestContext::Background());
 }
 
 const std::string kKernelBench = SourceDir() + "/tasks/kernelbench";
@@ -111,12 +122,16 @@ v1::MeasureResponse Measure(const std::string& task, const std::string& artifact
   return *r;
 }
 
-TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
-  struct Job {
-    std::string task, file, want;
-    std::future<absl::StatusOr<v1::EvaluateResponse>> result;
-  };
-  std::vector<Job> jobs;
+struct CudaJob {
+  std::string task, file, want;
+  absl::StatusOr<v1::EvaluateResponse> result = absl::UnknownError("not run");
+};
+
+// Every shipped CUDA candidate with the verdict its expect.yaml names,
+// evaluated 8 at a time on `worker`: compiles run in parallel on the CPU
+// tier, verification takes turns on the GPU lanes.
+std::vector<CudaJob> EvaluateShippedCuda(WorkerClientInterface& worker) {
+  std::vector<CudaJob> jobs;
   for (const auto& e : fs::directory_iterator(kTasks)) {
     fs::path expect_file = e.path() / "candidates" / "expect.yaml";
     if (!fs::exists(expect_file)) continue;
@@ -126,41 +141,72 @@ TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
       if (fs::path(file).extension() != ".cu") continue;
       std::string want =
           kv.second.IsMap() ? kv.second["verdict"].as<std::string>() : kv.second.Scalar();
-      jobs.push_back({e.path().filename().string(), file, want, {}});
+      jobs.push_back({e.path().filename().string(), file, want});
     }
   }
-  // Compiles run in parallel on the CPU tier; verification takes turns on the GPU lane.
   std::atomic<size_t> next{0};
-  std::vector<std::promise<absl::StatusOr<v1::EvaluateResponse>>> promises(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].result = promises[i].get_future();
   std::vector<std::thread> pool;
   for (int t = 0; t < 8; ++t) {
     pool.emplace_back([&] {
       for (size_t i; (i = next++) < jobs.size();) {
-        promises[i].set_value(
-            Evaluate(jobs[i].task, fs::path(kTasks) / jobs[i].task / "candidates" / jobs[i].file));
+        jobs[i].result = Evaluate(jobs[i].task, fs::path(kTasks) / jobs[i].task / "candidates" / jobs[i].file, worker);
       }
     });
   }
   for (auto& t : pool) t.join();
-  int checked = 0, matched = 0;
-  std::printf("%-20s %-34s %-18s %-18s %8s\n", "task", "candidate", "expected", "verdict",
-              "compile");
-  for (Job& job : jobs) {
-    auto r = job.result.get();
-    REQUIRE(r.ok());
-    std::string why = r->messages_size() ? r->messages(0) : "";
-    std::string got = Short(r->verdict());
-    std::printf("%-20s %-34s %-18s %-18s %7.2fs %s\n", job.task.c_str(), job.file.c_str(),
-                job.want.c_str(), got.c_str(), r->compile().compile_seconds(),
+  return jobs;
+}
+
+// Checks and prints every job's verdict; returns how many matched.
+int CheckVerdicts(const std::vector<CudaJob>& jobs) {
+  int matched = 0;
+  std::printf("%-20s %-34s %-18s %-18s %8s %s\n", "task", "candidate", "expected", "verdict", "compile", "lane");
+  for (const CudaJob& job : jobs) {
+    REQUIRE(job.result.ok());
+    const auto& r = *job.result;
+    std::string why = r.messages_size() ? r.messages(0) : "";
+    std::string got = Short(r.verdict());
+    std::printf("%-20s %-34s %-18s %-18s %7.2fs %s %s\n", job.task.c_str(), job.file.c_str(), job.want.c_str(),
+                got.c_str(), r.compile().compile_seconds(), r.lane().c_str(),
                 got == job.want ? "" : ("<-- " + why.substr(0, 160)).c_str());
     INFO(job.task << "/" << job.file << ": " << why);
     CHECK(got == job.want);
-    ++checked;
     matched += got == job.want;
   }
-  std::printf("%d/%d CUDA candidates as expected\n", matched, checked);
-  CHECK(checked >= 30);
+  return matched;
+}
+
+TEST_CASE("every shipped CUDA candidate gets its expected verdict", "[gpu]") {
+  const std::vector<CudaJob> jobs = EvaluateShippedCuda(Engine());
+  const int matched = CheckVerdicts(jobs);
+  std::printf("%d/%zu CUDA candidates as expected\n", matched, jobs.size());
+  CHECK(jobs.size() >= 30);
+}
+
+// One worker owning every GPU of the host (issue 42): one lane per GPU, the
+// candidates spread over them, and the same verdicts as on one GPU.
+TEST_CASE("one worker serves every GPU: a lane each, the same verdicts", "[gpu][multi-gpu]") {
+  const int gpus = GpuCount();
+  if (gpus < 2) {
+    WARN("skipped: this machine shows " << gpus << " GPU(s); the multi-GPU tests need two");
+    return;
+  }
+  std::string list = "0";
+  for (int g = 1; g < gpus; ++g) list += "," + std::to_string(g);
+  auto worker = StartWorker(list);
+  auto info = worker->GetWorkerInfo(RequestContext::Background());
+  REQUIRE(info.ok());
+  CHECK(info->lanes_size() == gpus);
+  const std::vector<CudaJob> jobs = EvaluateShippedCuda(*worker);
+  const int matched = CheckVerdicts(jobs);
+  std::set<std::string> lanes;
+  for (const CudaJob& job : jobs) {
+    if (job.result.ok() && !job.result->lane().empty()) lanes.insert(job.result->lane());
+  }
+  std::printf("%d/%zu CUDA candidates as expected over %zu lanes of %d GPUs\n", matched, jobs.size(), lanes.size(),
+              gpus);
+  CHECK(lanes.size() == static_cast<size_t>(gpus));  // every GPU verified some
+  CHECK(jobs.size() >= 30);
 }
 
 TEST_CASE("KernelBench on CUDA: models constructed as KernelBench does, reused outputs rejected", "[gpu]") {

@@ -303,6 +303,36 @@ int WaitExit(pid_t pid, std::chrono::seconds limit) {
   return *status < 0 ? 128 - *status : *status;
 }
 
+// A rank placed by torchrun itself (python3-torch's launcher): its agent
+// serves the rendezvous store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE),
+// so rank 0 must join that store instead of serving one there.
+TEST_CASE("two ranks launched by torchrun equal one process on the same global batch", "[trainer][process]") {
+  const std::string torchrun = "/usr/bin/torchrun";
+  INFO("torchrun comes with Debian's python3-torch (scripts/setup.sh)");
+  REQUIRE(fs::exists(torchrun));
+  TempDir dir;
+  const std::string m = MakeModel(dir);
+  const std::string data = WriteGroups(dir, 12);
+  const std::string args = absl::StrCat(" --model ", m, " --offline ", data,
+                                        " --groups_per_step 4 --lr 1e-3 --log_level warning"
+                                        " --checkpoint_every 0 --lora --lora_rank 4"
+                                        " --lora_targets q_proj,v_proj,down_proj");
+  const std::string log = dir.path() + "/torchrun.log";
+  INFO(Read(log));
+  REQUIRE(Sh(kBin + "/crl-trainer --out_dir " + dir.path() + "/one" + args, log) == 0);
+  const std::string two = dir.path() + "/two";
+  // --redirects/--tee 1: Debian's torch 1.13 under Python 3.11 cannot read
+  // their default "0" (IntFlag no longer iterates over NONE); stdout is
+  // teed to the launcher's, where Sh's log gets it.
+  REQUIRE(Sh(absl::StrCat(torchrun, " --redirects 1 --tee 1 --nnodes 1 --nproc_per_node 2 --master_addr 127.0.0.1 --master_port ",
+                          FreePort(), " --max_restarts 0 --no_python ", kBin, "/crl-trainer --out_dir ", two,
+                          args),
+             log) == 0);
+  CHECK(CheckSameWeights(dir.path() + "/one/policy/v3/adapter_model.safetensors",
+                         two + "/policy/v3/adapter_model.safetensors") == 12);
+  CHECK(fs::exists(two + "/checkpoints/step-3/rng-rank1.safetensors"));
+}
+
 TEST_CASE("ranks placed by the launcher's environment: a killed rank is named, a restart resumes",
           "[trainer][process]") {
   TempDir dir;

@@ -45,6 +45,22 @@ TEST_CASE("the launcher's variables place a rank as torchrun's do", "[trainer][r
     CHECK(f.rank == 1);
     CHECK(f.store == "h:1");
   }
+  SECTION("torchrun's agent store: every rank a client, keys per restart attempt") {
+    CHECK_FALSE(o.launcher_hosts_store);  // no TORCHELASTIC_USE_AGENT_STORE: rank 0 serves it
+    CHECK(o.store_prefix.empty());
+    Env agent = env;
+    agent.vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    agent.vars["TORCHELASTIC_RESTART_COUNT"] = "2";
+    DistributedOptions f;
+    REQUIRE(ApplyLauncherEnvironment(&f, agent).ok());
+    CHECK(f.launcher_hosts_store);
+    CHECK(f.store_prefix == "/worker/attempt_2/");
+    CHECK(f.store == "trainer-0.ranks:29500");
+    agent.vars["TORCHELASTIC_USE_AGENT_STORE"] = "False";  // c10d rendezvous: rank 0 serves it
+    DistributedOptions c;
+    REQUIRE(ApplyLauncherEnvironment(&c, agent).ok());
+    CHECK_FALSE(c.launcher_hosts_store);
+  }
   SECTION("no WORLD_SIZE, or a world of one: one process") {
     DistributedOptions f;
     REQUIRE(ApplyLauncherEnvironment(&f, Env{{{"RANK", "1"}}}).ok());
@@ -83,6 +99,9 @@ TEST_CASE("a malformed launcher environment names the variable", "[trainer][rend
   CHECK_THAT(error(with("WORLD_SIZE", "two")), Catch::StartsWith("WORLD_SIZE: 'two'"));
   CHECK_THAT(error(with("MASTER_PORT", "70000")), Catch::StartsWith("MASTER_PORT: '70000'"));
   CHECK_THAT(error(with("LOCAL_RANK", "-1")), Catch::StartsWith("LOCAL_RANK: '-1'"));
+  auto agent = with("TORCHELASTIC_USE_AGENT_STORE", "True");
+  agent["TORCHELASTIC_RESTART_COUNT"] = "x";
+  CHECK_THAT(error(agent), Catch::StartsWith("TORCHELASTIC_RESTART_COUNT: 'x'"));
 }
 
 TEST_CASE("beats: a rank that stops is named, one that left or has not started is not",

@@ -6,17 +6,22 @@ under torch.compile.
 
   policy_torch_bench.py train --preset qwen2.5-0.5b --mode full [--compile]
   policy_torch_bench.py generate --preset qwen2.5-0.5b --batch 8 --prompt_len 512 --new_tokens 512
+  torchrun --nproc_per_node 2 policy_torch_bench.py train --sequences 16   (DistributedDataParallel, NCCL)
 
 train: one GRPO step (bf16 autocast over float32 weights, PPO clip 0.2/0.28,
 token-mean loss, grad clip 1.0, AdamW) on random token sequences, logits over
 the completion only with TRL's per-row selective log-softmax; then the
-no-gradient log-probabilities of the same batch. generate: prefill, then a
+no-gradient log-probabilities of the same batch. Under torchrun (WORLD_SIZE > 1)
+the model is wrapped in DistributedDataParallel and each rank takes its shard
+of the global batch (--sequences), as crl-bench-trainer's ranks do; tokens/s
+counts the global batch and only rank 0 prints. generate: prefill, then a
 decode loop over a preallocated KV cache with temperature-1 sampling. One JSON
 line of results.
 """
 import argparse
 import json
 import math
+import os
 import time
 
 import torch
@@ -145,16 +150,31 @@ def flops_per_token(c, context, training, lora):
 
 
 def train(args, c):
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    me = int(os.environ.get("RANK", "0"))
     dev = "cuda"
+    if world > 1:
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+        dev = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+        torch.cuda.set_device(dev)
+        dist.init_process_group("nccl")
     torch.manual_seed(0)
     rank = 16 if args.mode == "lora" else 0
     model = Model(c, rank).to(dev)
-    fwd = torch.compile(model) if args.compile else model
     params = [p for p in model.parameters() if p.requires_grad]
+    if world > 1:
+        model = DistributedDataParallel(model, device_ids=[torch.device(dev).index])
+    fwd = torch.compile(model) if args.compile else model
     opt = torch.optim.AdamW(params, lr=1e-6)
     B, P, L = args.sequences, args.prompt_len, args.completion_len
+    if B % world:
+        raise SystemExit(f"--sequences {B} does not split over {world} ranks")
+    # The same global batch on every rank (seeded), then this rank's rows.
     ids = torch.randint(0, c["vocab"], (B, P + L), device=dev)
     adv = (torch.arange(B, device=dev) % 4 - 1.5).float()
+    share = slice(me * B // world, (me + 1) * B // world)
+    ids, adv = ids[share], adv[share]
 
     def logprobs():
         with torch.autocast("cuda", torch.bfloat16):
@@ -205,11 +225,17 @@ def train(args, c):
     s, l = sorted(times)[len(times) // 2], sorted(lp_times)[len(lp_times) // 2]
     tokens = B * (P + L)
     ctx = (P + L) / 2
+    if world > 1:
+        dist.destroy_process_group()
+        if me != 0:
+            return None
     return {
-        "implementation": f"PyTorch {torch.__version__} {'torch.compile' if args.compile else 'eager'}",
+        "implementation": f"PyTorch {torch.__version__} {'torch.compile' if args.compile else 'eager'}"
+                          + (" DDP" if world > 1 else ""),
+        "world_size": world, "dist_backend": "nccl" if world > 1 else "",
         "preset": args.preset, "mode": args.mode, "sequences": B, "tokens_per_step": tokens,
         "step_seconds": s, "train_tokens_per_second": tokens / s, "train_peak_gib": train_peak,
-        "train_mfu": flops_per_token(c, ctx, True, rank > 0) * tokens / s / (args.peak_tflops * 1e12),
+        "train_mfu": flops_per_token(c, ctx, True, rank > 0) * tokens / s / (args.peak_tflops * 1e12 * world),
         "logprob_tokens_per_second": tokens / l, "logprob_peak_gib": lp_peak,
         "logprob_mfu": flops_per_token(c, ctx, False, False) * tokens / l / (args.peak_tflops * 1e12),
     }
@@ -263,7 +289,9 @@ def main():
     ap.add_argument("--peak_tflops", type=float, default=989.4)
     args = ap.parse_args()
     c = PRESETS[args.preset]
-    print(json.dumps(train(args, c) if args.task == "train" else generate(args, c)))
+    result = train(args, c) if args.task == "train" else generate(args, c)
+    if result is not None:  # ranks other than 0 print nothing
+        print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@
 //
 //   crl-bench-trainer --preset qwen2.5-0.5b --mode full --sequences 8 --prompt_len 512 --completion_len 512
 //   crl-bench-trainer --preset embedded --device cpu
+//   torchrun --no_python --nproc_per_node 2 crl-bench-trainer --dist_backend nccl --sequences 16
+//   crl-bench-trainer ... --weights_out ref.pt, then under torchrun ... --weights_against ref.pt:
+//     how far two ranks' weights after the same steps are from one process's
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <sys/syscall.h>
@@ -35,6 +38,7 @@
 #include "services/trainer/distributed.h"
 #include "services/trainer/trainer.h"
 #include "tools/bench/policy_presets.h"
+#include "torch/serialize.h"
 
 #ifdef CRL_BENCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -199,6 +203,26 @@ double FlopsPerToken(const ModelConfig& c, bool lora, double context, bool train
   return forward * (lora ? 2.0 : 3.0);
 }
 
+// Every trainable weight, flattened into one float32 vector on the CPU (the
+// same order in every process: the model's parameter order).
+torch::Tensor FlatTrainable(crl::trainer::Trainer& trainer) {
+  std::vector<torch::Tensor> parts;
+  for (auto& [name, w] : trainer.Trainable()) parts.push_back(w.detach().to(torch::kCPU, torch::kFloat).flatten());
+  return torch::cat(parts);
+}
+
+// How far this run's weights are from a reference run's (`ref`: its initial
+// and final weights): the largest difference at the start (0 when both began
+// from the same weights) and at the end, and the relative difference of the
+// two updates, |(w1 - w0) - (r1 - r0)| / |r1 - r0|.
+json CompareWeights(const torch::Tensor& w0, const torch::Tensor& w1, const std::vector<torch::Tensor>& ref) {
+  const torch::Tensor ours = w1 - w0, theirs = ref[1] - ref[0];
+  return {{"weights_init_max_abs_diff", (w0 - ref[0]).abs().max().item<double>()},
+          {"weights_max_abs_diff", (w1 - ref[1]).abs().max().item<double>()},
+          {"update_norm", theirs.norm().item<double>()},
+          {"update_rel_diff", (ours - theirs).norm().item<double>() / std::max(1e-30, theirs.norm().item<double>())}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -207,7 +231,7 @@ int main(int argc, char** argv) {
   // Each result line reaches a pipe (tee) as soon as it is printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string preset = "qwen2.5-0.5b", config_path, device = "auto", precision = "auto", mode = "full";
-  std::string json_out, profile_path, dist_backend = "gloo";
+  std::string json_out, profile_path, dist_backend = "gloo", weights_out, weights_against;
   int sequences = 8, prompt_len = 512, completion_len = 512, steps = 5, warmup = 2;
   bool checkpointing = false;
   double peak_tflops = 989.4;
@@ -229,6 +253,10 @@ int main(int argc, char** argv) {
   flags.Add("dist_backend", &dist_backend, "under a launcher: gloo or nccl");
   flags.Add("peak_tflops", &peak_tflops, "the device's dense bf16 peak, for MFU (H100/H200 SXM: 989.4)");
   flags.Add("json", &json_out, "also write the results here");
+  flags.Add("weights_out", &weights_out,
+            "write the trainable weights before the first and after the last step here (rank 0)");
+  flags.Add("weights_against", &weights_against,
+            "compare the weights after the same steps with a --weights_out file (rank 0)");
   flags.Add("profile", &profile_path,
             "after the timed steps, profile two more steps and write a Chrome trace here");
   if (int rc = flags.ParseForMain(argc, argv); rc >= 0) return rc;
@@ -245,6 +273,7 @@ int main(int argc, char** argv) {
   }
   config->torch_dtype = "float32";
   const std::string dir = (fs::temp_directory_path() / absl::StrCat("crl-bench-trainer-", getpid())).string();
+  torch::manual_seed(0);  // every process, every rank: the same random model
   {
     auto model = crl::policy::CausalLm::Init(*config, 1, torch::kCPU, torch::kFloat32);
     if (!model.ok() || !(*model)->Save(dir + "/model").ok()) {
@@ -313,6 +342,8 @@ int main(int argc, char** argv) {
   auto now = [] { return std::chrono::steady_clock::now(); };
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
 
+  const bool weigh = dist.rank == 0 && !(weights_out.empty() && weights_against.empty());
+  torch::Tensor w0 = weigh ? FlatTrainable(**trainer) : torch::Tensor();
   Stage("warm-up steps");
   for (int i = 0; i < warmup; ++i) {
     auto st = (*trainer)->Train(batch, crl::trainer::Objective::kPolicyGradient);
@@ -336,6 +367,21 @@ int main(int argc, char** argv) {
     Stage(absl::StrCat("timed step ", i + 1, " of ", steps, ": ", step_seconds.back(), " s"));
   }
   const double train_peak = PeakGiB();
+  json weights = json::object();
+  if (weigh) {
+    const torch::Tensor w1 = FlatTrainable(**trainer);
+    weights["weights_steps"] = warmup + steps;
+    if (!weights_out.empty()) torch::save(std::vector<torch::Tensor>{w0, w1}, weights_out);
+    if (!weights_against.empty()) {
+      std::vector<torch::Tensor> ref;
+      torch::load(ref, weights_against);
+      if (ref.size() != 2 || ref[0].sizes() != w0.sizes()) {
+        std::fprintf(stderr, "%s: not the weights of this model and mode\n", weights_against.c_str());
+        return 2;
+      }
+      weights.update(CompareWeights(w0, w1, ref));
+    }
+  }
   std::sort(step_seconds.begin(), step_seconds.end());
   const double step = step_seconds[step_seconds.size() / 2];
   if (!profile_path.empty()) {
@@ -375,6 +421,7 @@ int main(int argc, char** argv) {
             {"preset", config_path.empty() ? preset : config_path},
             {"parameters", config->ParameterCount()},
             {"mode", mode},
+            {"precision", precision},
             {"sequences", sequences},
             {"tokens_per_step", tokens},
             {"step_seconds", step},
@@ -385,6 +432,7 @@ int main(int argc, char** argv) {
             {"logprob_tokens_per_second", tokens / lps},
             {"logprob_peak_gib", lp_peak},
             {"logprob_mfu", gpu ? lp_flops / (peak_tflops * 1e12) : 0.0}};
+  r.update(weights);
   (*group)->Leave();
   if (dist.rank == 0) {  // one line per measurement, whatever the world
     std::printf("%s\n", r.dump().c_str());
