@@ -255,7 +255,8 @@ TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared
   REQUIRE(a->lane().name != other->lane().name);
   CHECK_FALSE(a->TimingWaiting());
 
-  // Timing waits for a lane: both verifications are told.
+  // Timing waits for a lane: its window is the lane that empties soonest
+  // (a tie: the first), and only the verification there is told.
   absl::Status timed = absl::UnknownError("not yet");
   std::string timed_on;
   std::thread timing([&] {
@@ -266,7 +267,7 @@ TEST_CASE("a lease steps aside for timing and comes back to its own lane, shared
   const absl::Time give_up = absl::Now() + absl::Seconds(10);
   while (!a->TimingWaiting() && absl::Now() < give_up) std::this_thread::yield();
   REQUIRE(a->TimingWaiting());
-  CHECK(other->TimingWaiting());
+  CHECK_FALSE(other->TimingWaiting());
 
   // a steps aside: its lane is empty, and timing takes it alone. (What
   // held it up is summed on the pool's clock.)
@@ -388,6 +389,76 @@ TEST_CASE("timing holds verifications back only once a window opens: enough of i
   for (auto& t : timings) t.join();
   CHECK(timed == 3);
   CHECK(shared(now).ok());
+}
+
+// One worker over a host's GPUs (issue 42): a measurement waiting empties
+// one lane, not the backend; the other GPUs go on taking verifications, as
+// they would in separate workers.
+TEST_CASE("a timing window is one lane's: the host's other GPUs go on verifying", "[lanes]") {
+  FakeClock clock;
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 4;
+  o.clock = &clock;  // timing_batch 1: a window opens at the first wait
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"}}, o);
+  RequestContext now(&clock, clock.Now());  // no waiting
+  const RequestContext& bg = RequestContext::Background();
+  auto on = [&](size_t lane, const RequestContext& c) {
+    return pool.AcquireOn(lane, c, absl::Seconds(1), LaneUse::kShared);
+  };
+  auto eventually = [](auto done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (!done() && absl::Now() < give_up) std::this_thread::yield();
+    return done();
+  };
+  // Lane 0 holds one verification, lane 1 two: lane 0 empties soonest.
+  std::optional<LaneLease> a(*on(0, bg));
+  std::optional<LaneLease> b1(*on(1, bg)), b2(*on(1, bg));
+  std::atomic<int> timed_on{-1};
+  std::atomic<bool> release{false};
+  std::thread timing([&] {
+    auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30));
+    if (!lease.ok()) return;
+    timed_on = lease->lane().index;
+    while (!release) std::this_thread::yield();
+  });
+  REQUIRE(eventually([&] { return a->TimingWaiting(); }));
+  CHECK_FALSE(b1->TimingWaiting());  // lane 1 is not asked to step aside
+  CHECK(on(0, now).status().code() == absl::StatusCode::kDeadlineExceeded);
+  auto taken = pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(taken.ok());  // a new verification goes on, on lane 1
+  CHECK(taken->lane().index == 1);
+  std::optional<LaneLease> c(std::move(*taken));
+  CHECK(pool.AcquireOn(1, now, absl::Seconds(1), LaneUse::kStart).ok());
+  a.reset();
+  REQUIRE(eventually([&] { return timed_on.load() == 0; }));
+  CHECK(on(1, now).ok());  // lane 1 verifies while lane 0 times
+  release = true;
+  timing.join();
+  CHECK(on(0, now).ok());  // the window closed with its measurement
+
+  SECTION("another lane freeing first takes the measurement, and the window's lane reopens") {
+    b1.reset();
+    b2.reset();
+    std::optional<LaneLease> x(*on(0, bg));
+    std::optional<LaneLease> y1(*on(1, bg)), y2(*on(1, bg));  // and c: lane 1 holds three
+    release = false;
+    timed_on = -1;
+    std::thread second([&] {
+      auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30));
+      if (!lease.ok()) return;
+      timed_on = lease->lane().index;
+      while (!release) std::this_thread::yield();
+    });
+    REQUIRE(eventually([&] { return x->TimingWaiting(); }));  // its window is lane 0's
+    c.reset();
+    y1.reset();
+    y2.reset();
+    REQUIRE(eventually([&] { return timed_on.load() == 1; }));
+    CHECK_FALSE(x->TimingWaiting());
+    CHECK(on(0, now).ok());
+    release = true;
+    second.join();
+  }
 }
 
 TEST_CASE("the pool counts timing windows, how long they stayed open, and how long emptying the GPU took",

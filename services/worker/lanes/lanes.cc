@@ -1,6 +1,7 @@
 #include "services/worker/lanes/lanes.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -49,7 +50,11 @@ LanePool::LanePool(std::vector<Lane> lanes, LanePoolOptions options)
       occupied_since_(lanes_.size()),
       overlaps_(lanes_.size()),
       rejoining_(lanes_.size()),
-      starts_(lanes_.size()) {}
+      starts_(lanes_.size()),
+      window_open_(lanes_.size()),
+      window_waiters_(lanes_.size()),
+      window_since_(lanes_.size()),
+      window_emptied_(lanes_.size()) {}
 
 std::string LaneWaits::Describe() const {
   auto s = [](absl::Duration d) { return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d)); };
@@ -150,13 +155,18 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   size_t found = lanes_.size();
   // Host lanes (one CPU, never shared) open a window at the first wait.
   const bool windowed = backend == BackendKind::kCuda;
+  // The lane whose window this request waits in (a measurement, once its
+  // window opens): lanes_.size() until then.
+  size_t target = lanes_.size();
+  auto may_use = [&](size_t i) { return lanes_[i].backend == backend && (only >= lanes_.size() || i == only); };
   auto usable = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    // A timing window open on this backend: no new sharer (nor start)
-    // until every measurement waiting has had its lane.
-    if (!exclusive && window_open_[backend]) return false;
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].backend != backend || exclusive_[i] || (only < lanes_.size() && i != only)) continue;
+      if (!may_use(i) || exclusive_[i]) continue;
+      // A timing window open on this lane: no new sharer (nor start) until
+      // every measurement waiting in it has had a lane. The backend's other
+      // lanes go on.
+      if (!exclusive && window_open_[i]) continue;
       // A lease taking this lane alone: nothing new joins it.
       if (!exclusive && upgrading_[i]) continue;
       // Verifications coming back from stepping aside go first.
@@ -171,16 +181,31 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     if (counted) --waiting_;
     if (exclusive) --exclusive_waiting_[backend];
     if (back) --rejoining_[only];
+    if (target < lanes_.size()) --window_waiters_[target];
   };
   const absl::Time waiting_since = options_.clock->MonotonicNow();
-  // Timing: opens its backend's window once enough measurements wait, or
-  // this one has waited long enough.
+  // Timing: waits in a window on one lane, opened once enough measurements
+  // wait on the backend or this one has waited long enough, or joined at
+  // once while a window is open on a lane it may use: the lane it would
+  // empty soonest (an open window nobody waits in yet, else the fewest
+  // holders, else the fewest measurements waiting there). Only that lane
+  // stops taking verifications: a host's other GPUs go on verifying.
   auto maybe_open = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (!exclusive || window_open_[backend]) return;
-    if (!windowed || exclusive_waiting_[backend] >= std::max(1, options_.timing_batch) ||
-        options_.clock->MonotonicNow() - waiting_since >= options_.timing_delay) {
-      OpenWindow(backend);
+    if (!exclusive || target < lanes_.size()) return;
+    bool any_open = false;
+    for (size_t i = 0; i < lanes_.size(); ++i) any_open = any_open || (may_use(i) && window_open_[i]);
+    if (windowed && !any_open && exclusive_waiting_[backend] < std::max(1, options_.timing_batch) &&
+        options_.clock->MonotonicNow() - waiting_since < options_.timing_delay) {
+      return;
     }
+    auto rank = [&](size_t i) {
+      return std::make_tuple(!(window_open_[i] && window_waiters_[i] == 0), window_waiters_[i], holders_[i]);
+    };
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+      if (may_use(i) && (target == lanes_.size() || rank(i) < rank(target))) target = i;
+    }
+    ++window_waiters_[target];
+    if (!window_open_[target]) OpenWindow(target);
   };
   if (counted) ++waiting_;
   if (exclusive) ++exclusive_waiting_[backend];
@@ -189,18 +214,18 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   // at before each slice of waiting, which is then counted against it.
   auto holding = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Duration* {
     if (use == LaneUse::kStart) return nullptr;
-    bool timing = false, shared = false;
+    bool timing = false, shared = false, window = false;
     for (size_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].backend != backend || (only < lanes_.size() && i != only)) continue;
+      if (!may_use(i)) continue;
       timing = timing || exclusive_[i] || upgrading_[i];
       shared = shared || (!exclusive_[i] && holders_[i] > starts_[i]);
+      window = window || window_open_[i];
     }
     if (exclusive) {
       return timing ? &waits_.timing_behind_timing
                     : shared ? &waits_.timing_behind_verifications : &waits_.timing_behind_starts;
     }
-    return timing || window_open_[backend] ? &waits_.verification_behind_timing
-                                           : &waits_.verification_behind_slots;
+    return timing || window ? &waits_.verification_behind_timing : &waits_.verification_behind_slots;
   };
   while (!usable() && (maybe_open(), !usable())) {
     absl::Status live = context.Check();
@@ -210,8 +235,9 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
                        absl::FormatDuration(clock->Now() - start)));
     }
     if (!live.ok()) {
+      const size_t waited_in = target;
       stop_waiting();
-      if (exclusive) MaybeCloseWindow(backend);
+      if (waited_in < lanes_.size()) MaybeCloseWindow(waited_in);
       return live;
     }
     absl::Duration* behind = holding();
@@ -219,6 +245,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     mu_.AwaitWithTimeout(absl::Condition(&usable), kSlice);
     if (behind) *behind += options_.clock->MonotonicNow() - looked;
   }
+  const size_t waited_in = target;
   stop_waiting();
   Taken t;
   t.lane = found;
@@ -231,39 +258,35 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   ++holders_[found];
   if (use == LaneUse::kStart) ++starts_[found];
   exclusive_[found] = exclusive;
-  if (exclusive && window_open_[backend] && !window_emptied_[backend]) {
-    window_emptied_[backend] = true;
-    const absl::Duration emptying = options_.clock->MonotonicNow() - window_since_[backend];
+  if (exclusive && window_open_[found] && !window_emptied_[found]) {
+    window_emptied_[found] = true;
+    const absl::Duration emptying = options_.clock->MonotonicNow() - window_since_[found];
     waits_.window_emptying += emptying;
     waits_.longest_emptying = std::max(waits_.longest_emptying, emptying);
   }
+  // Its window's lane emptied for nothing when another lane freed first.
+  if (waited_in < lanes_.size() && waited_in != found) MaybeCloseWindow(waited_in);
   t.overlaps = overlaps_[found];
   return t;
 }
 
-void LanePool::OpenWindow(BackendKind backend) {
-  window_open_[backend] = true;
-  window_since_[backend] = options_.clock->MonotonicNow();
-  window_emptied_[backend] = false;
+void LanePool::OpenWindow(size_t lane) {
+  window_open_[lane] = true;
+  window_since_[lane] = options_.clock->MonotonicNow();
+  window_emptied_[lane] = false;
   ++waits_.windows;
 }
 
 bool LanePool::TimingWaiting(const Lane* lane) const {
   absl::MutexLock lock(&mu_);
-  const auto waiting = exclusive_waiting_.find(lane->backend);
-  const auto open = window_open_.find(lane->backend);
-  return upgrading_[lane - lanes_.data()] || (waiting != exclusive_waiting_.end() && waiting->second > 0 &&
-                                              open != window_open_.end() && open->second);
+  const size_t i = lane - lanes_.data();
+  return upgrading_[i] || (window_open_[i] && window_waiters_[i] > 0);
 }
 
-void LanePool::MaybeCloseWindow(BackendKind backend) {
-  if (exclusive_waiting_[backend] > 0) return;
-  for (size_t i = 0; i < lanes_.size(); ++i) {
-    if (lanes_[i].backend == backend && exclusive_[i]) return;
-  }
-  if (!window_open_[backend]) return;
-  window_open_[backend] = false;
-  waits_.windows_open += options_.clock->MonotonicNow() - window_since_[backend];
+void LanePool::MaybeCloseWindow(size_t lane) {
+  if (!window_open_[lane] || window_waiters_[lane] > 0 || exclusive_[lane]) return;
+  window_open_[lane] = false;
+  waits_.windows_open += options_.clock->MonotonicNow() - window_since_[lane];
 }
 
 bool LanePool::Upgrading(const Lane* lane) const {
@@ -312,7 +335,7 @@ void LanePool::Release(const Lane* lane, bool start) {
     absl::MutexLock lock(&mu_);
     const size_t i = lane - lanes_.data();
     exclusive_[i] = false;
-    MaybeCloseWindow(lane->backend);
+    MaybeCloseWindow(i);
     if (start) --starts_[i];
     if (--holders_[i] > 0) return;
     occupied = options_.clock->MonotonicNow() - occupied_since_[i];

@@ -48,11 +48,13 @@ struct LanePoolOptions {
   // Timing windows on GPU lanes. Timing waiting for a GPU lane holds back
   // new verifications, warm-pool starts, and verifications coming back from
   // stepping aside (and makes the running ones step aside: TimingWaiting)
-  // only once a window opens: when `timing_batch` measurements wait, or
-  // one has waited `timing_delay`. Until then verifications go on; once
-  // open, every measurement waiting, and every one that comes meanwhile,
-  // takes the lane in turn, and the window closes when none waits or holds
-  // it. Emptying the lane of verifications (each runs to its next call)
+  // only once a window opens: when `timing_batch` measurements wait on the
+  // backend, or one has waited `timing_delay`. Until then verifications go
+  // on; once open, every measurement waiting, and every one that comes
+  // meanwhile, takes a lane in turn, and the window closes when none waits
+  // in it or holds its lane. A window is one lane's (the one its
+  // measurement would empty soonest): the host's other GPUs go on
+  // verifying, as separate workers would. Emptying the lane of verifications (each runs to its next call)
   // then happens once per window, not once per measurement. A lane with no
   // holder is taken at once. 1 and zero: a window opens at the first wait.
   int timing_batch = 1;
@@ -91,8 +93,8 @@ class LaneLease {
   absl::Status Upgrade(const RequestContext& context, absl::Duration max_wait);
   // Another lease on this lane is upgrading (Upgrade) now.
   bool UpgradePending() const;
-  // A request waits to hold this lease's lane, or any lane of its backend,
-  // alone (timing), and this lease holds it up while it stays.
+  // A request waits to hold this lease's lane alone (timing: an upgrade on
+  // it, or a window open on it), and this lease holds it up while it stays.
   bool TimingWaiting() const;
   // Lets go of the lane without ending the lease: the lane stops counting
   // it (timing may take it alone, a verification its slot) until Rejoin.
@@ -208,15 +210,16 @@ class LanePool {
   std::vector<int> starts_ ABSL_GUARDED_BY(mu_);
   LaneWaits waits_ ABSL_GUARDED_BY(mu_);
   std::map<BackendKind, int> exclusive_waiting_ ABSL_GUARDED_BY(mu_);
-  // Per backend: a timing window is open (LanePoolOptions::timing_batch).
-  std::map<BackendKind, bool> window_open_ ABSL_GUARDED_BY(mu_);
-  // Per backend: when its window opened, and whether a measurement has held
-  // a lane alone since (LaneWaits::window_emptying).
-  std::map<BackendKind, absl::Time> window_since_ ABSL_GUARDED_BY(mu_);
-  std::map<BackendKind, bool> window_emptied_ ABSL_GUARDED_BY(mu_);
-  void OpenWindow(BackendKind backend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Closes `backend`'s window once no timing waits for or holds a lane.
-  void MaybeCloseWindow(BackendKind backend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Per lane: a timing window is open (LanePoolOptions::timing_batch), the
+  // measurements waiting in it, when it opened, and whether a measurement
+  // has held the lane alone since (LaneWaits::window_emptying).
+  std::vector<bool> window_open_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> window_waiters_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> window_since_ ABSL_GUARDED_BY(mu_);
+  std::vector<bool> window_emptied_ ABSL_GUARDED_BY(mu_);
+  void OpenWindow(size_t lane) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Closes `lane`'s window once no measurement waits in it or holds it.
+  void MaybeCloseWindow(size_t lane) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
   // LeastHeld's turn among tied lanes.
   mutable uint64_t turn_ ABSL_GUARDED_BY(mu_) = 0;
