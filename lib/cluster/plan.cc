@@ -170,8 +170,7 @@ absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
                   absl::StrCat("--openai_listen=", o.host, ":", at("sampler").openai_port),
                   "--openai_auth_token_file=" + token});
   add("orchestrator", {"--data_dir=" + data + "/orchestrator", "--prompt=" + at("prompt").address(),
-                       "--sampler=" + at("sampler").address(), "--workers=" + at("worker").address(),
-                       "--timing=" + at("timing").address(), "--trainer=" + at("trainer").address(),
+                       "--sampler=" + at("sampler").address(), "--timing=" + at("timing").address(), "--trainer=" + at("trainer").address(),
                        "--upstream_auth_token_file=" + token});
   for (const auto& [service, options] : o.overrides) {
     bool known = false;

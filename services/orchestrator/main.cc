@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/strings/ascii.h"
 #include "common/file.h"
 #include "common/http_client.h"
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
   f->Add("sampler", &o.sampler, "crl-sampler HOST:PORT (required)");
   f->Add("workers", &o.workers,
          "crl-workers: HOST:PORT list, or dns:///NAME:PORT for every address of a headless Service, re-resolved "
-         "every 30 s (required)");
+         "every 30 s (empty: the workers crl-timing measures on, as it lists them, re-read every 30 s: worker "
+         "addresses are then configured once, in crl-timing)");
   f->Add("timing", &o.timing, "crl-timing HOST:PORT (required)");
   f->Add("trainer", &o.trainer, "crl-trainer HOST:PORT (empty: only sample-only stages run)");
   f->Add("max_in_flight_per_lane", &o.max_in_flight_per_lane,
@@ -108,12 +110,34 @@ int main(int argc, char** argv) {
   std::unique_ptr<crl::orchestrator::JudgeInterface> judge;
   std::unique_ptr<crl::orchestrator::Orchestrator> orchestrator;
   std::unique_ptr<crl::OrchestratorServiceImpl> service;
+  // The workers' addresses: --workers, or without it crl-timing's list
+  // (`wait`: how long it may take to answer; it may still be starting).
+  // Outlives the setup: the resolver thread calls it.
+  auto listed = [&](absl::Duration wait) -> absl::StatusOr<std::vector<std::string>> {
+    if (!o.workers.empty()) return crl::ResolveAddresses(o.workers);
+    const absl::Time give_up = absl::Now() + wait;
+    auto addresses = timing->ListWorkers(crl::RequestContext(crl::RealClock::Get(), give_up));
+    // Not up yet (pods start in any order): ask again until the wait ends.
+    while (absl::IsUnavailable(addresses.status()) && absl::Now() + absl::Seconds(1) < give_up) {
+      absl::SleepFor(absl::Seconds(1));
+      addresses = timing->ListWorkers(crl::RequestContext(crl::RealClock::Get(), give_up));
+    }
+    if (!addresses.ok()) {
+      return crl::Annotate(addresses.status(), absl::StrCat("workers: none given, and crl-timing at ", o.timing,
+                                                            " did not list its own"));
+    }
+    if (addresses->empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("workers: none given, and crl-timing at ", o.timing, " lists none"));
+    }
+    return addresses;
+  };
+  absl::Duration list_wait = absl::Minutes(1);  // at start-up; 10 s once serving
   return service_main.Run(argc, argv, [&](crl::ServiceSetup& setup) -> absl::Status {
     for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"prompt", &o.prompt},
                                       {"sampler", &o.sampler}, {"timing", &o.timing}}) {
       if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": HOST:PORT is required"));
     }
-    if (o.workers.empty()) return absl::InvalidArgumentError("workers: at least one HOST:PORT is required");
     CRL_ASSIGN_OR_RETURN(store, crl::orchestrator::OpenStore(o.store, o.data_dir, o.content_dir));
     CRL_ASSIGN_OR_RETURN(prompt, crl::GrpcPromptClient::Create(o.prompt, o.upstream));
     CRL_ASSIGN_OR_RETURN(sampler, crl::GrpcSamplerClient::Create(o.sampler, o.upstream));
@@ -122,7 +146,7 @@ int main(int argc, char** argv) {
       CRL_ASSIGN_OR_RETURN(trainer, crl::GrpcTrainerClient::Create(o.trainer, o.upstream));
     }
     current = [&]() -> absl::StatusOr<std::vector<crl::orchestrator::PooledWorker>> {
-      CRL_ASSIGN_OR_RETURN(std::vector<std::string> addresses, crl::ResolveAddresses(o.workers));
+      CRL_ASSIGN_OR_RETURN(std::vector<std::string> addresses, listed(list_wait));
       std::vector<crl::orchestrator::PooledWorker> pooled;
       for (const auto& a : addresses) {
         auto& c = workers[a];
@@ -135,8 +159,10 @@ int main(int argc, char** argv) {
     };
     CRL_ASSIGN_OR_RETURN(std::vector<crl::orchestrator::PooledWorker> pooled, current());
     pool = std::make_unique<crl::orchestrator::WorkerPool>(pooled, o.max_in_flight_per_lane, crl::RealClock::Get());
-    if (crl::HasDnsEntries(o.workers)) {
-      // Pods come and go behind a headless Service: follow them.
+    list_wait = absl::Seconds(10);
+    if (o.workers.empty() || crl::HasDnsEntries(o.workers)) {
+      // Pods come and go behind a headless Service (ours, or crl-timing's):
+      // follow them.
       resolver = std::thread([&] {
         while (!stop_resolving.WaitForNotificationWithTimeout(absl::Seconds(30))) {
           auto now = current();

@@ -27,6 +27,7 @@ class GrpcTimingClient final : public TimingClientInterface {
                                            const RequestContext& context) override;
   absl::StatusOr<v1::RewardResult> ComputeReward(const v1::ComputeRewardRequest& request,
                                                  const RequestContext& context) override;
+  absl::StatusOr<std::vector<std::string>> ListWorkers(const RequestContext& context) override;
 
  private:
   explicit GrpcTimingClient(RpcClient client)

@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
     if (options.calibrate_host) {
       oracle->SetHostCeiling({crl::timing::MeasureHostBandwidthCeiling(), 0});
     }
-    service = std::make_unique<crl::TimingServiceImpl>(oracle.get(), setup.call_env());
+    service = std::make_unique<crl::TimingServiceImpl>(oracle.get(), setup.call_env(),
+                                                       [&] { return workers->Addresses(); });
     setup.AddService(service.get());
     return absl::OkStatus();
   });

@@ -23,6 +23,14 @@ absl::StatusOr<v1::Baseline> GrpcTimingClient::GetBaseline(const v1::GetBaseline
   });
 }
 
+absl::StatusOr<std::vector<std::string>> GrpcTimingClient::ListWorkers(const RequestContext& context) {
+  auto listed = client_.Call<v1::WorkerAddresses>(context, v1::ListWorkersRequest(), [this](auto... args) {
+    stub_->async()->ListWorkers(args...);
+  });
+  if (!listed.ok()) return listed.status();
+  return std::vector<std::string>(listed->addresses().begin(), listed->addresses().end());
+}
+
 absl::StatusOr<v1::RewardResult> GrpcTimingClient::ComputeReward(
     const v1::ComputeRewardRequest& request, const RequestContext& context) {
   return client_.Call<v1::RewardResult>(context, request, [this](auto... args) {

@@ -26,6 +26,13 @@ class TimingClientInterface {
                                                 const RequestContext& context) = 0;
   virtual absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request,
                                                    const RequestContext& context) = 0;
+  // The worker addresses the service measures on (TimingService.ListWorkers).
+  // UNIMPLEMENTED where the timing service is not remote (in-process timing
+  // over one worker object, fakes that were not told any).
+  virtual absl::StatusOr<std::vector<std::string>> ListWorkers(const RequestContext& context) {
+    (void)context;
+    return absl::UnimplementedError("this timing client has no worker addresses to list");
+  }
   virtual absl::StatusOr<v1::RewardResult> ComputeReward(const v1::ComputeRewardRequest& request,
                                                          const RequestContext& context) = 0;
 };

@@ -31,4 +31,16 @@ grpc::ServerUnaryReactor* TimingServiceImpl::ComputeReward(
   });
 }
 
+grpc::ServerUnaryReactor* TimingServiceImpl::ListWorkers(grpc::CallbackServerContext* context,
+                                                         const crl::v1::ListWorkersRequest*,
+                                                         crl::v1::WorkerAddresses* response) {
+  // Resolving a dns:/// entry may block: on the call executor, not inline.
+  return ServeUnary(context, env_, [this, response](const RequestContext&) {
+    if (workers_) {
+      for (std::string& a : workers_()) response->add_addresses(std::move(a));
+    }
+    return grpc::Status::OK;
+  });
+}
+
 }  // namespace crl

@@ -3,6 +3,10 @@
 #ifndef CRL_SERVICES_TIMING_TIMING_SERVICE_H_
 #define CRL_SERVICES_TIMING_TIMING_SERVICE_H_
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "common/server.h"
 #include "crl/v1/timing.grpc.pb.h"
 #include "services/timing/oracle.h"
@@ -13,7 +17,10 @@ namespace crl {
 // Thread-safe; holds no per-call state.
 class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
  public:
-  TimingServiceImpl(timing::TimingOracle* oracle, CallEnv env) : oracle_(oracle), env_(env) {}
+  // `workers`: the addresses ListWorkers answers with (null: none).
+  TimingServiceImpl(timing::TimingOracle* oracle, CallEnv env,
+                    std::function<std::vector<std::string>()> workers = nullptr)
+      : oracle_(oracle), env_(env), workers_(std::move(workers)) {}
 
   grpc::ServerUnaryReactor* Time(grpc::CallbackServerContext* context,
                                  const crl::v1::TimeRequest* request,
@@ -24,10 +31,14 @@ class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
   grpc::ServerUnaryReactor* ComputeReward(grpc::CallbackServerContext* context,
                                           const crl::v1::ComputeRewardRequest* request,
                                           crl::v1::RewardResult* response) override;
+  grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
+                                        const crl::v1::ListWorkersRequest* request,
+                                        crl::v1::WorkerAddresses* response) override;
 
  private:
   timing::TimingOracle* oracle_;
   CallEnv env_;
+  std::function<std::vector<std::string>()> workers_;
 };
 
 }  // namespace crl

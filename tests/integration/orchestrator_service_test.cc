@@ -122,7 +122,9 @@ TEST_CASE("a run survives kill -9 of the orchestrator and a database crash, and 
       "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--store=" + (*pg)->url(),
       "--data_dir=" + dir.path() + "/orchestrator",
       "--prompt=" + prompt.grpc_address(), "--sampler=" + sampler.grpc_address(),
-      "--workers=" + worker.grpc_address(), "--timing=" + timing.grpc_address(),
+      // No --workers: the orchestrator evaluates on the workers crl-timing
+      // lists (worker addresses configured once), after each restart too.
+      "--timing=" + timing.grpc_address(),
       "--trainer=" + trainer.grpc_address(), "--parallel_candidates=2", "--drain_delay=0s", "--log_level=warning"};
   auto orchestrator = std::make_unique<ServiceProcess>(kBin + "/crl-orchestrator", orchestrator_args);
   REQUIRE(orchestrator->started());

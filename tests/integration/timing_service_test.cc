@@ -99,6 +99,14 @@ TEST_CASE("crl-timing over TLS times a candidate on a real worker", "[integratio
     CHECK(result.status() == v1::REWARD_STATUS_WITHHELD);
   }
 
+  // The one place worker addresses are configured: the orchestrator reads
+  // them from here.
+  grpc::ClientContext lctx;
+  v1::WorkerAddresses listed;
+  REQUIRE(stub->ListWorkers(&lctx, v1::ListWorkersRequest(), &listed).ok());
+  REQUIRE(listed.addresses_size() == 1);
+  CHECK(listed.addresses(0) == worker.grpc_address());
+
   // A worker that is gone is an infrastructure error, not a verdict.
   worker.Signal(SIGTERM);
   CHECK(worker.Wait(30) == 0);

@@ -48,7 +48,7 @@ redefined; the wiring may (e.g. workers outside this release).
 {{- if $enabled.worker }}{{ $_ := set $wiring "workers" $enabled.worker }}{{ end -}}
 {{- $prefixes = list "worker" -}}
 {{- else if eq .name "orchestrator" -}}
-{{- if $enabled.worker }}{{ $_ := set $wiring "workers" $enabled.worker }}{{ end -}}
+{{- /* No workers: the orchestrator evaluates on the workers crl-timing lists (configured once, for timing). */ -}}
 {{- range $n := list "prompt" "sampler" "timing" "trainer" -}}
 {{- if hasKey $enabled $n }}{{ $_ := set $wiring $n (index $enabled $n) }}{{ end -}}
 {{- end -}}
@@ -102,7 +102,7 @@ redefined; the wiring may (e.g. workers outside this release).
 {{- end -}}
 {{- $user := mergeOverwrite $wiring $shipped $userConfig -}}
 {{- /* What a binary refuses to start without, caught at render time. */ -}}
-{{- $required := dict "timing" (list "workers|worker") "orchestrator" (list "workers" "prompt" "sampler" "timing") "trainer" (list "model" "out_dir") -}}
+{{- $required := dict "timing" (list "workers|worker") "orchestrator" (list "prompt" "sampler" "timing") "trainer" (list "model" "out_dir") -}}
 {{- range $key := (index $required .name | default list) -}}
 {{- $found := false -}}
 {{- range $alt := splitList "|" $key }}{{ if index $user $alt }}{{ $found = true }}{{ end }}{{ end -}}
