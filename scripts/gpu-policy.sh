@@ -10,6 +10,8 @@
 #                                               PyTorch DDP under torchrun, against one GPU each
 #   scripts/gpu-policy.sh weights [PRESET]      weights after a few steps on NGPU ranks against one
 #                                               process on the same global batch (float32, bfloat16)
+#   scripts/gpu-policy.sh sync [PRESET]         weight sync: a published version from the trainer to a
+#                                               serving sampler, apart (two GPUs) and colocated (one)
 # One JSON line per measurement is appended to $OUT/policy-bench.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -120,6 +122,24 @@ case "$stage" in
       done
     done
     ;;
-  *) echo "usage: $0 build | train PRESET [MODES] | generate [BATCHES] | scale PRESET [MODES] | weights [PRESET]"
+  sync)
+    # ROUNDS alternate the placements within each round; apart needs two GPUs.
+    preset=${1:-qwen2.5-0.5b}
+    n=$(nvidia-smi -L | wc -l)
+    for round in $(seq 1 "${ROUNDS:-1}"); do
+      for mode in ${MODES:-full lora}; do
+        for placement in ${PLACEMENTS:-apart colocated}; do
+          t=cuda:0
+          if [ "$placement" = apart ]; then
+            [ "$n" -ge 2 ] || { echo "sync apart: this machine shows $n GPU(s)"; continue; }
+            t=cuda:1
+          fi
+          build-gpu/crl-bench-sync --preset "$preset" --mode "$mode" --trainer_device "$t" --sampler_device cuda:0 \
+            --versions "${VERSIONS:-3}" 2>>"$OUT/errors.log" | tee -a "$R"
+        done
+      done
+    done
+    ;;
+  *) echo "usage: $0 build | train PRESET [MODES] | generate [BATCHES] | scale PRESET [MODES] | weights [PRESET] | sync [PRESET]"
      exit 2 ;;
 esac
