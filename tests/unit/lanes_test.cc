@@ -461,6 +461,44 @@ TEST_CASE("a timing window is one lane's: the host's other GPUs go on verifying"
   }
 }
 
+// Host lanes are CPUs of one machine: timing on one is disturbed by work on
+// the others, so a window holds every host lane back, as before GPU windows
+// became one lane's.
+TEST_CASE("a timing window on a host lane holds every host lane back until its measurement ends", "[lanes]") {
+  FakeClock clock;
+  LanePoolOptions o;
+  o.clock = &clock;
+  LanePool pool({{BackendKind::kHost, 0, "host:0"}, {BackendKind::kHost, 1, "host:1"}}, o);
+  RequestContext now(&clock, clock.Now());
+  const RequestContext& bg = RequestContext::Background();
+  auto eventually = [](auto done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (!done() && absl::Now() < give_up) std::this_thread::yield();
+    return done();
+  };
+  std::optional<LaneLease> a(*pool.AcquireOn(0, bg, absl::Seconds(1), LaneUse::kShared));
+  std::optional<LaneLease> b(*pool.AcquireOn(1, bg, absl::Seconds(1), LaneUse::kShared));
+  std::atomic<int> timed_on{-1};
+  std::atomic<bool> release{false};
+  std::thread timing([&] {
+    auto lease = pool.Acquire(BackendKind::kHost, bg, absl::Seconds(30));
+    if (!lease.ok()) return;
+    timed_on = lease->lane().index;
+    while (!release) std::this_thread::yield();
+  });
+  REQUIRE(eventually([&] { return a->TimingWaiting(); }));
+  CHECK(b->TimingWaiting());  // both host lanes are asked to step aside
+  b.reset();
+  REQUIRE(eventually([&] { return timed_on.load() == 1; }));
+  a.reset();
+  // While it measures on host:1, host:0 takes no new verification.
+  CHECK(pool.AcquireOn(0, now, absl::Seconds(1), LaneUse::kShared).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  release = true;
+  timing.join();
+  CHECK(pool.AcquireOn(0, now, absl::Seconds(1), LaneUse::kShared).ok());
+}
+
 TEST_CASE("the pool counts timing windows, how long they stayed open, and how long emptying the GPU took",
           "[lanes]") {
   FakeClock clock;

@@ -163,10 +163,9 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
       if (!may_use(i) || exclusive_[i]) continue;
-      // A timing window open on this lane: no new sharer (nor start) until
-      // every measurement waiting in it has had a lane. The backend's other
-      // lanes go on.
-      if (!exclusive && window_open_[i]) continue;
+      // A timing window holding this lane back: no new sharer (nor start)
+      // until every measurement waiting in it has had a lane.
+      if (!exclusive && HeldBack(i)) continue;
       // A lease taking this lane alone: nothing new joins it.
       if (!exclusive && upgrading_[i]) continue;
       // Verifications coming back from stepping aside go first.
@@ -219,7 +218,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
       if (!may_use(i)) continue;
       timing = timing || exclusive_[i] || upgrading_[i];
       shared = shared || (!exclusive_[i] && holders_[i] > starts_[i]);
-      window = window || window_open_[i];
+      window = window || HeldBack(i);
     }
     if (exclusive) {
       return timing ? &waits_.timing_behind_timing
@@ -277,16 +276,36 @@ void LanePool::OpenWindow(size_t lane) {
   ++waits_.windows;
 }
 
+bool LanePool::SharesWindows(size_t a, size_t b) const {
+  return a == b || (lanes_[a].backend == lanes_[b].backend && lanes_[a].backend != BackendKind::kCuda);
+}
+
+bool LanePool::HeldBack(size_t lane) const {
+  for (size_t j = 0; j < lanes_.size(); ++j) {
+    if (window_open_[j] && SharesWindows(lane, j)) return true;
+  }
+  return false;
+}
+
 bool LanePool::TimingWaiting(const Lane* lane) const {
   absl::MutexLock lock(&mu_);
   const size_t i = lane - lanes_.data();
-  return upgrading_[i] || (window_open_[i] && window_waiters_[i] > 0);
+  if (upgrading_[i]) return true;
+  for (size_t j = 0; j < lanes_.size(); ++j) {
+    if (window_open_[j] && window_waiters_[j] > 0 && SharesWindows(i, j)) return true;
+  }
+  return false;
 }
 
 void LanePool::MaybeCloseWindow(size_t lane) {
-  if (!window_open_[lane] || window_waiters_[lane] > 0 || exclusive_[lane]) return;
-  window_open_[lane] = false;
-  waits_.windows_open += options_.clock->MonotonicNow() - window_since_[lane];
+  for (size_t j = 0; j < lanes_.size(); ++j) {
+    if (!window_open_[j] || !SharesWindows(lane, j) || window_waiters_[j] > 0) continue;
+    bool measuring = false;  // a measurement holds a lane this window covers
+    for (size_t k = 0; k < lanes_.size(); ++k) measuring = measuring || (exclusive_[k] && SharesWindows(j, k));
+    if (measuring) continue;
+    window_open_[j] = false;
+    waits_.windows_open += options_.clock->MonotonicNow() - window_since_[j];
+  }
 }
 
 bool LanePool::Upgrading(const Lane* lane) const {

@@ -54,7 +54,9 @@ struct LanePoolOptions {
   // meanwhile, takes a lane in turn, and the window closes when none waits
   // in it or holds its lane. A window is one lane's (the one its
   // measurement would empty soonest): the host's other GPUs go on
-  // verifying, as separate workers would. Emptying the lane of verifications (each runs to its next call)
+  // verifying, as separate workers would. Host lanes, CPUs of one machine
+  // whose work disturbs each other's timing, are all held back by any
+  // host lane's window. Emptying the lane of verifications (each runs to its next call)
   // then happens once per window, not once per measurement. A lane with no
   // holder is taken at once. 1 and zero: a window opens at the first wait.
   int timing_batch = 1;
@@ -218,7 +220,14 @@ class LanePool {
   std::vector<absl::Time> window_since_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> window_emptied_ ABSL_GUARDED_BY(mu_);
   void OpenWindow(size_t lane) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Closes `lane`'s window once no measurement waits in it or holds it.
+  // Whether a window on lane `b` holds lane `a` back too: a GPU lane's
+  // window is its own; host lanes (CPUs of one machine, whose work disturbs
+  // each other's timing) share theirs.
+  bool SharesWindows(size_t a, size_t b) const;
+  // A window holds `lane` back (SharesWindows).
+  bool HeldBack(size_t lane) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Closes the windows that hold `lane` back (SharesWindows) once no
+  // measurement waits in them or holds a lane they cover.
   void MaybeCloseWindow(size_t lane) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
   // LeastHeld's turn among tied lanes.
