@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,7 @@
 #include "services/trainer/distributed.h"
 #include "services/trainer/trainer.h"
 #include "tools/bench/policy_presets.h"
+#include "tools/bench/trainer_fixture.h"
 
 #ifdef CRL_BENCH_CUDA
 #include <torch/cuda.h>
@@ -107,22 +107,15 @@ int main(int argc, char** argv) {
       dir_flag.empty() ? (fs::temp_directory_path() / absl::StrCat("crl-bench-sync-", getpid())).string() : dir_flag;
   // Saved, and so published, in bfloat16, as released checkpoints are.
   config->torch_dtype = "bfloat16";
-  torch::manual_seed(0);
-  {
-    auto model = crl::policy::CausalLm::Init(*config, 1, torch::kCPU, torch::kFloat32);
-    if (!model.ok() || !(*model)->Save(dir + "/model").ok()) {
-      std::fprintf(stderr, "cannot write the random model under %s\n", dir.c_str());
-      return 1;
-    }
+  if (!crl::bench::WriteRandomModel(*config, dir + "/model").ok()) {
+    std::fprintf(stderr, "cannot write the random model under %s\n", dir.c_str());
+    return 1;
   }
   crl::trainer::TrainerOptions o;
   o.model_dir = dir + "/model";
   o.out_dir = dir + "/out";
   o.device = trainer_device;
-  o.lora = mode == "lora";
-  o.lora_config.rank = 16;
-  o.lora_config.alpha = 32;
-  o.lora_config.targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  if (mode == "lora") crl::bench::UseBenchLora(&o);
   o.optimizer.lr = 1e-6;
   o.max_seq_len = prompt_len + completion_len;
   o.keep_published = 2;
@@ -138,21 +131,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   const torch::Device trainer_dev = (*trainer)->model().device();
-  std::mt19937 rng(7);
-  std::vector<crl::trainer::TrainSequence> batch(sequences);
-  for (int i = 0; i < sequences; ++i) {
-    auto& s = batch[i];
-    s.id = absl::StrCat("g", i / 4);
-    for (int t = 0; t < prompt_len; ++t) s.prompt.push_back(rng() % config->vocab_size);
-    for (int t = 0; t < completion_len; ++t) s.completion.push_back(rng() % config->vocab_size);
-    s.advantage = (i % 4) - 1.5;
-  }
+  std::vector<crl::trainer::TrainSequence> batch =
+      crl::bench::RandomGroups(sequences, prompt_len, completion_len, config->vocab_size);
   crl::policy::EngineOptions engine_options;
   engine_options.max_batch = 1;
   engine_options.max_len = max_len;
   engine_options.cuda_graphs = cuda_graphs;
   crl::policy::GenerationRequest request;
-  for (int t = 0; t < 16; ++t) request.prompt.push_back(rng() % config->vocab_size);
+  for (int t = 0; t < 16; ++t) request.prompt.push_back(t * 7919 % config->vocab_size);
   request.params.max_new_tokens = 1;
 
   using Clock = std::chrono::steady_clock;

@@ -38,6 +38,7 @@
 #include "services/trainer/distributed.h"
 #include "services/trainer/trainer.h"
 #include "tools/bench/policy_presets.h"
+#include "tools/bench/trainer_fixture.h"
 #include "torch/serialize.h"
 
 #ifdef CRL_BENCH_CUDA
@@ -273,23 +274,16 @@ int main(int argc, char** argv) {
   }
   config->torch_dtype = "float32";
   const std::string dir = (fs::temp_directory_path() / absl::StrCat("crl-bench-trainer-", getpid())).string();
-  torch::manual_seed(0);  // every process, every rank: the same random model
-  {
-    auto model = crl::policy::CausalLm::Init(*config, 1, torch::kCPU, torch::kFloat32);
-    if (!model.ok() || !(*model)->Save(dir + "/model").ok()) {
-      std::fprintf(stderr, "cannot write the random model\n");
-      return 1;
-    }
+  if (!crl::bench::WriteRandomModel(*config, dir + "/model").ok()) {
+    std::fprintf(stderr, "cannot write the random model\n");
+    return 1;
   }
   crl::trainer::TrainerOptions o;
   o.model_dir = dir + "/model";
   o.out_dir = dir + "/out";
   o.device = device;
   o.precision = precision;
-  o.lora = mode == "lora";
-  o.lora_config.rank = 16;
-  o.lora_config.alpha = 32;
-  o.lora_config.targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  if (mode == "lora") crl::bench::UseBenchLora(&o);
   o.optimizer.lr = 1e-6;
   o.micro_batch_tokens = micro_batch_tokens;
   o.max_seq_len = prompt_len + completion_len;
@@ -319,16 +313,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Groups of four over random tokens; behaviour logprobs near the policy's.
-  std::mt19937 rng(7);
-  std::vector<crl::trainer::TrainSequence> batch(sequences);
-  for (int i = 0; i < sequences; ++i) {
-    auto& s = batch[i];
-    s.id = absl::StrCat("g", i / 4);
-    for (int t = 0; t < prompt_len; ++t) s.prompt.push_back(rng() % config->vocab_size);
-    for (int t = 0; t < completion_len; ++t) s.completion.push_back(rng() % config->vocab_size);
-    s.advantage = (i % 4) - 1.5;
-    s.reward = i % 4;
-  }
+  std::vector<crl::trainer::TrainSequence> batch =
+      crl::bench::RandomGroups(sequences, prompt_len, completion_len, config->vocab_size);
   Stage("behaviour log-probabilities");
   auto lp = (*trainer)->Logprobs(batch);
   if (!lp.ok()) {
