@@ -70,6 +70,10 @@ class GetBaselineRequest(_message.Message):
     task: _common_pb2.Task
     def __init__(self, task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., backend: _Optional[_Union[_common_pb2.Backend, str]] = ...) -> None: ...
 
+class ListWorkersRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class RewardParams(_message.Message):
     __slots__ = ["clip", "correctness_bonus", "incorrect_reward", "speedup_cap"]
     CLIP_FIELD_NUMBER: _ClassVar[int]
@@ -169,6 +173,12 @@ class TimeResponse(_message.Message):
     timing_mode: str
     verdict: _common_pb2.Verdict
     def __init__(self, verdict: _Optional[_Union[_common_pb2.Verdict, str]] = ..., ref_seconds: _Optional[float] = ..., candidate_seconds: _Optional[float] = ..., speedup: _Optional[float] = ..., speedup_ci_low: _Optional[float] = ..., speedup_ci_high: _Optional[float] = ..., flags: _Optional[_Iterable[_Union[_common_pb2.Flag, str]]] = ..., flag_evidence: _Optional[_Iterable[str]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ..., ref_stream_seconds: _Optional[float] = ..., candidate_stream_seconds: _Optional[float] = ..., ref_samples: _Optional[_Iterable[_Union[_common_pb2.TimingSample, _Mapping]]] = ..., candidate_samples: _Optional[_Iterable[_Union[_common_pb2.TimingSample, _Mapping]]] = ..., device_name: _Optional[str] = ..., calls_per_sample: _Optional[int] = ..., measurements: _Optional[int] = ..., measure_seconds: _Optional[float] = ..., timing_mode: _Optional[str] = ..., graph_fallback: _Optional[str] = ..., start_seconds: _Optional[float] = ..., lane_wait_seconds: _Optional[float] = ..., kept_pair_used: bool = ...) -> None: ...
+
+class WorkerAddresses(_message.Message):
+    __slots__ = ["addresses"]
+    ADDRESSES_FIELD_NUMBER: _ClassVar[int]
+    addresses: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, addresses: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Aggregation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

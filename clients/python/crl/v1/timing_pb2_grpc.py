@@ -29,6 +29,11 @@ class TimingServiceStub(object):
                 request_serializer=crl_dot_v1_dot_timing__pb2.ComputeRewardRequest.SerializeToString,
                 response_deserializer=crl_dot_v1_dot_timing__pb2.RewardResult.FromString,
                 )
+        self.ListWorkers = channel.unary_unary(
+                '/crl.v1.TimingService/ListWorkers',
+                request_serializer=crl_dot_v1_dot_timing__pb2.ListWorkersRequest.SerializeToString,
+                response_deserializer=crl_dot_v1_dot_timing__pb2.WorkerAddresses.FromString,
+                )
 
 
 class TimingServiceServicer(object):
@@ -56,6 +61,15 @@ class TimingServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListWorkers(self, request, context):
+        """The crl-worker addresses this service measures on, resolved now: the one
+        place worker addresses are configured (the orchestrator started without
+        --workers evaluates on these, and re-reads them every 30 s).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TimingServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -73,6 +87,11 @@ def add_TimingServiceServicer_to_server(servicer, server):
                     servicer.ComputeReward,
                     request_deserializer=crl_dot_v1_dot_timing__pb2.ComputeRewardRequest.FromString,
                     response_serializer=crl_dot_v1_dot_timing__pb2.RewardResult.SerializeToString,
+            ),
+            'ListWorkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWorkers,
+                    request_deserializer=crl_dot_v1_dot_timing__pb2.ListWorkersRequest.FromString,
+                    response_serializer=crl_dot_v1_dot_timing__pb2.WorkerAddresses.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -132,5 +151,22 @@ class TimingService(object):
         return grpc.experimental.unary_unary(request, target, '/crl.v1.TimingService/ComputeReward',
             crl_dot_v1_dot_timing__pb2.ComputeRewardRequest.SerializeToString,
             crl_dot_v1_dot_timing__pb2.RewardResult.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListWorkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/crl.v1.TimingService/ListWorkers',
+            crl_dot_v1_dot_timing__pb2.ListWorkersRequest.SerializeToString,
+            crl_dot_v1_dot_timing__pb2.WorkerAddresses.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
