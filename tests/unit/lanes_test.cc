@@ -488,8 +488,11 @@ TEST_CASE("a timing window on a host lane holds every host lane back until its m
   });
   REQUIRE(eventually([&] { return a->TimingWaiting(); }));
   CHECK(b->TimingWaiting());  // both host lanes are asked to step aside
+  clock.Advance(absl::Seconds(2));
   b.reset();
   REQUIRE(eventually([&] { return timed_on.load() == 1; }));
+  // The window it waited in covers the lane it took: its emptying counts.
+  CHECK(pool.Waits().window_emptying == absl::Seconds(2));
   a.reset();
   // While it measures on host:1, host:0 takes no new verification.
   CHECK(pool.AcquireOn(0, now, absl::Seconds(1), LaneUse::kShared).status().code() ==

@@ -257,9 +257,12 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   ++holders_[found];
   if (use == LaneUse::kStart) ++starts_[found];
   exclusive_[found] = exclusive;
-  if (exclusive && window_open_[found] && !window_emptied_[found]) {
-    window_emptied_[found] = true;
-    const absl::Duration emptying = options_.clock->MonotonicNow() - window_since_[found];
+  // The window this measurement emptied: the one it waited in when that
+  // covers the lane it took (host lanes share theirs), else the lane's own.
+  const size_t emptied = waited_in < lanes_.size() && SharesWindows(found, waited_in) ? waited_in : found;
+  if (exclusive && window_open_[emptied] && !window_emptied_[emptied]) {
+    window_emptied_[emptied] = true;
+    const absl::Duration emptying = options_.clock->MonotonicNow() - window_since_[emptied];
     waits_.window_emptying += emptying;
     waits_.longest_emptying = std::max(waits_.longest_emptying, emptying);
   }
