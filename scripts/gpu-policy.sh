@@ -105,7 +105,8 @@ case "$stage" in
     ;;
   weights)
     # The same global batch (8 sequences) on one process and on NGPU ranks:
-    # how far apart the weights are after WSTEPS steps.
+    # how far apart the weights are after WSTEPS steps; then one process in
+    # micro-batches of one rank's share, against the same reference.
     preset=${1:-embedded}
     n=${NGPU:-$(nvidia-smi -L | wc -l)}
     len=${WLEN:-128}
@@ -118,6 +119,10 @@ case "$stage" in
         python3 -m torch.distributed.run --nnodes 1 --nproc_per_node "$n" --master_addr 127.0.0.1 \
           --master_port 29512 --max_restarts 0 --no_python build-gpu/crl-bench-trainer "${common[@]}" \
           --dist_backend nccl --weights_against "$ref" 2>>"$OUT/errors.log" | tee -a "$OUT/weights.jsonl"
+        # The control: one process whose micro-batches hold one rank's share
+        # (8 / NGPU sequences): how far the batch's shape alone moves them.
+        build-gpu/crl-bench-trainer "${common[@]}" --micro_batch_tokens $((8 / n * 2 * len)) \
+          --weights_against "$ref" 2>>"$OUT/errors.log" | tee -a "$OUT/weights.jsonl"
         rm -f "$ref"
       done
     done
