@@ -17,9 +17,8 @@ namespace crl {
 // Thread-safe; holds no per-call state.
 class TimingServiceImpl final : public crl::v1::TimingService::CallbackService {
  public:
-  // `workers`: the addresses ListWorkers answers with (null: none).
-  TimingServiceImpl(timing::TimingOracle* oracle, CallEnv env,
-                    std::function<std::vector<std::string>()> workers = nullptr)
+  // `workers`: the addresses ListWorkers answers with.
+  TimingServiceImpl(timing::TimingOracle* oracle, CallEnv env, std::function<std::vector<std::string>()> workers)
       : oracle_(oracle), env_(env), workers_(std::move(workers)) {}
 
   grpc::ServerUnaryReactor* Time(grpc::CallbackServerContext* context,

@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/file.h"
 #include "common/memory.h"
 #include "common/options.h"
 #include "lib/policy/engine.h"
@@ -228,12 +229,7 @@ int main(int argc, char** argv) {
             {"link_gb_per_second", floor > 0 ? bytes / floor / 1e9 : 0.0},
             {"sync_over_floor", floor > 0 ? Median(total_s) / floor : 0.0}};
   std::printf("%s\n", r.dump().c_str());
-  if (!json_out.empty()) {
-    if (FILE* f = std::fopen(json_out.c_str(), "w")) {
-      std::fprintf(f, "%s\n", r.dump(2).c_str());
-      std::fclose(f);
-    }
-  }
+  if (!json_out.empty()) (void)crl::WriteStringToFile(json_out, r.dump(2) + "\n");
   if (dir_flag.empty()) {
     std::error_code ec;
     fs::remove_all(dir, ec);
