@@ -53,4 +53,18 @@ absl::StatusOr<std::unique_ptr<CausalLm>> LoadPolicy(const std::string& dir,
   return model;
 }
 
+absl::StatusOr<std::shared_ptr<CausalLm>> PolicyLoader::Load(const std::string& dir,
+                                                               const std::string& adapter_dir) {
+  if (!base_ || base_dir_ != dir) {
+    CRL_ASSIGN_OR_RETURN(auto base, CausalLm::Load(dir, placement_.device, placement_.dtype));
+    base_ = std::move(base);
+    base_dir_ = dir;
+    ++base_loads_;
+  }
+  if (adapter_dir.empty()) return base_;
+  std::shared_ptr<CausalLm> model = CausalLm::ShareWeights(*base_);
+  CRL_RETURN_IF_ERROR(LoadLoraAdapter(model.get(), adapter_dir).status());
+  return model;
+}
+
 }  // namespace crl::policy

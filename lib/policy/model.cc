@@ -285,8 +285,13 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
 
 class DecoderImpl : public torch::nn::Module {
  public:
-  explicit DecoderImpl(const ModelConfig& c) {
-    embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocab_size, c.hidden_size));
+  // `initialise` false leaves the embedding's memory uninitialised (its
+  // default normal init is the one costly part of building a model whose
+  // weights are then replaced).
+  DecoderImpl(const ModelConfig& c, bool initialise) {
+    auto embedding = torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size);
+    if (!initialise) embedding._weight(torch::empty({c.vocab_size, c.hidden_size}));
+    embed_tokens = register_module("embed_tokens", torch::nn::Embedding(embedding));
     layers = register_module("layers", torch::nn::ModuleList());
     for (int i = 0; i < c.num_hidden_layers; ++i) layers->push_back(Layer(c));
     norm = register_module("norm", RmsNorm(c.hidden_size, c.rms_norm_eps));
@@ -359,8 +364,8 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
 
 class CausalLmImpl : public torch::nn::Module {
  public:
-  explicit CausalLmImpl(const ModelConfig& c) : config(c) {
-    model = register_module("model", Decoder(c));
+  explicit CausalLmImpl(const ModelConfig& c, bool initialise = true) : config(c) {
+    model = register_module("model", Decoder(c, initialise));
     if (!c.tie_word_embeddings) {
       lm_head = register_module("lm_head", Projection(c.hidden_size, c.vocab_size, false));
     }
@@ -598,6 +603,19 @@ absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
   }
   impl->to(device, dtype);
   impl->inv_freq = impl->inv_freq.to(device);
+  return std::unique_ptr<CausalLm>(new CausalLm(std::move(impl)));
+}
+
+std::unique_ptr<CausalLm> CausalLm::ShareWeights(const CausalLm& base) {
+  auto impl = std::make_shared<CausalLmImpl>(base.impl_->config, /*initialise=*/false);
+  const auto from = base.impl_->named_parameters();
+  {
+    torch::NoGradGuard no_grad;
+    // The same configuration has the same names; set_data makes each
+    // parameter the base's tensor (storage shared, nothing copied).
+    for (auto& p : impl->named_parameters()) p.value().set_data(from[p.key()]);
+  }
+  impl->inv_freq = base.impl_->inv_freq;
   return std::unique_ptr<CausalLm>(new CausalLm(std::move(impl)));
 }
 

@@ -110,6 +110,11 @@ class CausalLm {
   static absl::StatusOr<std::unique_ptr<CausalLm>> Load(const std::string& dir,
                                                         torch::Device device,
                                                         torch::ScalarType dtype);
+  // A model whose base weights are `base`'s own tensors (shared, not
+  // copied; `base`'s LoRA factors are not carried): adapters attached to it
+  // leave `base` as it was. Whoever changes a base weight in place (MergeLora,
+  // an optimizer step) changes it for both.
+  static std::unique_ptr<CausalLm> ShareWeights(const CausalLm& base);
   ~CausalLm();
 
   // Writes config.json and model.safetensors (in the config's torch_dtype),

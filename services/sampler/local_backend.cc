@@ -114,7 +114,8 @@ absl::StatusOr<std::unique_ptr<LocalBackend>> LocalBackend::Create(const LocalBa
   if (o.model_dir.empty()) return absl::InvalidArgumentError("policy: a model directory is required");
   std::unique_ptr<LocalBackend> b(new LocalBackend(o, metrics));
   if (b->options_.name.empty()) b->options_.name = fs::path(o.model_dir).filename().string();
-  CRL_ASSIGN_OR_RETURN(b->placement_, policy::ResolvePlacement(o.device, o.dtype));
+  CRL_ASSIGN_OR_RETURN(auto placement, policy::ResolvePlacement(o.device, o.dtype));
+  b->loader_ = std::make_unique<policy::PolicyLoader>(placement);
   CRL_ASSIGN_OR_RETURN(b->tokenizer_, policy::LoadTokenizer(o.model_dir));
   b->chat_ = policy::LoadChatFormat(o.model_dir);
   CRL_ASSIGN_OR_RETURN(auto first, b->Load(o.model_dir, "", o.initial_version));
@@ -127,7 +128,7 @@ absl::StatusOr<std::unique_ptr<LocalBackend>> LocalBackend::Create(const LocalBa
 absl::StatusOr<std::shared_ptr<LocalBackend::Instance>> LocalBackend::Load(const std::string& model_dir,
                                                                            const std::string& adapter,
                                                                            const std::string& version) {
-  CRL_ASSIGN_OR_RETURN(auto model, policy::LoadPolicy(model_dir, adapter, placement_));
+  CRL_ASSIGN_OR_RETURN(auto model, loader_->Load(model_dir, adapter));
   if (tokenizer_->vocab_size() > model->config().vocab_size) {
     return absl::FailedPreconditionError(absl::StrCat(model_dir, ": vocab_size ", model->config().vocab_size,
                                                       " is smaller than the tokenizer's ",
@@ -136,8 +137,7 @@ absl::StatusOr<std::shared_ptr<LocalBackend::Instance>> LocalBackend::Load(const
   auto instance = std::make_shared<Instance>();
   instance->version = version;
   instance->adapter = !adapter.empty();
-  CRL_ASSIGN_OR_RETURN(auto engine, policy::GenerationEngine::Start(
-                                        std::shared_ptr<policy::CausalLm>(std::move(model)), options_.engine));
+  CRL_ASSIGN_OR_RETURN(auto engine, policy::GenerationEngine::Start(std::move(model), options_.engine));
   instance->engine = std::move(engine);
   return instance;
 }

@@ -88,7 +88,9 @@ class LocalBackend final : public SamplerBackendInterface {
 
   LocalBackendOptions options_;
   SamplerMetrics* metrics_;
-  policy::Placement placement_;
+  // The policy's versions, read in Create and then under load_mu_; it keeps
+  // the base a LoRA version's adapter attaches to.
+  std::unique_ptr<policy::PolicyLoader> loader_;
   std::unique_ptr<policy::Tokenizer> tokenizer_;
   absl::StatusOr<policy::ChatFormat> chat_ = absl::NotFoundError("no chat format");
   std::vector<int> eos_ids_;

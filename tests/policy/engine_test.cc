@@ -16,6 +16,7 @@
 #include "lib/policy/decode_graphs.h"
 #include "lib/policy/engine.h"
 #include "lib/policy/logprobs.h"
+#include "lib/policy/lora.h"
 #include "services/sampler/local_backend.h"
 #include "services/sampler/sampler_metrics.h"
 #include "services/trainer/trainer.h"
@@ -506,6 +507,64 @@ TEST_CASE("sampler: announced versions load when a request needs one, only the n
   CHECK(after->policy_version() == "20");
   CHECK(loads("failed") == 1);
   CHECK((*backend)->Policies()[0].version() == "20");
+}
+
+TEST_CASE("sampler: LoRA versions attach to the kept base; each samples with its own adapter", "[engine][sampler]") {
+  TempDir dir;
+  const std::string v0 = dir.path() + "/v0";
+  WriteModel(v0, 1);
+  {
+    auto m = CausalLm::Load(v0, torch::kCPU, torch::kFloat32);
+    REQUIRE(m.ok());
+    LoraConfig lora;
+    lora.rank = 4;
+    lora.targets = {"q_proj", "v_proj", "down_proj"};
+    REQUIRE(AttachLora(m->get(), lora).ok());
+    for (const std::string name : {"a1", "a2"}) {
+      torch::NoGradGuard no_grad;
+      for (auto& [n, p] : LoraParameters(**m)) p.normal_(0, 0.5);  // large: the samples must differ
+      REQUIRE(SaveLoraAdapter(**m, lora, dir.path() + "/" + name, "v0").ok());
+    }
+  }
+  prometheus::Registry registry;
+  sampler::SamplerMetrics metrics(&registry);
+  sampler::LocalBackendOptions o;
+  o.model_dir = v0;
+  o.device = "cpu";
+  o.engine = {4, 128};
+  auto backend = sampler::LocalBackend::Create(o, &metrics);
+  REQUIRE(backend.ok());
+  v1::SampleRequest req;
+  req.set_prompt("def forward(self, x):");
+  req.set_num_completions(2);
+  req.mutable_params()->set_max_tokens(8);
+  req.mutable_params()->set_seed(7);
+  req.mutable_params()->set_has_seed(true);
+  // Announces `adapter` as version `n` (on the sampler's own base) and samples.
+  auto sample = [&](int n, const std::string& adapter) {
+    v1::PolicyVersion v;
+    v.set_version(std::to_string(n));
+    v.set_step(n);
+    v.set_checkpoint_uri(dir.path() + "/" + adapter);
+    v.set_adapter(true);
+    REQUIRE((*backend)->UsePolicy(v).ok());
+    auto r = (*backend)->Sample(req, RequestContext::Background());
+    REQUIRE(r.ok());
+    CHECK(r->policy_version() == std::to_string(n));
+    std::vector<double> logprobs;
+    for (const auto& c : r->completions()) {
+      for (double lp : c.token_logprobs()) logprobs.push_back(lp);
+    }
+    return logprobs;
+  };
+  const auto first = sample(1, "a1"), second = sample(2, "a2"), again = sample(3, "a1");
+  REQUIRE_FALSE(first.empty());
+  CHECK(first != second);  // a2's factors, not a1's
+  // a1 again, attached beside the others on the same base: what it sampled
+  // the first time (factors do not pile up on a shared base).
+  REQUIRE(again.size() == first.size());
+  for (size_t i = 0; i < first.size(); ++i) CHECK(again[i] == Approx(first[i]).margin(1e-5));
+  CHECK(metrics.policy_updates.Add({{"result", "ok"}}).Value() == 3);
 }
 
 TEST_CASE("sampler: a streamed sample's pieces add up to its completions, stop strings never shown", "[engine][sampler]") {

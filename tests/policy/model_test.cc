@@ -11,6 +11,7 @@
 
 #include "common/file.h"
 #include "lib/policy/generate.h"
+#include "lib/policy/loader.h"
 #include "lib/policy/logprobs.h"
 #include "lib/policy/lora.h"
 #include "lib/policy/model.h"
@@ -174,6 +175,68 @@ TEST_CASE("LoRA: the reference agrees, merging changes nothing, PEFT files round
   LoraConfig bad = lora;
   bad.targets = {"qkv_proj"};
   CHECK_THAT(std::string(AttachLora(reloaded->get(), bad).message()), Catch::Contains("'qkv_proj'"));
+}
+
+TEST_CASE("PolicyLoader: LoRA versions share the kept base and equal fresh loads", "[policy]") {
+  TempDir dir;
+  const std::string base_dir = dir.path() + "/base";
+  auto model = CausalLm::Init(Tiny(Family::kQwen2), 3, torch::kCPU, torch::kFloat32);
+  REQUIRE(model.ok());
+  REQUIRE((*model)->Save(base_dir).ok());
+  LoraConfig lora;
+  lora.rank = 4;
+  lora.targets = {"q_proj", "down_proj"};
+  REQUIRE(AttachLora(model->get(), lora).ok());
+  for (const std::string name : {"a1", "a2"}) {  // two versions' adapters
+    torch::NoGradGuard no_grad;
+    for (auto& [n, p] : LoraParameters(**model)) p.normal_(0, 0.05);
+    REQUIRE(SaveLoraAdapter(**model, lora, dir.path() + "/" + name, "tiny").ok());
+  }
+  const std::vector<std::vector<int64_t>> ids = {{1, 2, 3, 4, 5}};
+  auto fresh = [&](const std::string& adapter) {
+    auto m = LoadPolicy(base_dir, adapter, Placement{});
+    REQUIRE(m.ok());
+    return Logits(**m, ids, {});
+  };
+  auto weight = [](const CausalLm& m) {
+    for (const auto& [name, p] : m.NamedParameters()) {
+      if (name == "model.layers.0.self_attn.q_proj.weight") return p;
+    }
+    return torch::Tensor();
+  };
+
+  PolicyLoader loader(Placement{});
+  auto v1 = loader.Load(base_dir, dir.path() + "/a1");
+  auto v2 = loader.Load(base_dir, dir.path() + "/a2");
+  REQUIRE(v1.ok());
+  REQUIRE(v2.ok());
+  CHECK(loader.base_loads() == 1);  // the second version read only its adapter
+  CHECK(weight(**v1).data_ptr() == weight(**v2).data_ptr());
+  CHECK(LoraParameters(**v2).size() == 2 * 2 * 2);
+  // Each version computes what a fresh load of it does, the first one still
+  // after the second was attached beside it.
+  CHECK(MaxDiff(Logits(**v2, ids, {}), fresh(dir.path() + "/a2"), {}) < 1e-6);
+  CHECK(MaxDiff(Logits(**v1, ids, {}), fresh(dir.path() + "/a1"), {}) < 1e-6);
+  CHECK(MaxDiff(Logits(**v1, ids, {}), Logits(**v2, ids, {}), {}) > 1e-3);
+  // The kept base itself carries no adapter.
+  auto base = loader.Load(base_dir, "");
+  REQUIRE(base.ok());
+  CHECK(LoraParameters(**base).empty());
+  CHECK(MaxDiff(Logits(**base, ids, {}), fresh(""), {}) < 1e-6);
+  CHECK(loader.base_loads() == 1);
+
+  // Another base directory is read, and becomes the kept one.
+  const std::string other = dir.path() + "/other";
+  REQUIRE(CausalLm::Init(Tiny(Family::kQwen2), 4, torch::kCPU, torch::kFloat32).value()->Save(other).ok());
+  auto v3 = loader.Load(other, dir.path() + "/a1");
+  REQUIRE(v3.ok());
+  CHECK(loader.base_loads() == 2);
+  CHECK(weight(**v3).data_ptr() != weight(**v1).data_ptr());
+  // A broken adapter is an error naming it, and the kept base is unharmed.
+  auto broken = loader.Load(other, dir.path() + "/missing");
+  REQUIRE_FALSE(broken.ok());
+  CHECK_THAT(std::string(broken.status().message()), Catch::Contains("missing"));
+  CHECK(LoraParameters(**loader.Load(other, "")).empty());
 }
 
 TEST_CASE("weights that do not fit the config are refused, naming the tensor", "[policy]") {

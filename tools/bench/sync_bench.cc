@@ -2,8 +2,9 @@
 // the sampler (weight sync; issue 42, item 3). The trainer takes a step and
 // publishes the version as crl-trainer does (a directory on the policy
 // volume: full weights, or a LoRA adapter over the base); the sampler side
-// loads it as crl-sampler's in-process backend does (LoadPolicy onto its
-// device, then a generation engine) and samples one token. Each part is
+// loads it as crl-sampler's in-process backend does (a PolicyLoader onto its
+// device, which keeps the base a LoRA adapter attaches to; then a generation
+// engine) and samples one token. Each part is
 // timed, against the floor of moving the same bytes straight from the
 // trainer's device to the sampler's. The two sides on two GPUs (apart, as
 // veRL and OpenRLHF place them) or on one (colocated). Not counted: the
@@ -145,7 +146,9 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   std::vector<double> publish_s, load_s, engine_s, token_s, total_s;
   int64_t bytes = 0;
-  // One more version than measured: the first loads code and kernels once.
+  // One more version than measured: the first loads code and kernels once
+  // (and, for LoRA, the base the sampler keeps for every later adapter).
+  crl::policy::PolicyLoader loader(*sampler_place);
   for (int v = 0; v <= versions; ++v) {
     auto lp = (*trainer)->Logprobs(batch);
     if (!lp.ok()) {
@@ -166,16 +169,14 @@ int main(int argc, char** argv) {
       return 1;
     }
     const auto t1 = Clock::now();
-    auto loaded = o.lora ? crl::policy::LoadPolicy(o.model_dir, published->path, *sampler_place)
-                         : crl::policy::LoadPolicy(published->path, "", *sampler_place);
+    auto loaded = o.lora ? loader.Load(o.model_dir, published->path) : loader.Load(published->path, "");
     if (!loaded.ok()) {
       std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
       return 1;
     }
     Sync(sampler_place->device);
     const auto t2 = Clock::now();
-    auto engine = crl::policy::GenerationEngine::Start(std::shared_ptr<crl::policy::CausalLm>(std::move(*loaded)),
-                                                       engine_options);
+    auto engine = crl::policy::GenerationEngine::Start(std::move(*loaded), engine_options);
     if (!engine.ok()) {
       std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
       return 1;
