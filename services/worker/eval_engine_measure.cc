@@ -221,6 +221,16 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
   // runs its code (threads, kernels), which must never sit beside another
   // measurement. Kept sides never have: their lease was held throughout.
   const absl::Time asked = clock_->MonotonicNow();
+  // Timed as launched on a GPU where graphs could replay (a side that could
+  // not be captured, or a request for it): host-bound launches, so the
+  // whole worker is kept quiet for it (LaneUse::kQuiet), and kept sides,
+  // whose lease would only make their own lane alone, start afresh.
+  const bool quiet =
+      r.backend == BackendKind::kCuda && r.format->graph_replay() && request.eager_timing();
+  if (kept && quiet) {
+    response.add_messages("timed as launched, with the worker quiet: both sides started afresh");
+    kept.reset();
+  }
   std::optional<LaneLease> lease;
   std::unique_ptr<SessionInterface> ref, cand;
   if (kept) {
@@ -243,7 +253,8 @@ absl::Status EvalEngine::MeasureOnce(const Resolved& r, const std::string& ref_a
     kept.reset();  // what was not taken ends, and lets go of its lease, here
   }
   if (!lease) {
-    CRL_ASSIGN_OR_RETURN(LaneLease fresh, lanes_->Acquire(r.backend, context, options_.lane_wait));
+    CRL_ASSIGN_OR_RETURN(LaneLease fresh, lanes_->Acquire(r.backend, context, options_.lane_wait,
+                                                          quiet ? LaneUse::kQuiet : LaneUse::kExclusive));
     lease.emplace(std::move(fresh));
   }
   const absl::Time leased = clock_->MonotonicNow();

@@ -612,6 +612,36 @@ struct KeptCalls {
   CudaRig rig;
 };
 
+TEST_CASE("a GPU measurement starting over as launched waits until the worker's other GPUs stop verifying",
+          "[engine]") {
+  Rig rig(CudaRig::CudaSpec(), {{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"}},
+          CudaRig::TwoSlots());
+  auto verified = rig.engine->Evaluate(CudaRig::Request("nograph"), RequestContext::Background());
+  REQUIRE(verified.ok());
+  REQUIRE(verified->verdict() == v1::VERDICT_OK);
+  auto other = rig.lanes.AcquireOn(1, RequestContext::Background(), absl::Seconds(1), LaneUse::kShared);
+  REQUIRE(other.ok());
+  std::optional<LaneLease> held(std::move(*other));  // a verification on the other GPU
+  absl::StatusOr<v1::MeasurePairResponse> measured;
+  std::atomic<bool> done{false};
+  std::thread measure([&] {
+    measured = rig.engine->MeasurePair(FivePairs(verified->artifact_id()), RequestContext::Background());
+    done = true;
+  });
+  // The attempt replaying graphs takes GPU 0 beside the verification; the
+  // start over as launched asks GPU 1 to step aside, and waits for it.
+  REQUIRE(Eventually([&] { return held->TimingWaiting(); }));
+  CHECK_FALSE(done.load());
+  held.reset();
+  measure.join();
+  REQUIRE(measured.ok());
+  CHECK(measured->verdict() == v1::VERDICT_OK);
+  CHECK(measured->timing_mode() == "eager");
+  CHECK(measured->graph_fallback() == "candidate: capture failed: fake");
+  rig.engine->WaitRetired();
+  CHECK(rig.format.open_sessions() == 0);
+}
+
 TEST_CASE("verified sides kept for their measurement are timed without starting again; expired, foreign "
           "and contended ones end and fresh sides start", "[engine]") {
   KeptCalls calls;

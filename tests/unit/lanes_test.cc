@@ -502,6 +502,64 @@ TEST_CASE("a timing window on a host lane holds every host lane back until its m
   CHECK(pool.AcquireOn(0, now, absl::Seconds(1), LaneUse::kShared).ok());
 }
 
+// Timing as launched is host-bound: the worker's other GPUs stop verifying
+// for it, as host lanes do for each other, where a measurement replaying
+// graphs leaves them be (the per-lane window above).
+TEST_CASE("a measurement timed as launched (kQuiet) holds every lane back and starts once the others only measure",
+          "[lanes]") {
+  FakeClock clock;
+  LanePoolOptions o;
+  o.verify_slots_per_gpu = 4;
+  o.clock = &clock;
+  LanePool pool({{BackendKind::kCuda, 0, "cuda:0"}, {BackendKind::kCuda, 1, "cuda:1"}}, o);
+  RequestContext now(&clock, clock.Now());  // no waiting
+  const RequestContext& bg = RequestContext::Background();
+  auto on = [&](size_t lane, const RequestContext& c, LaneUse use = LaneUse::kShared) {
+    return pool.AcquireOn(lane, c, absl::Seconds(1), use);
+  };
+  auto eventually = [](auto done) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (!done() && absl::Now() < give_up) std::this_thread::yield();
+    return done();
+  };
+  std::optional<LaneLease> a(*on(0, bg)), b(*on(1, bg));
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kQuiet).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  a.reset();
+  // Lane 0 is free: a measurement replaying graphs takes it at once, one
+  // timed as launched does not while lane 1 verifies.
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1)).ok());
+  CHECK(pool.Acquire(BackendKind::kCuda, now, absl::Seconds(1), LaneUse::kQuiet).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  CHECK_FALSE(b->TimingWaiting());  // a failed wait leaves nothing held back
+  CHECK(on(1, now).ok());
+
+  std::atomic<int> timed_on{-1};
+  std::atomic<bool> release{false};
+  std::thread timing([&] {
+    auto lease = pool.Acquire(BackendKind::kCuda, bg, absl::Seconds(30), LaneUse::kQuiet);
+    if (!lease.ok()) return;
+    timed_on = lease->lane().index;
+    while (!release) std::this_thread::yield();
+  });
+  REQUIRE(eventually([&] { return b->TimingWaiting(); }));  // lane 1 is asked to step aside
+  CHECK(on(1, now).status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(on(1, now, LaneUse::kStart).status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(on(0, now).status().code() == absl::StatusCode::kDeadlineExceeded);
+  b->StepAside();
+  REQUIRE(eventually([&] { return timed_on.load() == 0; }));
+  // While it measures: lane 1 takes no verification (nor one coming back),
+  // but another measurement goes on beside it.
+  CHECK(on(1, now).status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(b->Rejoin(LaneUse::kShared, now, absl::Seconds(1)).code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(on(1, now, LaneUse::kExclusive).ok());
+  release = true;
+  timing.join();
+  CHECK(b->Rejoin(LaneUse::kShared, now, absl::Seconds(1)).ok());
+  CHECK_FALSE(b->TimingWaiting());
+  CHECK(on(0, now).ok());
+}
+
 TEST_CASE("the pool counts timing windows, how long they stayed open, and how long emptying the GPU took",
           "[lanes]") {
   FakeClock clock;

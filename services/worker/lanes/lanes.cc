@@ -10,7 +10,7 @@
 namespace crl {
 
 LaneLease::~LaneLease() {
-  if (pool_ && !aside_) pool_->Release(lane_, start_);
+  if (pool_ && !aside_) pool_->Release(lane_, use_);
 }
 
 absl::Status LaneLease::Upgrade(const RequestContext& context, absl::Duration max_wait) {
@@ -23,7 +23,7 @@ bool LaneLease::TimingWaiting() const { return pool_ != nullptr && pool_->Timing
 
 void LaneLease::StepAside() {
   if (!pool_ || aside_) return;
-  pool_->Release(lane_, start_);
+  pool_->Release(lane_, use_);
   aside_ = true;
 }
 
@@ -33,6 +33,7 @@ absl::Status LaneLease::Rejoin(LaneUse use, const RequestContext& context, absl:
   auto taken = pool_->Take(lane_->backend, index, true, true, use, context, max_wait);
   if (!taken.ok()) return taken.status();
   overlapped_ = overlapped_ || taken->overlapped;
+  use_ = use;
   aside_ = false;
   return absl::OkStatus();
 }
@@ -106,7 +107,7 @@ absl::StatusOr<LaneLease> LanePool::Acquire(BackendKind backend, const RequestCo
         absl::StrCat("this worker has no ", BackendName(backend), " lane"));
   }
   CRL_ASSIGN_OR_RETURN(Taken t, Take(backend, lanes_.size(), true, false, use, context, max_wait));
-  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use);
 }
 
 absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestContext& context,
@@ -115,7 +116,7 @@ absl::StatusOr<LaneLease> LanePool::AcquireLane(size_t index, const RequestConte
     return absl::InvalidArgumentError(absl::StrCat("no lane ", index, " (", lanes_.size(), " lanes)"));
   }
   CRL_ASSIGN_OR_RETURN(Taken t, Take(lanes_[index].backend, index, false, false, use, context, max_wait));
-  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use);
 }
 
 size_t LanePool::LeastHeld(BackendKind backend) const {
@@ -137,7 +138,7 @@ absl::StatusOr<LaneLease> LanePool::AcquireOn(size_t index, const RequestContext
     return absl::InvalidArgumentError(absl::StrCat("no lane ", index, " (", lanes_.size(), " lanes)"));
   }
   CRL_ASSIGN_OR_RETURN(Taken t, Take(lanes_[index].backend, index, true, false, use, context, max_wait));
-  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use == LaneUse::kStart);
+  return LaneLease(this, &lanes_[t.lane], t.overlapped, t.overlaps, use);
 }
 
 absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only, bool counted, bool rejoin,
@@ -149,7 +150,8 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   ClockInterface* clock = context.clock();
   const absl::Time start = clock->Now();
   const absl::Time give_up = std::min(context.deadline(), start + max_wait);
-  const bool exclusive = use == LaneUse::kExclusive;
+  const bool quiet = use == LaneUse::kQuiet;
+  const bool exclusive = use == LaneUse::kExclusive || quiet;
   const bool back = rejoin && use == LaneUse::kShared;
   absl::MutexLock lock(&mu_);
   size_t found = lanes_.size();
@@ -163,6 +165,8 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     found = lanes_.size();
     for (size_t i = 0; i < lanes_.size(); ++i) {
       if (!may_use(i) || exclusive_[i]) continue;
+      // Timing as launched: only once the rest of the worker is quiet.
+      if (quiet && !OthersQuiet(i)) continue;
       // A timing window holding this lane back: no new sharer (nor start)
       // until every measurement waiting in it has had a lane.
       if (!exclusive && HeldBack(i)) continue;
@@ -208,6 +212,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
   };
   if (counted) ++waiting_;
   if (exclusive) ++exclusive_waiting_[backend];
+  if (quiet) ++quiet_;  // until the lease ends (Release), or the wait fails
   if (back) ++rejoining_[only];
   // What held the lanes up while this request waited (LaneWaits): looked
   // at before each slice of waiting, which is then counted against it.
@@ -236,6 +241,7 @@ absl::StatusOr<LanePool::Taken> LanePool::Take(BackendKind backend, size_t only,
     if (!live.ok()) {
       const size_t waited_in = target;
       stop_waiting();
+      if (quiet) --quiet_;
       if (waited_in < lanes_.size()) MaybeCloseWindow(waited_in);
       return live;
     }
@@ -284,6 +290,7 @@ bool LanePool::SharesWindows(size_t a, size_t b) const {
 }
 
 bool LanePool::HeldBack(size_t lane) const {
+  if (quiet_ > 0) return true;
   for (size_t j = 0; j < lanes_.size(); ++j) {
     if (window_open_[j] && SharesWindows(lane, j)) return true;
   }
@@ -293,7 +300,7 @@ bool LanePool::HeldBack(size_t lane) const {
 bool LanePool::TimingWaiting(const Lane* lane) const {
   absl::MutexLock lock(&mu_);
   const size_t i = lane - lanes_.data();
-  if (upgrading_[i]) return true;
+  if (upgrading_[i] || quiet_ > 0) return true;
   for (size_t j = 0; j < lanes_.size(); ++j) {
     if (window_open_[j] && window_waiters_[j] > 0 && SharesWindows(i, j)) return true;
   }
@@ -351,14 +358,22 @@ absl::Status LanePool::Upgrade(const Lane* lane, const RequestContext& context, 
   return absl::OkStatus();
 }
 
-void LanePool::Release(const Lane* lane, bool start) {
+bool LanePool::OthersQuiet(size_t lane) const {
+  for (size_t j = 0; j < lanes_.size(); ++j) {
+    if (j != lane && holders_[j] > (exclusive_[j] ? 1 : 0)) return false;
+  }
+  return true;
+}
+
+void LanePool::Release(const Lane* lane, LaneUse use) {
   absl::Duration occupied;
   {
     absl::MutexLock lock(&mu_);
     const size_t i = lane - lanes_.data();
     exclusive_[i] = false;
     MaybeCloseWindow(i);
-    if (start) --starts_[i];
+    if (use == LaneUse::kStart) --starts_[i];
+    if (use == LaneUse::kQuiet) --quiet_;
     if (--holders_[i] > 0) return;
     occupied = options_.clock->MonotonicNow() - occupied_since_[i];
   }

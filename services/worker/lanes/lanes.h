@@ -35,7 +35,14 @@ class LanePool;
 // and held back, as verifications are, only while a timing window is open
 // (LanePoolOptions::timing_batch): not by every measurement that waits,
 // which would leave the pool empty whenever the GPU is busy.
-enum class LaneUse { kExclusive, kShared, kStart };
+// kQuiet: as kExclusive, for a GPU measurement timed as launched (eager),
+// whose host-side launches any other work on the machine slows: while it
+// waits and while it holds its lane, every lane of the worker is held back
+// (no new verification or start; the running ones are asked to step
+// aside), and it takes its lane only once no other lane holds anything but
+// measurements. A measurement replaying CUDA graphs barely uses the host and
+// stays kExclusive: the worker's other GPUs go on verifying beside it.
+enum class LaneUse { kExclusive, kShared, kStart, kQuiet };
 
 struct LanePoolOptions {
   // Verifications at once on one GPU lane (>= 1; 1: every use exclusive).
@@ -67,18 +74,18 @@ struct LanePoolOptions {
 class LaneLease {
  public:
   LaneLease(LanePool* pool, const Lane* lane, bool overlapped_at_start, uint64_t overlaps_at_start,
-            bool start = false)
+            LaneUse use = LaneUse::kExclusive)
       : pool_(pool),
         lane_(lane),
         overlapped_(overlapped_at_start),
         overlaps_at_start_(overlaps_at_start),
-        start_(start) {}
+        use_(use) {}
   LaneLease(LaneLease&& other) noexcept
       : pool_(other.pool_),
         lane_(other.lane_),
         overlapped_(other.overlapped_),
         overlaps_at_start_(other.overlaps_at_start_),
-        start_(other.start_),
+        use_(other.use_),
         aside_(other.aside_) {
     other.pool_ = nullptr;
   }
@@ -121,7 +128,7 @@ class LaneLease {
   const Lane* lane_;
   bool overlapped_;
   uint64_t overlaps_at_start_;
-  bool start_;  // LaneUse::kStart
+  LaneUse use_;  // as taken (kStart and kQuiet are counted apart)
   bool aside_ = false;
 };
 
@@ -177,7 +184,7 @@ class LanePool {
 
  private:
   friend class LaneLease;
-  void Release(const Lane* lane, bool start);
+  void Release(const Lane* lane, LaneUse use);
   absl::Status Upgrade(const Lane* lane, const RequestContext& context, absl::Duration max_wait);
   bool Upgrading(const Lane* lane) const;
   bool TimingWaiting(const Lane* lane) const;
@@ -230,6 +237,10 @@ class LanePool {
   // measurement waits in them or holds a lane they cover.
   void MaybeCloseWindow(size_t lane) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  // kQuiet measurements waiting or holding a lane: every lane is held back.
+  int quiet_ ABSL_GUARDED_BY(mu_) = 0;
+  // Every lane but `lane` holds nothing but measurements (kQuiet may start).
+  bool OthersQuiet(size_t lane) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // LeastHeld's turn among tied lanes.
   mutable uint64_t turn_ ABSL_GUARDED_BY(mu_) = 0;
 };
