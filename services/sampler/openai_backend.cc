@@ -32,6 +32,25 @@ std::string ErrorMessage(const HttpResponse& r) {
   return m;
 }
 
+// The server's alternatives at each token, at most `k`, where it named them
+// by id (vLLM's return_tokens_as_token_ids, crl-sampler's own server): a
+// name that is only text would need a tokenizer's guess at its id, so a
+// choice with any such name gets none.
+void AddTopLogprobs(const ApiChoice& ch, int k, v1::Completion* c) {
+  if (k <= 0 || ch.top.size() != ch.tokens.size()) return;
+  std::vector<v1::TopLogprobs> tops(ch.top.size());
+  for (size_t i = 0; i < ch.top.size(); ++i) {
+    for (const auto& [name, logprob] : ch.top[i]) {
+      if (tops[i].token_ids_size() == k) break;
+      int id;
+      if (!ParseTokenIdName(name, &id)) return;
+      tops[i].add_token_ids(id);
+      tops[i].add_logprobs(logprob);
+    }
+  }
+  for (auto& t : tops) *c->add_top_logprobs() = std::move(t);
+}
+
 }  // namespace
 
 absl::Duration ParseRetryAfter(const std::string& value, absl::Time now) {
@@ -273,6 +292,7 @@ absl::StatusOr<v1::SampleResponse> OpenAiBackend::Sample(const v1::SampleRequest
           for (int id : ch.token_ids) c->add_token_ids(id);
           for (float lp : ch.logprobs) c->add_token_logprobs(lp);
           c->set_token_source("server");
+          AddTopLogprobs(ch, request.params().top_logprobs(), c);
         } else if (tokenizer_) {
           std::vector<int> ids = tokenizer_->Encode(ch.text, /*parse_special=*/false);
           for (int id : ids) c->add_token_ids(id);

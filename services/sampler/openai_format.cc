@@ -1,5 +1,6 @@
 #include "services/sampler/openai_format.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/match.h"
@@ -26,14 +27,36 @@ void ReadLogprobs(const json& lp, ApiKind kind, ApiChoice* c) {
     if (ParseTokenIdName(token, &id)) c->token_ids.push_back(id);
     c->logprobs.push_back(value.is_number() ? value.get<float>() : -INFINITY);
   };
+  // One position's alternatives, most likely first (a completions
+  // response gives them as an object, in no order).
+  auto alternatives = [&](std::vector<std::pair<std::string, float>> top) {
+    std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    c->top.push_back(std::move(top));
+  };
   if (kind == ApiKind::kChat) {
     for (const auto& e : lp.value("content", json::array())) {
-      if (e.is_object()) add(e.value("token", ""), e.value("logprob", json()));
+      if (!e.is_object()) continue;
+      add(e.value("token", ""), e.value("logprob", json()));
+      std::vector<std::pair<std::string, float>> top;
+      for (const auto& t : e.value("top_logprobs", json::array())) {
+        if (t.is_object() && t.contains("logprob") && t["logprob"].is_number()) {
+          top.emplace_back(t.value("token", ""), t["logprob"].get<float>());
+        }
+      }
+      alternatives(std::move(top));
     }
   } else {
     const json tokens = lp.value("tokens", json::array()), values = lp.value("token_logprobs", json::array());
+    const json tops = lp.value("top_logprobs", json::array());
     for (size_t i = 0; i < tokens.size() && tokens[i].is_string(); ++i) {
       add(tokens[i].get<std::string>(), i < values.size() ? values[i] : json());
+      std::vector<std::pair<std::string, float>> top;
+      if (tops.is_array() && i < tops.size() && tops[i].is_object()) {
+        for (const auto& [token, value] : tops[i].items()) {
+          if (value.is_number()) top.emplace_back(token, value.get<float>());
+        }
+      }
+      alternatives(std::move(top));
     }
   }
 }
@@ -72,9 +95,11 @@ std::string BuildApiRequest(const v1::SampleRequest& r, const std::string& model
     }
     j["messages"] = messages;
     j["logprobs"] = true;
+    if (p.top_logprobs() > 0) j["top_logprobs"] = std::min(p.top_logprobs(), 20);
   } else {
     j["prompt"] = r.prompt();
-    j["logprobs"] = 0;  // the sampled token's logprob, no alternatives
+    // The sampled token's logprob, and this many alternatives (0: none).
+    j["logprobs"] = std::clamp(p.top_logprobs(), 0, 20);
   }
   if (stream) j["stream_options"] = {{"include_usage", true}};
   if (extensions) {

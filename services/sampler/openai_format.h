@@ -28,6 +28,9 @@ struct ApiChoice {
   std::vector<std::string> tokens;
   std::vector<int> token_ids;
   std::vector<float> logprobs;
+  // Per token, when asked for (top_logprobs): the most likely tokens there,
+  // as the server named them, most likely first.
+  std::vector<std::vector<std::pair<std::string, float>>> top;
   std::string finish_reason;
 };
 

@@ -188,6 +188,40 @@ TEST_CASE("crl-sampler serves its policy over gRPC, the CLI and the OpenAI API (
     CHECK(again.ok());
   }
 
+  // Another crl-sampler in front of this one's OpenAI API, as in front of
+  // vLLM: a seeded sample through it has the same tokens and the same top
+  // alternatives, by id, as this one's own.
+  {
+    ServiceProcess front(kBin + "/crl-sampler",
+                         {"--endpoints", "http://127.0.0.1:" + std::to_string(http) + "/v1", "--endpoint_model",
+                          "tiny", "--endpoint_api_key_file", dir.path() + "/token", "--listen=127.0.0.1:0",
+                          "--metrics_listen=127.0.0.1:0", "--log_level=warning", "--drain_delay=0s"});
+    REQUIRE(front.started());
+    auto proxied = GrpcSamplerClient::Create(front.grpc_address(), co);
+    REQUIRE(proxied.ok());
+    v1::SampleRequest ask = Ask(1);
+    ask.mutable_params()->set_seed(11);
+    ask.mutable_params()->set_has_seed(true);
+    ask.mutable_params()->set_top_logprobs(3);
+    auto direct = (*client)->Sample(ask, RequestContext::Background());
+    auto via = (*proxied)->Sample(ask, RequestContext::Background());
+    REQUIRE(direct.ok());
+    REQUIRE(via.ok());
+    const v1::Completion& d = direct->completions(0);
+    const v1::Completion& v = via->completions(0);
+    CHECK(v.token_source() == "server");
+    CHECK(v.text() == d.text());
+    REQUIRE(d.top_logprobs_size() == d.token_ids_size());
+    REQUIRE(v.top_logprobs_size() == d.top_logprobs_size());
+    for (int i = 0; i < d.top_logprobs_size(); ++i) {
+      const auto &dt = d.top_logprobs(i), &vt = v.top_logprobs(i);
+      CHECK(std::vector<int>(vt.token_ids().begin(), vt.token_ids().end()) ==
+            std::vector<int>(dt.token_ids().begin(), dt.token_ids().end()));
+      REQUIRE(vt.logprobs_size() == dt.logprobs_size());
+      for (int k = 0; k < dt.logprobs_size(); ++k) CHECK(vt.logprobs(k) == Approx(dt.logprobs(k)).margin(1e-4));
+    }
+  }
+
   const std::string metrics = HttpGet(sampler.metrics_port(), "/metrics");
   CHECK_THAT(metrics, Catch::Contains("crl_sampler_requests_total{backend=\"libtorch\",code=\"ok\"}"));
   CHECK_THAT(metrics, Catch::Contains("crl_sampler_completion_tokens_total"));

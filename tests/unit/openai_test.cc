@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/file.h"
 #include "lib/policy/bpe_trainer.h"
@@ -255,6 +256,62 @@ TEST_CASE("API JSON: responses, streams, requests", "[openai]") {
   CHECK(ParseRetryAfter("12", absl::UnixEpoch()) == absl::Seconds(12));
   CHECK(ParseRetryAfter("Thu, 01 Jan 1970 00:00:30 GMT", absl::UnixEpoch()) == absl::Seconds(30));
   CHECK(ParseRetryAfter("soon", absl::UnixEpoch()) == absl::ZeroDuration());
+}
+
+TEST_CASE("top_logprobs: asked of the server, read in either API's form, returned by id, most likely first",
+          "[openai]") {
+  Fixture f;
+  auto b = f.Backend();
+  json content = json::array();
+  for (int id : {17, 4}) {
+    json top = json::array({{{"token", "token_id:5"}, {"logprob", -2.0}},
+                            {{"token", absl::StrCat("token_id:", id)}, {"logprob", -0.5}},
+                            {{"token", "token_id:9"}, {"logprob", -3.0}}});
+    content.push_back({{"token", absl::StrCat("token_id:", id)}, {"logprob", -0.5}, {"top_logprobs", top}});
+  }
+  json body = {{"model", "m"},
+               {"choices", json::array({{{"index", 0},
+                                         {"message", {{"role", "assistant"}, {"content", "return"}}},
+                                         {"finish_reason", "stop"},
+                                         {"logprobs", {{"content", content}}}}})}};
+  f.http.Respond(200, body.dump());
+  v1::SampleRequest req = Request(1);
+  req.mutable_params()->set_top_logprobs(2);
+  auto r = b->Sample(req, RequestContext::Background());
+  REQUIRE(r.ok());
+  const json sent = json::parse(f.http.requests()[0].body);
+  CHECK(sent["logprobs"] == true);
+  CHECK(sent["top_logprobs"] == 2);
+  const v1::Completion& c = r->completions(0);
+  REQUIRE(c.top_logprobs_size() == 2);
+  CHECK(std::vector<int>(c.top_logprobs(1).token_ids().begin(), c.top_logprobs(1).token_ids().end()) ==
+        std::vector<int>{4, 5});
+  CHECK(c.top_logprobs(1).logprobs(0) == Approx(-0.5));
+  CHECK(c.top_logprobs(1).logprobs(1) == Approx(-2.0));
+  // Not asked for: none sent, none returned.
+  f.http.Respond(200, body.dump());
+  auto plain = b->Sample(Request(1), RequestContext::Background());
+  REQUIRE(plain.ok());
+  CHECK_FALSE(json::parse(f.http.requests()[1].body).contains("top_logprobs"));
+  CHECK(plain->completions(0).top_logprobs_size() == 0);
+
+  // The completions API: a number of alternatives, given as an object.
+  v1::SampleRequest text;
+  text.set_prompt("def f():");
+  text.mutable_params()->set_top_logprobs(3);
+  CHECK(json::parse(BuildApiRequest(text, "m", ApiKind::kCompletions, false, true, 16))["logprobs"] == 3);
+  auto completion = ParseApiResponse(
+      R"({"choices": [{"index": 0, "text": "x = 1", "finish_reason": "length",
+          "logprobs": {"tokens": ["token_id:9", "token_id:3"], "token_logprobs": [-0.1, -0.2],
+                       "top_logprobs": [{"token_id:1": -2.5, "token_id:9": -0.1}, null]}}]})",
+      ApiKind::kCompletions);
+  REQUIRE(completion.ok());
+  const auto& top = completion->choices[0].top;
+  REQUIRE(top.size() == 2);
+  REQUIRE(top[0].size() == 2);
+  CHECK(top[0][0].first == "token_id:9");
+  CHECK(top[0][1].second == Approx(-2.5));
+  CHECK(top[1].empty());
 }
 
 TEST_CASE("API logprobs: a token's bytes as they are, its text as valid UTF-8", "[openai]") {
