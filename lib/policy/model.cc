@@ -34,10 +34,34 @@ void SetCudaAutocast(bool on) {
 namespace fs = std::filesystem;
 using torch::indexing::Slice;
 
+// Set while a shell is built (CausalLmImpl's `shell`): a model whose every
+// parameter is replaced (set_data) before use, by its checkpoint's tensor
+// or another model's (ShareWeights).
+thread_local bool building_shell = false;
+
+// A parameter of `shape` as `make` gives it, or in a shell one element
+// expanded to that shape: the sizes a loader checks, and no memory to
+// allocate, fill or free.
+template <typename Make>
+torch::Tensor NewParameter(std::vector<int64_t> shape, Make make) {
+  return building_shell ? torch::empty({1}).expand(shape) : make(shape);
+}
+
+class ShellScope {
+ public:
+  explicit ShellScope(bool shell) : outer_(building_shell) { building_shell = shell; }
+  ~ShellScope() { building_shell = outer_; }
+  ShellScope(const ShellScope&) = delete;
+  ShellScope& operator=(const ShellScope&) = delete;
+
+ private:
+  bool outer_;
+};
+
 class RmsNormImpl : public torch::nn::Module {
  public:
   RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
-    weight = register_parameter("weight", torch::ones({dim}));
+    weight = register_parameter("weight", NewParameter({dim}, [](auto s) { return torch::ones(s); }));
   }
   // Hugging Face's order: normalise in float32, cast back, then scale. On
   // CUDA, ATen's rms_norm where this LibTorch has it (2.4 on): the same
@@ -285,12 +309,11 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
 
 class DecoderImpl : public torch::nn::Module {
  public:
-  // `initialise` false leaves the embedding's memory uninitialised (its
-  // default normal init is the one costly part of building a model whose
-  // weights are then replaced).
-  DecoderImpl(const ModelConfig& c, bool initialise) {
+  explicit DecoderImpl(const ModelConfig& c) {
     auto embedding = torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size);
-    if (!initialise) embedding._weight(torch::empty({c.vocab_size, c.hidden_size}));
+    if (building_shell) {  // else Embedding's own normal init
+      embedding._weight(NewParameter({c.vocab_size, c.hidden_size}, [](auto s) { return torch::empty(s); }));
+    }
     embed_tokens = register_module("embed_tokens", torch::nn::Embedding(embedding));
     layers = register_module("layers", torch::nn::ModuleList());
     for (int i = 0; i < c.num_hidden_layers; ++i) layers->push_back(Layer(c));
@@ -330,8 +353,8 @@ bool AutocastGuard::Enabled() { return CudaAutocast(); }
 // ---- Projection --------------------------------------------------------------
 
 ProjectionImpl::ProjectionImpl(int64_t in, int64_t out, bool with_bias) {
-  weight = register_parameter("weight", torch::empty({out, in}));
-  if (with_bias) bias = register_parameter("bias", torch::zeros({out}));
+  weight = register_parameter("weight", NewParameter({out, in}, [](auto s) { return torch::empty(s); }));
+  if (with_bias) bias = register_parameter("bias", NewParameter({out}, [](auto s) { return torch::zeros(s); }));
 }
 
 torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
@@ -364,8 +387,10 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
 
 class CausalLmImpl : public torch::nn::Module {
  public:
-  explicit CausalLmImpl(const ModelConfig& c, bool initialise = true) : config(c) {
-    model = register_module("model", Decoder(c, initialise));
+  // `shell`: every parameter to be replaced before use (NewParameter).
+  explicit CausalLmImpl(const ModelConfig& c, bool shell = false) : config(c) {
+    ShellScope scope(shell);
+    model = register_module("model", Decoder(c));
     if (!c.tie_word_embeddings) {
       lm_head = register_module("lm_head", Projection(c.hidden_size, c.vocab_size, false));
     }
@@ -566,7 +591,11 @@ absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
                                                          torch::ScalarType dtype) {
   CRL_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig((fs::path(dir) / "config.json").string()));
   CRL_ASSIGN_OR_RETURN(auto store, WeightStore::Open(dir));
-  auto impl = std::make_shared<CausalLmImpl>(config);
+  // Every parameter is replaced by its tensor read straight onto the
+  // device in the placement's dtype: the model's own host tensors are never
+  // filled (nor initialised), and a bfloat16 checkpoint crosses to a GPU as
+  // bfloat16, not widened to float32 first.
+  auto impl = std::make_shared<CausalLmImpl>(config, /*shell=*/true);
   std::set<std::string> used;
   {
     torch::NoGradGuard no_grad;
@@ -588,7 +617,8 @@ absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
             dir, ": tensor '", p.key(), "' has shape ", c10::str(t.sizes()), ", the config says ",
             c10::str(p.value().sizes())));
       }
-      p.value().copy_(t.to(torch::kFloat32));
+      // A copy, always: `t` is the store's memory, gone when it closes.
+      p.value().set_data(t.to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
       used.insert(p.key());
     }
   }
@@ -607,7 +637,7 @@ absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
 }
 
 std::unique_ptr<CausalLm> CausalLm::ShareWeights(const CausalLm& base) {
-  auto impl = std::make_shared<CausalLmImpl>(base.impl_->config, /*initialise=*/false);
+  auto impl = std::make_shared<CausalLmImpl>(base.impl_->config, /*shell=*/true);
   const auto from = base.impl_->named_parameters();
   {
     torch::NoGradGuard no_grad;
