@@ -45,6 +45,17 @@ void WriteModel(const std::string& dir, uint64_t seed) {
   REQUIRE(WriteStringToFile(dir + "/tokenizer_config.json", ChatMlTokenizerConfig()).ok());
 }
 
+// An in-process sampler of `model_dir` on the CPU: four slots of 128 positions.
+std::unique_ptr<sampler::LocalBackend> CpuBackend(const std::string& model_dir, sampler::SamplerMetrics* metrics) {
+  sampler::LocalBackendOptions o;
+  o.model_dir = model_dir;
+  o.device = "cpu";
+  o.engine = {4, 128};
+  auto backend = sampler::LocalBackend::Create(o, metrics);
+  REQUIRE(backend.ok());
+  return std::move(*backend);
+}
+
 GenerationRequest Request(std::vector<int> prompt, int n, double temperature, uint64_t seed, int max_new = 12) {
   GenerationRequest r;
   r.prompt = std::move(prompt);
@@ -469,12 +480,7 @@ TEST_CASE("sampler: announced versions load when a request needs one, only the n
   WriteModel(v1, 2);
   prometheus::Registry registry;
   sampler::SamplerMetrics metrics(&registry);
-  sampler::LocalBackendOptions o;
-  o.model_dir = v0;
-  o.device = "cpu";
-  o.engine = {4, 128};
-  auto backend = sampler::LocalBackend::Create(o, &metrics);
-  REQUIRE(backend.ok());
+  auto backend = CpuBackend(v0, &metrics);
   auto loads = [&](const char* result) { return metrics.policy_updates.Add({{"result", result}}).Value(); };
   // A trainer publishing a version a step (SFT): nothing loads.
   for (int i = 1; i <= 20; ++i) {
@@ -482,31 +488,31 @@ TEST_CASE("sampler: announced versions load when a request needs one, only the n
     v.set_version(std::to_string(i));
     v.set_step(i);
     v.set_checkpoint_uri(i % 2 ? v1 : v0);
-    REQUIRE((*backend)->UsePolicy(v).ok());
+    REQUIRE(backend->UsePolicy(v).ok());
   }
   CHECK(loads("ok") == 0);
-  CHECK((*backend)->Policies()[0].version() == "20");  // what a request starting now gets
+  CHECK(backend->Policies()[0].version() == "20");  // what a request starting now gets
   v1::SampleRequest req;
   req.set_prompt("def forward(self, x):");
   req.set_num_completions(2);
   req.mutable_params()->set_max_tokens(4);
-  auto r = (*backend)->Sample(req, RequestContext::Background());
+  auto r = backend->Sample(req, RequestContext::Background());
   REQUIRE(r.ok());
   CHECK(r->policy_version() == "20");
   CHECK(loads("ok") == 1);  // the newest, once
-  REQUIRE((*backend)->Sample(req, RequestContext::Background()).ok());
+  REQUIRE(backend->Sample(req, RequestContext::Background()).ok());
   CHECK(loads("ok") == 1);
   // One that does not load: counted, and the current one goes on serving.
   v1::PolicyVersion broken;
   broken.set_version("21");
   broken.set_step(21);
   broken.set_checkpoint_uri(dir.path() + "/missing");
-  REQUIRE((*backend)->UsePolicy(broken).ok());
-  auto after = (*backend)->Sample(req, RequestContext::Background());
+  REQUIRE(backend->UsePolicy(broken).ok());
+  auto after = backend->Sample(req, RequestContext::Background());
   REQUIRE(after.ok());
   CHECK(after->policy_version() == "20");
   CHECK(loads("failed") == 1);
-  CHECK((*backend)->Policies()[0].version() == "20");
+  CHECK(backend->Policies()[0].version() == "20");
 }
 
 TEST_CASE("sampler: LoRA versions attach to the kept base; each samples with its own adapter", "[engine][sampler]") {
@@ -528,12 +534,7 @@ TEST_CASE("sampler: LoRA versions attach to the kept base; each samples with its
   }
   prometheus::Registry registry;
   sampler::SamplerMetrics metrics(&registry);
-  sampler::LocalBackendOptions o;
-  o.model_dir = v0;
-  o.device = "cpu";
-  o.engine = {4, 128};
-  auto backend = sampler::LocalBackend::Create(o, &metrics);
-  REQUIRE(backend.ok());
+  auto backend = CpuBackend(v0, &metrics);
   v1::SampleRequest req;
   req.set_prompt("def forward(self, x):");
   req.set_num_completions(2);
@@ -547,8 +548,8 @@ TEST_CASE("sampler: LoRA versions attach to the kept base; each samples with its
     v.set_step(n);
     v.set_checkpoint_uri(dir.path() + "/" + adapter);
     v.set_adapter(true);
-    REQUIRE((*backend)->UsePolicy(v).ok());
-    auto r = (*backend)->Sample(req, RequestContext::Background());
+    REQUIRE(backend->UsePolicy(v).ok());
+    auto r = backend->Sample(req, RequestContext::Background());
     REQUIRE(r.ok());
     CHECK(r->policy_version() == std::to_string(n));
     std::vector<double> logprobs;
