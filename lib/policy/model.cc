@@ -631,7 +631,7 @@ absl::StatusOr<std::unique_ptr<CausalLm>> CausalLm::Load(const std::string& dir,
         absl::StrCat(dir, ": tensor '", name, "' is not part of a ", FamilyName(config.family),
                      " model with this config"));
   }
-  impl->to(device, dtype);
+  // Every parameter is on the device in its dtype already (the model has no buffers).
   impl->inv_freq = impl->inv_freq.to(device);
   return std::unique_ptr<CausalLm>(new CausalLm(std::move(impl)));
 }
