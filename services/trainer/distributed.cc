@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -176,6 +177,15 @@ class C10dDistributed : public DistributedInterface {
     });
   }
 
+  std::unique_ptr<PendingReduce> StartAllReduceSum(torch::Tensor flat) override {
+    auto pending = std::make_unique<Started>(this);
+    pending->status = Guarded("all-reduce", [&] {
+      std::vector<torch::Tensor> one = {flat};
+      pending->work = group_->allreduce(one);
+    });
+    return pending;
+  }
+
   absl::Status Broadcast(std::string* bytes) override {
     return Guarded("broadcast", [&] {
       std::vector<torch::Tensor> size = {
@@ -204,6 +214,18 @@ class C10dDistributed : public DistributedInterface {
           absl::StrCat("rank ", rank_, ": ", what, " failed: ", heartbeat_->Diagnose(), " [", e.what(), "]"));
     }
   }
+
+  struct Started : PendingReduce {
+    explicit Started(C10dDistributed* d) : dist(d) {}
+    absl::Status Wait() override {
+      if (!status.ok() || !work) return status;
+      return dist->Guarded("all-reduce", [&] { work->wait(); });
+    }
+    C10dDistributed* dist;
+    absl::Status status;
+    // c10d::Work (c10d::ProcessGroup::Work in LibTorch 1.x).
+    decltype(std::declval<Group&>().allreduce(std::declval<std::vector<torch::Tensor>&>())) work;
+  };
 
   c10::intrusive_ptr<Group> group_;
   std::unique_ptr<Heartbeat> heartbeat_;
@@ -260,6 +282,13 @@ absl::StatusOr<Stores> Rendezvous(const DistributedOptions& o) {
 #endif
 
 }  // namespace
+
+std::unique_ptr<PendingReduce> SingleProcess::StartAllReduceSum(torch::Tensor) {
+  struct Done : PendingReduce {
+    absl::Status Wait() override { return absl::OkStatus(); }
+  };
+  return std::make_unique<Done>();
+}
 
 absl::StatusOr<std::unique_ptr<DistributedInterface>> ConnectDistributed(
     const DistributedOptions& o) {

@@ -21,6 +21,15 @@
 
 namespace crl::trainer {
 
+// A collective started and not yet finished.
+class PendingReduce {
+ public:
+  virtual ~PendingReduce() = default;
+  // Ends it: the tensor holds the sum (on CUDA the current stream waits for
+  // it, the host does not). UNAVAILABLE names a rank that is gone.
+  virtual absl::Status Wait() = 0;
+};
+
 class DistributedInterface {
  public:
   virtual ~DistributedInterface() = default;
@@ -29,6 +38,11 @@ class DistributedInterface {
   // Sums `tensors` element-wise over the ranks, in place (same shapes on
   // every rank).
   virtual absl::Status AllReduceSum(std::vector<torch::Tensor>& tensors) = 0;
+  // Starts summing the contiguous `flat` over the ranks in place, without
+  // waiting (what gradient buckets overlap with the backward pass). Every
+  // rank starts the same shapes in the same order; a failure to start shows
+  // in Wait().
+  virtual std::unique_ptr<PendingReduce> StartAllReduceSum(torch::Tensor flat) = 0;
   // Rank 0's `bytes` on every rank.
   virtual absl::Status Broadcast(std::string* bytes) = 0;
   // This rank ends normally: it stops beating and says so, so that no rank
@@ -43,6 +57,7 @@ class SingleProcess : public DistributedInterface {
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   absl::Status AllReduceSum(std::vector<torch::Tensor>&) override { return absl::OkStatus(); }
+  std::unique_ptr<PendingReduce> StartAllReduceSum(torch::Tensor) override;
   absl::Status Broadcast(std::string*) override { return absl::OkStatus(); }
 };
 

@@ -181,15 +181,28 @@ std::vector<MicroBatch> Trainer::Prepare(const std::vector<TrainSequence>& batch
 absl::StatusOr<Trainer::PassTotals> Trainer::Pass(std::vector<MicroBatch>& mbs, Objective objective) {
   const bool pg = objective == Objective::kPolicyGradient;
   const auto params = Trainable();
-  // As zero_grad(set_to_none=True): backward writes the first gradients
-  // instead of adding them to zeros, and no kernel runs per parameter.
-  for (auto& [name, p] : params) p.mutable_grad() = torch::Tensor();
+  // Over several ranks, gradients in buckets summed while the last backward
+  // runs; else as zero_grad(set_to_none=True): backward writes the first
+  // gradients instead of adding them to zeros, and no kernel runs per
+  // parameter.
+  const bool overlap =
+      dist_->world_size() > 1 && options_.reduce_bucket_mb > 0 && GradientBuckets::Supports(params);
+  if (overlap) {
+    if (!buckets_ || !buckets_->Holds(params)) {
+      buckets_ = std::make_unique<GradientBuckets>(
+          params, dist_, static_cast<int64_t>(options_.reduce_bucket_mb * (1 << 20)));
+    }
+    buckets_->Zero();
+  } else {
+    for (auto& [name, p] : params) p.mutable_grad() = torch::Tensor();
+  }
   const auto dev = placement_.device;
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(dev);
   // loss, entropy, kl, clipped, ratio, trained tokens, tokens
   torch::Tensor sums = torch::zeros({7}, f64);
   double trained = 0, tokens = 0;
-  for (MicroBatch& mb : mbs) {
+  for (size_t m = 0; m < mbs.size(); ++m) {
+    MicroBatch& mb = mbs[m];
     policy::AutocastGuard autocast(autocast_, dev);
     torch::Tensor rows = SelectedHidden(mb, mb.segment_ids.defined());
     policy::LogprobOptions lo;
@@ -209,6 +222,7 @@ absl::StatusOr<Trainer::PassTotals> Trainer::Pass(std::vector<MicroBatch>& mbs, 
     } else {
       loss = -(lp.logprobs * weights).sum();
     }
+    if (overlap && m + 1 == mbs.size()) buckets_->Arm();
     loss.backward();
     auto d64 = [](const torch::Tensor& t) { return t.detach().to(torch::kFloat64); };
     sums.narrow(0, 0, 5) += torch::stack({d64(loss), d64(lp.entropy.sum()), d64(kl), d64(clipped), d64(ratio)});
@@ -218,11 +232,16 @@ absl::StatusOr<Trainer::PassTotals> Trainer::Pass(std::vector<MicroBatch>& mbs, 
   sums.narrow(0, 5, 1).fill_(trained);  // a kernel's argument: no copy that waits
   sums.narrow(0, 6, 1).fill_(tokens);
   // Gradients (zeros where a rank had nothing) and the statistics, summed
-  // over ranks in one exchange.
+  // over ranks: the buckets not yet summed and then the statistics, or all
+  // in one exchange.
   std::vector<torch::Tensor> exchange;
-  for (auto& [name, p] : params) {
-    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-    exchange.push_back(p.grad());
+  if (overlap) {
+    CRL_RETURN_IF_ERROR(buckets_->Finish());
+  } else {
+    for (auto& [name, p] : params) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      exchange.push_back(p.grad());
+    }
   }
   exchange.push_back(sums);
   CRL_RETURN_IF_ERROR(dist_->AllReduceSum(exchange));

@@ -31,6 +31,7 @@
 #include "lib/policy/model.h"
 #include "services/trainer/batch.h"
 #include "services/trainer/distributed.h"
+#include "services/trainer/grad_buckets.h"
 #include "services/trainer/objective.h"
 
 namespace crl::trainer {
@@ -88,6 +89,10 @@ struct TrainerOptions {
   // Pack supervised sequences into max_seq_len rows.
   bool pack_supervised = true;
   bool activation_checkpointing = false;
+  // Data parallel: gradients in buckets of this many MiB, each summed over
+  // the ranks as soon as the last backward has filled it (grad_buckets.h);
+  // 0: one exchange after the backward.
+  double reduce_bucket_mb = 25;
   // Rows per chunk of the output-embedding (0: automatic).
   int64_t logprob_chunk_rows = 0;
   int keep_checkpoints = 3;
@@ -228,6 +233,7 @@ class Trainer {
   std::unique_ptr<policy::CausalLm> reference_;  // full fine-tune with kl_coef > 0
   // AdamW state of each trainable parameter, in Trainable() order.
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
+  std::unique_ptr<GradientBuckets> buckets_;  // world_size > 1, reduce_bucket_mb > 0
   int64_t step_ = 0;
   Phase phase_;
 };

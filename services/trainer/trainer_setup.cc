@@ -43,6 +43,8 @@ void BindTrainerOptions(OptionSet* set, TrainerServiceOptions* o) {
   set->Add("pack_supervised", &t.pack_supervised, "pack supervised sequences into max_seq_len rows");
   set->Add("activation_checkpointing", &t.activation_checkpointing,
            "recompute each layer in the backward pass (memory for time)");
+  set->Add("reduce_bucket_mb", &t.reduce_bucket_mb,
+           "data parallel: MiB per gradient bucket summed during the backward (0: one exchange after it)");
   set->Add("logprob_chunk_rows", &t.logprob_chunk_rows,
            "rows per output-embedding chunk (0: automatic)");
   set->Add("keep_checkpoints", &t.keep_checkpoints, "checkpoints kept (the newest)");

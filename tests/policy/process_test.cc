@@ -240,14 +240,19 @@ int CheckSameWeights(const std::string& a, const std::string& b) {
   return compared;
 }
 
+// LoRA, and full weights with the gradients in many small buckets summed
+// during the last of several micro-batches' backward (grad_buckets.h).
 TEST_CASE("two Gloo ranks equal one process on the same global batch", "[trainer][process]") {
+  const bool lora = GENERATE(true, false);
+  INFO((lora ? "LoRA" : "full weights, 64 KiB buckets"));
   TempDir dir;
   const std::string m = MakeModel(dir);
   const std::string data = WriteGroups(dir, 12);
-  const std::string common = absl::StrCat(kBin, "/crl-trainer --model ", m, " --offline ", data,
-                                          " --groups_per_step 4 --lr 1e-3 --log_level warning"
-                                          " --checkpoint_every 0 --lora --lora_rank 4"
-                                          " --lora_targets q_proj,v_proj,down_proj");
+  const std::string common = absl::StrCat(
+      kBin, "/crl-trainer --model ", m, " --offline ", data,
+      " --groups_per_step 4 --lr 1e-3 --log_level warning --checkpoint_every 0",
+      lora ? " --lora --lora_rank 4 --lora_targets q_proj,v_proj,down_proj"
+           : " --reduce_bucket_mb 0.0625 --micro_batch_tokens 64");
   const std::string log = dir.path() + "/dp.log";
   INFO(Read(log));
   REQUIRE(Sh(common + " --out_dir " + dir.path() + "/one", log) == 0);
@@ -257,9 +262,12 @@ TEST_CASE("two Gloo ranks equal one process on the same global batch", "[trainer
                  store + " & r1=$!; " + common + " --out_dir " + two +
                  " --world_size 2 --rank 0 --dist_store " + store + "; r0=$?; wait $r1 && exit $r0'",
              log) == 0);
-  const std::string a = dir.path() + "/one/policy/v3/adapter_model.safetensors";
-  const std::string b = two + "/policy/v3/adapter_model.safetensors";
-  CHECK(CheckSameWeights(a, b) == 12);  // A and B of 3 targets in 2 layers
+  const std::string file = lora ? "adapter_model.safetensors" : "model.safetensors";
+  const std::string a = dir.path() + "/one/policy/v3/" + file;
+  const std::string b = two + "/policy/v3/" + file;
+  // A and B of 3 targets in 2 layers; or, in full, 12 tensors per layer (7
+  // projections, 3 biases, 2 norms), the embedding (tied) and the last norm.
+  CHECK(CheckSameWeights(a, b) == (lora ? 12 : 26));
   // A second rank is a real participant: its RNG file is in the checkpoint.
   CHECK(fs::exists(two + "/checkpoints/step-3/rng-rank1.safetensors"));
 }

@@ -237,6 +237,7 @@ int main(int argc, char** argv) {
   bool checkpointing = false;
   double peak_tflops = 989.4;
   int64_t micro_batch_tokens = 16384;
+  double reduce_bucket_mb = crl::trainer::TrainerOptions().reduce_bucket_mb;
   crl::OptionSet flags("crl-bench-trainer", "One GRPO step and logprobs of crl's trainer, timed.");
   flags.Add("preset", &preset, "embedded, qwen2.5-0.5b, qwen2.5-1.5b");
   flags.Add("model_config", &config_path, "a config.json instead of a preset");
@@ -252,6 +253,8 @@ int main(int argc, char** argv) {
   flags.Add("micro_batch_tokens", &micro_batch_tokens, "rows x length per micro-batch");
   flags.Add("activation_checkpointing", &checkpointing, "recompute layers in the backward pass");
   flags.Add("dist_backend", &dist_backend, "under a launcher: gloo or nccl");
+  flags.Add("reduce_bucket_mb", &reduce_bucket_mb,
+            "under a launcher: MiB per gradient bucket summed during the backward (0: one exchange after it)");
   flags.Add("peak_tflops", &peak_tflops, "the device's dense bf16 peak, for MFU (H100/H200 SXM: 989.4)");
   flags.Add("json", &json_out, "also write the results here");
   flags.Add("weights_out", &weights_out,
@@ -288,6 +291,7 @@ int main(int argc, char** argv) {
   o.micro_batch_tokens = micro_batch_tokens;
   o.max_seq_len = prompt_len + completion_len;
   o.activation_checkpointing = checkpointing;
+  o.reduce_bucket_mb = reduce_bucket_mb;
   // Data parallel under a launcher (torchrun's RANK, WORLD_SIZE, LOCAL_RANK,
   // MASTER_ADDR, MASTER_PORT): every rank takes its shard of the same global
   // batch, as crl-trainer's ranks do; tokens/s counts the global batch.
@@ -404,6 +408,7 @@ int main(int argc, char** argv) {
   json r = {{"implementation", "crl (LibTorch " TORCH_VERSION ")"},
             {"world_size", world},
             {"dist_backend", world > 1 ? dist.backend : ""},
+            {"reduce_bucket_mb", world > 1 ? reduce_bucket_mb : 0.0},
             {"preset", config_path.empty() ? preset : config_path},
             {"parameters", config->ParameterCount()},
             {"mode", mode},
