@@ -6,8 +6,8 @@
 #   scripts/gpu-policy.sh build                 configure and build build-gpu/
 #   scripts/gpu-policy.sh train PRESET [MODES]  GRPO step + logprobs (full, lora)
 #   scripts/gpu-policy.sh generate [BATCHES]    generation tokens/s (1 8 64)
-#   scripts/gpu-policy.sh scale PRESET [MODES]  data parallel over the host's GPUs (NGPU): crl and
-#                                               PyTorch DDP under torchrun, against one GPU each
+#   scripts/gpu-policy.sh scale PRESET [MODES]  data parallel over N GPUs of the host (NGPUS): crl
+#                                               (BUCKETS) and PyTorch DDP under torchrun, against one GPU each
 #   scripts/gpu-policy.sh weights [PRESET]      weights after a few steps on NGPU ranks against one
 #                                               process on the same global batch (float32, bfloat16)
 #   scripts/gpu-policy.sh sync [PRESET]         weight sync: a published version from the trainer to a
@@ -79,27 +79,33 @@ case "$stage" in
     done
     ;;
   scale)
-    # Weak scaling: one GPU with SEQ sequences, NGPU GPUs with NGPU x SEQ
-    # (the same work per GPU); crl's ranks and PyTorch's DDP both started by
-    # torchrun, which serves the rendezvous store (crl's ranks join it).
-    # ROUNDS alternate the four within each round.
+    # Weak scaling: one GPU with SEQ sequences, N GPUs with N x SEQ (the
+    # same work per GPU) for each N of NGPUS (default NGPU, default every
+    # GPU); crl's ranks and PyTorch's DDP both started by torchrun, which
+    # serves the rendezvous store (crl's ranks join it). BUCKETS: crl's
+    # --reduce_bucket_mb values to run on N GPUs (0: one exchange after the
+    # backward). ROUNDS alternate them all within each round.
     preset=${1:-qwen2.5-0.5b}
     modes=${2:-"full lora"}
-    n=${NGPU:-$(nvidia-smi -L | wc -l)} seq=${SEQ:-8}
+    ns=${NGPUS:-${NGPU:-$(nvidia-smi -L | wc -l)}} seq=${SEQ:-8}
     steps=${STEPS:-5} warmup=${WARMUP:-2}
-    run=(python3 -m torch.distributed.run --nnodes 1 --nproc_per_node "$n" --master_addr 127.0.0.1
-         --master_port 29511 --max_restarts 0)
+    run() { python3 -m torch.distributed.run --nnodes 1 --nproc_per_node "$1" --master_addr 127.0.0.1 \
+              --master_port 29511 --max_restarts 0 "${@:2}"; }
     common=(--preset "$preset" --prompt_len 512 --completion_len 512 --steps "$steps" --warmup "$warmup")
     for round in $(seq 1 "${ROUNDS:-1}"); do
       for mode in $modes; do
         has crl && build-gpu/crl-bench-trainer "${common[@]}" --mode "$mode" --sequences "$seq" \
           2>>"$OUT/errors.log" | tee -a "$R"
-        has crl && "${run[@]}" --no_python build-gpu/crl-bench-trainer "${common[@]}" --mode "$mode" \
-          --sequences $((seq * n)) --dist_backend nccl 2>>"$OUT/errors.log" | tee -a "$R"
         has eager && python3 tools/bench/policy_torch_bench.py train "${common[@]}" --mode "$mode" \
           --sequences "$seq" 2>>"$OUT/errors.log" | tee -a "$R"
-        has eager && "${run[@]}" tools/bench/policy_torch_bench.py train "${common[@]}" --mode "$mode" \
-          --sequences $((seq * n)) 2>>"$OUT/errors.log" | tee -a "$R"
+        for n in $ns; do
+          for b in ${BUCKETS:-25}; do
+            has crl && run "$n" --no_python build-gpu/crl-bench-trainer "${common[@]}" --mode "$mode" \
+              --sequences $((seq * n)) --dist_backend nccl --reduce_bucket_mb "$b" 2>>"$OUT/errors.log" | tee -a "$R"
+          done
+          has eager && run "$n" tools/bench/policy_torch_bench.py train "${common[@]}" --mode "$mode" \
+            --sequences $((seq * n)) 2>>"$OUT/errors.log" | tee -a "$R"
+        done
       done
     done
     ;;
