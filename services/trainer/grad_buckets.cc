@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -14,37 +15,56 @@ namespace crl::trainer {
 struct GradientBuckets::State {
   DistributedInterface* dist = nullptr;
   std::vector<std::string> names;
-  std::vector<int> bucket_of;               // per parameter
-  std::vector<int64_t> offset;              // per parameter, in its bucket
-  std::vector<torch::Tensor> flats;         // per bucket
-  std::vector<int> size;                    // parameters per bucket
+  std::vector<int> bucket_of;        // per parameter
+  std::vector<int64_t> offset;       // per parameter, in its bucket
+  std::vector<torch::Tensor> flats;  // per bucket
+  std::vector<int> size;             // parameters per bucket
   absl::Mutex mu;
   bool armed ABSL_GUARDED_BY(mu) = false;
-  std::vector<int> waiting ABSL_GUARDED_BY(mu);     // per bucket: gradients not yet accumulated
+  std::vector<int> waiting ABSL_GUARDED_BY(mu);       // per bucket: gradients not yet accumulated
   std::vector<char> accumulated ABSL_GUARDED_BY(mu);  // per parameter, in the armed backward
-  int next ABSL_GUARDED_BY(mu) = 0;                   // the next bucket to start
-  int early ABSL_GUARDED_BY(mu) = 0;
+  // Buckets [0, queued) may start, in order; the sender has started [0, started).
+  int queued ABSL_GUARDED_BY(mu) = 0;
+  int started ABSL_GUARDED_BY(mu) = 0;
+  int early ABSL_GUARDED_BY(mu) = 0;  // queued during the armed backward
+  bool stop ABSL_GUARDED_BY(mu) = false;
   std::vector<std::unique_ptr<PendingReduce>> pending ABSL_GUARDED_BY(mu);
-  std::string twice ABSL_GUARDED_BY(mu);  // a gradient accumulated after its bucket started
+  std::string twice ABSL_GUARDED_BY(mu);  // a gradient accumulated after its bucket was queued
 
-  void StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    pending.push_back(dist->StartAllReduceSum(flats[next]));
-    ++next;
-  }
   // The autograd engine's thread: parameter i's gradient is accumulated.
+  // Only queues: starting a collective costs the host tens of microseconds,
+  // and the backward's launches (the host barely ahead of the GPU) would
+  // wait for it.
   void Accumulated(int i) {
     absl::MutexLock lock(&mu);
     if (!armed) return;
     const int b = bucket_of[i];
     if (accumulated[i]) {
-      if (b < next && twice.empty()) twice = names[i];
+      if (b < queued && twice.empty()) twice = names[i];
       return;
     }
     accumulated[i] = 1;
     --waiting[b];
-    while (next < static_cast<int>(flats.size()) && waiting[next] == 0) {
-      StartLocked();
+    while (queued < static_cast<int>(flats.size()) && waiting[queued] == 0) {
+      ++queued;
       ++early;
+    }
+  }
+  // The sender thread: starts the queued buckets, in order.
+  void Send() {
+    for (;;) {
+      torch::Tensor flat;
+      {
+        absl::MutexLock lock(&mu);
+        mu.Await(absl::Condition(
+            +[](State* s) ABSL_NO_THREAD_SAFETY_ANALYSIS { return s->stop || s->started < s->queued; }, this));
+        if (started >= queued) return;  // stopping, nothing left
+        flat = flats[started];
+      }
+      std::unique_ptr<PendingReduce> p = dist->StartAllReduceSum(flat);
+      absl::MutexLock lock(&mu);
+      pending.push_back(std::move(p));
+      ++started;
     }
   }
 };
@@ -115,15 +135,22 @@ GradientBuckets::GradientBuckets(std::vector<std::pair<std::string, torch::Tenso
     acc->add_post_hook(std::make_unique<AccumulatedHook>(state_, i));
     accumulators_.push_back(std::move(acc));
   }
-  absl::MutexLock lock(&s.mu);
-  s.accumulated.assign(n, 0);
+  {
+    absl::MutexLock lock(&s.mu);
+    s.accumulated.assign(n, 0);
+  }
+  sender_ = std::thread([state = state_] { state->Send(); });
 }
 
 GradientBuckets::~GradientBuckets() {
   // The hooks stay on the accumulators (LibTorch 1.x cannot remove them);
   // without the state they do nothing.
-  absl::MutexLock lock(&state_->mu);
-  state_->armed = false;
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->armed = false;
+    state_->stop = true;
+  }
+  sender_.join();
 }
 
 bool GradientBuckets::Holds(const std::vector<std::pair<std::string, torch::Tensor>>& params) const {
@@ -137,6 +164,10 @@ bool GradientBuckets::Holds(const std::vector<std::pair<std::string, torch::Tens
 void GradientBuckets::Zero() {
   torch::NoGradGuard no_grad;
   State& s = *state_;
+  {
+    absl::MutexLock lock(&s.mu);
+    s.early = 0;
+  }
   for (auto& flat : s.flats) flat.zero_();
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor& p = params_[i].second;
@@ -157,7 +188,8 @@ void GradientBuckets::Arm() {
   s.armed = true;
   s.waiting = s.size;
   std::fill(s.accumulated.begin(), s.accumulated.end(), 0);
-  s.next = 0;
+  s.queued = 0;
+  s.started = 0;
   s.early = 0;
   s.pending.clear();
   s.twice.clear();
@@ -170,12 +202,16 @@ absl::Status GradientBuckets::Finish() {
   {
     absl::MutexLock lock(&s.mu);
     if (!s.armed) {  // no backward was armed: start them all now
-      s.next = 0;
+      s.queued = 0;
+      s.started = 0;
       s.early = 0;
       s.pending.clear();
     }
     s.armed = false;
-    while (s.next < static_cast<int>(s.flats.size())) s.StartLocked();
+    const int n = static_cast<int>(s.flats.size());
+    s.queued = n;
+    s.mu.Await(absl::Condition(
+        +[](State* st) ABSL_NO_THREAD_SAFETY_ANALYSIS { return st->started == st->queued; }, &s));
     pending.swap(s.pending);
     twice = s.twice;
   }

@@ -2,7 +2,10 @@
 // PyTorch DDP's reducer does. Every trainable gradient is a view of one of a
 // few flat buckets (so nothing is copied into or out of an exchange), and a
 // bucket's all-reduce starts as soon as the pass's last backward has
-// accumulated every gradient in it. Buckets start in one fixed order on every
+// accumulated every gradient in it: the hook on the gradient accumulators
+// queues it, and a sender thread of its own starts it, so the backward's
+// launches never wait for a collective's (the host is barely ahead of the
+// GPU in a backward pass). Buckets start in one fixed order on every
 // rank (a collective library needs that): bucket k only after bucket k - 1,
 // and Finish starts those whose gradients no backward reached.
 //
@@ -23,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,7 +64,8 @@ class GradientBuckets {
   absl::Status Finish();
 
   int buckets() const;
-  // Buckets started during the armed backward, before Finish (what overlapped).
+  // Buckets queued during this pass's armed backward, before Finish (what
+  // overlaps with it).
   int started_early() const;
 
   struct State;  // shared with the hooks on the gradient accumulators
@@ -69,6 +74,7 @@ class GradientBuckets {
   std::shared_ptr<State> state_;
   std::vector<std::pair<std::string, torch::Tensor>> params_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept: hooks live on them
+  std::thread sender_;  // starts the queued buckets' all-reduces
 };
 
 }  // namespace crl::trainer
