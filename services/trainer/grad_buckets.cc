@@ -220,8 +220,8 @@ absl::Status GradientBuckets::Finish() {
   if (!status.ok()) return status;
   if (!twice.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "gradient of ", twice, " was accumulated twice in the last backward, after its bucket's "
-        "all-reduce had started (turn the overlap off: reduce_bucket_mb 0)"));
+        "gradient of ", twice, " was accumulated twice in the last backward, after its bucket was "
+        "sent to be summed (turn the overlap off: reduce_bucket_mb 0)"));
   }
   return absl::OkStatus();
 }

@@ -60,7 +60,7 @@ class GradientBuckets {
   void Arm();
   // Starts the buckets not yet started, waits for all, disarms. The first
   // error of a reduction, or FAILED_PRECONDITION naming a gradient that was
-  // accumulated after its bucket had started.
+  // accumulated again after its bucket was queued.
   absl::Status Finish();
 
   int buckets() const;

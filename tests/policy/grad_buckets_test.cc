@@ -1,9 +1,9 @@
 // Gradient buckets (services/trainer/grad_buckets.h) against a fake world
 // of two ranks: gradients live in the buckets, the reductions are queued
-// during the last backward and start in one fixed order, the sums are right, and a gradient
-// accumulated after its bucket has gone out is an error. The real
-// collectives are checked end to end by process_test.cc (two Gloo ranks
-// equal one process).
+// during the last backward and start in one fixed order, the sums are
+// right, and a gradient accumulated after its bucket was queued is an
+// error. The real collectives are checked end to end by process_test.cc
+// (two Gloo ranks equal one process).
 #include "tests/policy/torch_catch.h"
 
 #include "services/trainer/fake_distributed.h"
