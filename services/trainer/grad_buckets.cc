@@ -164,9 +164,13 @@ bool GradientBuckets::Holds(const std::vector<std::pair<std::string, torch::Tens
 void GradientBuckets::Zero() {
   torch::NoGradGuard no_grad;
   State& s = *state_;
-  {
+  {  // a new pass (the sender is idle: the last pass's Finish waited for it)
     absl::MutexLock lock(&s.mu);
+    s.queued = 0;
+    s.started = 0;
     s.early = 0;
+    s.pending.clear();
+    s.twice.clear();
   }
   for (auto& flat : s.flats) flat.zero_();
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -188,11 +192,6 @@ void GradientBuckets::Arm() {
   s.armed = true;
   s.waiting = s.size;
   std::fill(s.accumulated.begin(), s.accumulated.end(), 0);
-  s.queued = 0;
-  s.started = 0;
-  s.early = 0;
-  s.pending.clear();
-  s.twice.clear();
 }
 
 absl::Status GradientBuckets::Finish() {
@@ -201,15 +200,8 @@ absl::Status GradientBuckets::Finish() {
   std::string twice;
   {
     absl::MutexLock lock(&s.mu);
-    if (!s.armed) {  // no backward was armed: start them all now
-      s.queued = 0;
-      s.started = 0;
-      s.early = 0;
-      s.pending.clear();
-    }
     s.armed = false;
-    const int n = static_cast<int>(s.flats.size());
-    s.queued = n;
+    s.queued = static_cast<int>(s.flats.size());  // with no backward armed: all of them
     s.mu.Await(absl::Condition(
         +[](State* st) ABSL_NO_THREAD_SAFETY_ANALYSIS { return st->started == st->queued; }, &s));
     pending.swap(s.pending);

@@ -52,8 +52,8 @@ class GradientBuckets {
   // Whether these are still the parameters it was built for.
   bool Holds(const std::vector<std::pair<std::string, torch::Tensor>>& params) const;
 
-  // Every gradient a view of its bucket (again, where something replaced
-  // it), all zero.
+  // Begins a pass: every gradient a view of its bucket (again, where
+  // something replaced it), all zero, nothing queued.
   void Zero();
   // The next backward is the pass's last: its accumulated gradients start
   // their buckets' reductions.
