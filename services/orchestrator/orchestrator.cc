@@ -428,10 +428,11 @@ absl::StatusOr<v1::ScoreCompletionsResponse> Orchestrator::Score(const v1::Score
     v->set_key(absl::StrCat("score/", i));
   }
   std::atomic<int> next{0};
+  ProgramShare share;  // as in a run's group: copies of one program are scored once
   OnThreads(options_.executor.parallel_candidates, out.results_size(), [&] {
     for (int i; (i = next.fetch_add(1)) < out.results_size();) {
       v1::Variant* v = out.mutable_results(i);
-      *v = scorer.Score(*v, *task_of[i], request.spec(), context, nullptr);
+      *v = scorer.Score(*v, *task_of[i], request.spec(), context, nullptr, &share);
     }
   });
   CRL_RETURN_IF_ERROR(context.Check());

@@ -46,6 +46,12 @@ OrchestratorMetrics::OrchestratorMetrics(prometheus::Registry* r)
                             .Help("Groups being sampled or scored")
                             .Register(*r)
                             .Add({})),
+      copies_scored_(prometheus::BuildCounter()
+                         .Name("crl_orchestrator_copies_scored_total")
+                         .Help("Candidates that took the evaluation and timing of an earlier copy of the same "
+                               "program in their group")
+                         .Register(*r)
+                         .Add({})),
       dispatch_seconds_(Histogram(r, "crl_orchestrator_dispatch_seconds",
                                   "Evaluate calls to workers, from dispatch to verdict (waiting for a slot included)",
                                   {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300})),

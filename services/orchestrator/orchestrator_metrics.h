@@ -39,6 +39,9 @@ class OrchestratorMetrics {
   // reached one), "rpc_error" (it answered with an error) or "infra_error"
   // (an INFRA_ERROR verdict).
   void CountWorkerFailure(const std::string& reason);
+  // A candidate took the scoring of an earlier copy of its program in its
+  // group instead of being evaluated and timed (program_share.h).
+  void CountCopyScored() { copies_scored_.Increment(); }
   void GroupStarted() { groups_in_flight_.Increment(); }
   void GroupFinished() { groups_in_flight_.Decrement(); }
 
@@ -50,6 +53,7 @@ class OrchestratorMetrics {
   prometheus::Histogram& speedups_;                              // crl_orchestrator_speedup (trusted)
   prometheus::Gauge& best_speedup_;                              // crl_orchestrator_best_speedup
   prometheus::Gauge& groups_in_flight_;                          // crl_orchestrator_groups_in_flight
+  prometheus::Counter& copies_scored_;                           // crl_orchestrator_copies_scored_total
   prometheus::Histogram& dispatch_seconds_;                      // crl_orchestrator_dispatch_seconds
   prometheus::Histogram& store_seconds_;                         // crl_orchestrator_store_write_seconds
   prometheus::Family<prometheus::Counter>& worker_failures_;     // crl_orchestrator_worker_failures_total{reason}

@@ -491,9 +491,10 @@ absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupK
   std::atomic<size_t> next{0};
   absl::Mutex status_mu;
   absl::Status first_error;
+  ProgramShare share;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < todo.size();) {
-      v1::Variant v = scorer_.Score(all[todo[i]], *key.task, spec, context, waiting_);
+      v1::Variant v = scorer_.Score(all[todo[i]], *key.task, spec, context, waiting_, &share);
       if (!v.scored()) return;  // cancelled
       JudgeIfSuspicious(&v, *key.task, context);
       const absl::Time writing = clock_->MonotonicNow();

@@ -123,7 +123,8 @@ v1::RewardResult RewardOf(const v1::Variant& v, const v1::RunSpec& spec) {
 }
 
 v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1::RunSpec& spec,
-                                   const RequestContext& context, const OnWaiting& on_waiting) const {
+                                   const RequestContext& context, const OnWaiting& on_waiting,
+                                   ProgramShare* share) const {
   if (!context.Check().ok()) return v;  // a cancelled run starts no new candidate
   const int attempts = spec.max_infra_attempts() > 0 ? spec.max_infra_attempts() : 3;
   auto infra = [&](const std::string& detail) {
@@ -155,6 +156,20 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   v.mutable_candidate()->set_backend(spec.backend());
   v.set_analysis(parsed.analysis());
   v.set_design(parsed.design());
+  // Another copy of this program in the group: its scoring, once it has one.
+  ProgramShare::Lead lead;
+  if (share != nullptr) {
+    auto joined = share->Join(ProgramShare::KeyOf(task.name(), v.candidate()), context);
+    if (!joined.ok()) return v;  // the run ended while the other copy was scored: left unscored
+    if (joined->earlier) {
+      TakeScoring(*joined->earlier, &v);
+      if (services_.metrics) services_.metrics->CountCopyScored();
+      *v.mutable_reward() = RewardOf(v, spec);
+      v.set_scored(true);
+      return v;
+    }
+    lead = std::move(joined->lead);
+  }
 
   // Evaluate: an infrastructure failure moves to another worker.
   v1::EvaluateRequest eq;
@@ -268,6 +283,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
   }
   *v.mutable_reward() = RewardOf(v, spec);
   v.set_scored(true);
+  lead.Publish(v);
   return v;
 }
 

@@ -18,6 +18,7 @@
 #include "crl/v1/orchestrator.pb.h"
 #include "services/orchestrator/judge.h"
 #include "services/orchestrator/orchestrator_metrics.h"
+#include "services/orchestrator/program_share.h"
 #include "services/orchestrator/worker_pool.h"
 #include "services/prompt/prompt_client.h"
 #include "services/sampler/sampler_client.h"
@@ -89,8 +90,10 @@ class CandidateScorer {
   // Scores `variant` (its completion) for `task` under `spec`'s backend,
   // reward preset, timing budget and infra attempts. The result has
   // scored() set, except when `context` ended first (left unscored).
+  // `share` (may be null): the group's (or the request's), so that copies
+  // of one program are evaluated and timed once (program_share.h).
   v1::Variant Score(v1::Variant variant, const v1::Task& task, const v1::RunSpec& spec,
-                    const RequestContext& context, const OnWaiting& on_waiting) const;
+                    const RequestContext& context, const OnWaiting& on_waiting, ProgramShare* share) const;
 
  private:
   Services services_;

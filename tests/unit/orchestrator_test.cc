@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "lib/run/run_spec.h"
 #include "services/orchestrator/orchestrator.h"
@@ -340,7 +341,8 @@ TEST_CASE("every worker or crl-timing unreachable: a candidate waits for them to
 // Two contrastive-RL rounds of two completions each, all four parsed and
 // wrong on w1.
 v1::Run WrongAnswersRun(Rig* rig) {
-  for (int i = 0; i < 4; ++i) rig->prompt.Push(Parsed("code"));
+  // Four programs, so none is a copy of another (copies are scored once).
+  for (int i = 0; i < 4; ++i) rig->prompt.Push(Parsed(absl::StrCat("code", i)));
   for (int i = 0; i < 4; ++i) rig->w1.Push(Verdict(v1::VERDICT_WRONG_ANSWER));
   return rig->NewRun(Spec("contrastive-rl", 2, 2));
 }
@@ -658,7 +660,7 @@ TEST_CASE("ScoreCompletions: a run's scoring outside any run, stored nowhere, in
   Orchestrator o(rig.services(), rig.store.get(), &rig.clock, oo);
   v1::ScoreCompletionsRequest req;
   *req.mutable_spec() = Spec("contrastive-rl", 1, 1);
-  for (const char* text : {"fast", "prose", "down"}) {
+  for (const char* text : {"fast", "prose", "down", "fast again"}) {
     v1::ScoreItem* item = req.add_items();
     item->set_task_name("row_sum");
     item->set_completion(text);
@@ -666,6 +668,7 @@ TEST_CASE("ScoreCompletions: a run's scoring outside any run, stored nowhere, in
   rig.prompt.Push(Parsed("fast"));
   rig.prompt.Push(Rejected());
   rig.prompt.Push(Parsed("down"));
+  rig.prompt.Push(Parsed("fast"));  // the first item's program: scored once for both
   rig.w1.Push(Verdict(v1::VERDICT_OK));
   rig.timing.Push(Timed(2.0));
   // The third: INFRA_ERROR on both workers (max_infra_attempts 2).
@@ -673,7 +676,7 @@ TEST_CASE("ScoreCompletions: a run's scoring outside any run, stored nowhere, in
   rig.w1.Push(Verdict(v1::VERDICT_INFRA_ERROR));
   auto out = o.Score(req, RequestContext::Background());
   REQUIRE(out.ok());
-  REQUIRE(out->results_size() == 3);
+  REQUIRE(out->results_size() == 4);
   CHECK(out->results(0).verdict() == v1::VERDICT_OK);
   CHECK(out->results(0).speedup() == Approx(2.0));
   CHECK(out->results(0).reward().status() == v1::REWARD_STATUS_OK);
@@ -682,6 +685,10 @@ TEST_CASE("ScoreCompletions: a run's scoring outside any run, stored nowhere, in
   CHECK(out->results(1).reward().reward() == Approx(-1.0));
   CHECK(out->results(2).infra_failure());
   CHECK(out->results(2).reward().status() == v1::REWARD_STATUS_UNSPECIFIED);
+  CHECK(out->results(3).speedup() == Approx(2.0));
+  CHECK(out->results(3).reward().reward() == Approx(1.0));
+  CHECK(out->results(3).completion() == "fast again");
+  CHECK(rig.timing.time_requests().size() == 1);
   CHECK(rig.store->ListRuns(v1::RUN_STATE_UNSPECIFIED, 10, "")->empty());
 
   // A task the spec does not have, or nothing to score: the request is wrong.
