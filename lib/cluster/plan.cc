@@ -171,7 +171,10 @@ absl::StatusOr<std::vector<ServicePlan>> PlanCluster(const ClusterOptions& o,
                   "--openai_auth_token_file=" + token});
   add("orchestrator", {"--data_dir=" + data + "/orchestrator", "--prompt=" + at("prompt").address(),
                        "--sampler=" + at("sampler").address(), "--timing=" + at("timing").address(), "--trainer=" + at("trainer").address(),
-                       "--upstream_auth_token_file=" + token});
+                       "--upstream_auth_token_file=" + token,
+                       // One machine: the trainer's steps would share the
+                       // cores that host timing measures on.
+                       "--train_after_scoring"});
   for (const auto& [service, options] : o.overrides) {
     bool known = false;
     for (const auto& p : plans) known = known || p.name == service;

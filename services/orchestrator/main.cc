@@ -45,6 +45,7 @@ struct Options {
   int max_parallel_runs = 4;
   int parallel_candidates = 8;
   int parallel_groups = 4;
+  bool train_after_scoring = false;
   // The judge on suspicious rewards (docs/hacks.md).
   std::string judge_url, judge_model, judge_api_key_file, judge_template;
   double judge_timeout_seconds = 120;
@@ -82,6 +83,9 @@ int main(int argc, char** argv) {
   f->Add("max_parallel_runs", &o.max_parallel_runs, "runs executed at once (the rest wait, QUEUED)");
   f->Add("parallel_candidates", &o.parallel_candidates, "completions of a group scored at once");
   f->Add("parallel_groups", &o.parallel_groups, "groups of a round (one per task) sampled and scored at once");
+  f->Add("train_after_scoring", &o.train_after_scoring,
+         "send a training round's groups to the trainer only once the whole round is scored, so training never "
+         "runs beside a measurement (where the trainer shares CPUs with host timing: the local cluster)");
   crl::BindClientOptions(f, &o.upstream, "upstream", "the services above");
   f->Add("judge_url", &o.judge_url,
          "OpenAI-compatible endpoint of the judge on suspicious rewards (http://HOST:PORT/v1; empty: no judge, and "
@@ -196,6 +200,7 @@ int main(int argc, char** argv) {
     oo.rejudge_every = absl::Seconds(std::max(0.0, o.rejudge_every_seconds));
     oo.executor.parallel_candidates = o.parallel_candidates;
     oo.executor.parallel_groups = o.parallel_groups;
+    oo.executor.train_after_scoring = o.train_after_scoring;
     orchestrator = std::make_unique<crl::orchestrator::Orchestrator>(services, store.get(), crl::RealClock::Get(), oo);
     CRL_RETURN_IF_ERROR(orchestrator->Start());
     service = std::make_unique<crl::OrchestratorServiceImpl>(orchestrator.get(), setup.call_env());

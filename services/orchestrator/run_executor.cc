@@ -260,10 +260,13 @@ absl::StatusOr<v1::Run> RunExecutor::Execute(v1::Run run, const RequestContext& 
 RunExecutor::RoundEnd RunExecutor::RunRound(const StageInterface& stage, const std::vector<GroupKey>& keys,
                                             const RequestContext& context) {
   // The round's groups, at most parallel_groups at once (so the sampler
-  // batches their completions together).
+  // batches their completions together). With train_after_scoring, they
+  // are all scored first, then sent to the trainer in task order.
+  const bool hold = options_.train_after_scoring && stage.Trains() && spec_.training() != "none";
   std::atomic<size_t> next{0};
   absl::Mutex end_mu;
   RoundEnd end;
+  bool submit = !hold;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < keys.size();) {
       {
@@ -277,7 +280,7 @@ RunExecutor::RoundEnd RunExecutor::RunRound(const StageInterface& stage, const s
         end.budget_end = why;
         return;
       }
-      absl::Status st = RunGroup(stage, keys[i], context);
+      absl::Status st = RunGroup(stage, keys[i], submit, context);
       if (!st.ok()) {
         absl::MutexLock lock(&end_mu);
         if (end.failure.ok()) {
@@ -289,6 +292,11 @@ RunExecutor::RoundEnd RunExecutor::RunRound(const StageInterface& stage, const s
     }
   };
   OnThreads(stage.OneGroupAtATime() ? 1 : options_.parallel_groups, keys.size(), work);
+  if (hold && end.failure.ok() && end.budget_end.empty() && context.Check().ok()) {
+    submit = true;
+    next = 0;
+    work();  // every group is scored: only sent now, one after another
+  }
   return end;
 }
 
@@ -327,9 +335,10 @@ absl::Status RunExecutor::SyncPolicy(const RequestContext& context) {
   return Append(e);
 }
 
-absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& key, const RequestContext& context) {
+absl::Status RunExecutor::RunGroup(const StageInterface& stage, const GroupKey& key, bool submit,
+                                  const RequestContext& context) {
   if (services_.metrics) services_.metrics->GroupStarted();
-  absl::Status s = RunGroupBody(stage, key, context);
+  absl::Status s = RunGroupBody(stage, key, submit, context);
   if (services_.metrics) services_.metrics->GroupFinished();
   return s;
 }
@@ -468,7 +477,7 @@ absl::Status RunExecutor::RecordHack(const v1::Variant& v) {
   return store_->RecordHackCase(*c).status();
 }
 
-absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupKey& key,
+absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupKey& key, bool submit,
                                        const RequestContext& context) {
   const StageEnv env = Env(context);
   CRL_ASSIGN_OR_RETURN(std::optional<v1::StoredGroup> stored, store_->GetGroup(env.run_id, key.id));
@@ -523,7 +532,7 @@ absl::Status RunExecutor::RunGroupBody(const StageInterface& stage, const GroupK
   OnThreads(options_.parallel_candidates, todo.size(), work);
   CRL_RETURN_IF_ERROR(first_error);
   CRL_RETURN_IF_ERROR(context.Check());
-  if (!stage.Trains() || spec.training() == "none" || group.submitted()) return absl::OkStatus();
+  if (!submit || !stage.Trains() || spec.training() == "none" || group.submitted()) return absl::OkStatus();
   absl::Status sent = stage.Submit(key, group, all, env);
   if (!sent.ok()) {
     CRL_RETURN_IF_ERROR(context.Check());

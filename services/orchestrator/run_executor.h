@@ -48,6 +48,13 @@ struct ExecutorOptions {
   // How long a candidate waits for a worker when every worker it tried is
   // unreachable (CandidateScorer).
   absl::Duration worker_patience = absl::Minutes(2);
+  // A training round's groups go to the trainer only once every group of
+  // the round is scored (then in task order), so the trainer never trains
+  // while the round's candidates are timed: for a cluster whose trainer
+  // shares CPUs with the timing (the local cluster on one machine, where
+  // a trainer's step beside a host measurement made it NOISY). False: each
+  // group goes as soon as it is scored, and training overlaps the round.
+  bool train_after_scoring = false;
 };
 
 class RunExecutor {
@@ -88,8 +95,11 @@ class RunExecutor {
     std::string budget_end;
   };
   RoundEnd RunRound(const StageInterface& stage, const std::vector<GroupKey>& keys, const RequestContext& context);
-  absl::Status RunGroup(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
-  absl::Status RunGroupBody(const StageInterface& stage, const GroupKey& key, const RequestContext& context);
+  // A group made (or read back), scored, and, when `submit`, sent to the
+  // trainer; a group already scored is only sent.
+  absl::Status RunGroup(const StageInterface& stage, const GroupKey& key, bool submit, const RequestContext& context);
+  absl::Status RunGroupBody(const StageInterface& stage, const GroupKey& key, bool submit,
+                            const RequestContext& context);
   // The end of a training round: the trainer trains on whatever is queued,
   // and the version it publishes becomes the next round's min_policy_step
   // (the sampler waits for it; nothing polls). A version with a new step

@@ -16,7 +16,7 @@
 
 namespace crl {
 
-class FakeTrainerClient final : public TrainerClientInterface {
+class FakeTrainerClient : public TrainerClientInterface {
  public:
   explicit FakeTrainerClient(int step_every = 1) : step_every_(step_every) {}
 

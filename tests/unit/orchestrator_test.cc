@@ -17,6 +17,7 @@
 #include "lib/run/run_spec.h"
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/run_executor.h"
+#include "services/orchestrator/stages/group_io.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/orchestrator_rig.h"
 
@@ -446,6 +447,102 @@ TEST_CASE("a round's groups are sampled at once, so the sampler can batch them",
   CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
   CHECK(end->candidates() == 3);
   CHECK(rig.sampler.max_concurrent() == 3);
+}
+
+TEST_CASE("an exemplar shows the speedup its reward paid: a NOISY one at its interval's end nearest 1",
+          "[orchestrator]") {
+  auto variant = [](double speedup, double low, double high, std::vector<v1::Flag> flags) {
+    v1::Variant v;
+    v.set_key("s0/r0/t/0");
+    v.set_verdict(v1::VERDICT_OK);
+    v.set_speedup(speedup);
+    v.set_speedup_ci_low(low);
+    v.set_speedup_ci_high(high);
+    for (auto f : flags) v.add_flags(f);
+    v.set_analysis("why");
+    return v;
+  };
+  // Trusted: as measured.
+  v1::Exemplar e = ExemplarOf(variant(2.0, 1.9, 2.1, {}));
+  CHECK(e.speedup() == 2.0);
+  CHECK(e.flags_size() == 0);
+  CHECK(e.variant_id() == "s0/r0/t/0");
+  CHECK(e.analysis() == "why");
+  // NOISY, faster: the interval's low end, shown as a trusted line would be.
+  e = ExemplarOf(variant(2.0, 1.4, 2.6, {v1::FLAG_NOISY}));
+  CHECK(e.speedup() == 1.4);
+  CHECK(e.flags_size() == 0);
+  // NOISY across 1: as fast as the reference; NOISY and slower: the high end.
+  CHECK(ExemplarOf(variant(1.1, 0.9, 1.3, {v1::FLAG_NOISY})).speedup() == 1.0);
+  CHECK(ExemplarOf(variant(0.4, 0.3, 0.5, {v1::FLAG_NOISY})).speedup() == 0.5);
+  // NOISY with no interval (its reward was withheld): still flagged.
+  e = ExemplarOf(variant(2.0, 0, 0, {v1::FLAG_NOISY}));
+  CHECK(e.speedup() == 2.0);
+  REQUIRE(e.flags_size() == 1);
+  // A flag that says it may cheat keeps every flag and the raw speedup.
+  e = ExemplarOf(variant(9.0, 8.0, 10.0, {v1::FLAG_NOISY, v1::FLAG_SIDE_STREAM}));
+  CHECK(e.speedup() == 9.0);
+  CHECK(e.flags_size() == 2);
+  // Not verified: as it is.
+  v1::Variant wrong = variant(2.0, 1.4, 2.6, {v1::FLAG_NOISY});
+  wrong.set_verdict(v1::VERDICT_WRONG_ANSWER);
+  CHECK(ExemplarOf(wrong).flags_size() == 1);
+}
+
+// Records, at each group it is sent, how many candidates had been timed.
+class TimedAtSubmitTrainer : public FakeTrainerClient {
+ public:
+  explicit TimedAtSubmitTrainer(const FakeTimingClient* timing) : timing_(timing) {}
+  absl::StatusOr<v1::SubmitGroupResponse> SubmitGroup(const v1::SubmitGroupRequest& request,
+                                                      const RequestContext& context) override {
+    timed_at_submit.push_back(timing_->time_requests().size());
+    return FakeTrainerClient::SubmitGroup(request, context);
+  }
+  std::vector<size_t> timed_at_submit;
+
+ private:
+  const FakeTimingClient* timing_;
+};
+
+TEST_CASE("train_after_scoring: a round's groups reach the trainer once all are timed, in task order",
+          "[orchestrator]") {
+  const bool hold = GENERATE(false, true);
+  INFO("train_after_scoring " << hold);
+  Rig rig;
+  v1::RunSpec spec = Spec("contrastive-rl", 1, 1);
+  for (const char* name : {"b", "c"}) {
+    auto* t = spec.add_tasks();
+    t->set_path(std::string("/tasks/") + name);
+    t->set_name(name);
+    t->set_format(v1::TASK_FORMAT_NATIVE);
+  }
+  for (int i = 0; i < 3; ++i) {
+    rig.prompt.Push(Parsed(absl::StrCat("code", i)));
+    rig.w1.Push(Verdict(v1::VERDICT_OK));
+    rig.w2.Push(Verdict(v1::VERDICT_OK));
+    rig.timing.Push(Timed(1.5));
+  }
+  TimedAtSubmitTrainer trainer(&rig.timing);
+  Services services = rig.services();
+  services.trainer = &trainer;
+  ExecutorOptions eo;
+  eo.parallel_groups = 1;  // one group after another: without the hold, each is sent before the next is timed
+  eo.parallel_candidates = 1;
+  eo.train_after_scoring = hold;
+  RunExecutor ex(services, rig.store.get(), &rig.clock, eo, nullptr);
+  std::atomic<bool> stopping{false};
+  auto end = ex.Execute(rig.NewRun(spec), RequestContext::Background(), stopping);
+  REQUIRE(end.ok());
+  CHECK(end->state() == v1::RUN_STATE_SUCCEEDED);
+  REQUIRE(trainer.groups().size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(trainer.groups()[i].group_id() == absl::StrCat("run-1/s0/r0/", spec.tasks(i).name()));
+  }
+  if (hold) {
+    CHECK(trainer.timed_at_submit == std::vector<size_t>{3, 3, 3});
+  } else {
+    CHECK(trainer.timed_at_submit == std::vector<size_t>{1, 2, 3});
+  }
 }
 
 TEST_CASE("sft: every epoch's examples reach the trainer in task order (steps are cut in arrival order)",

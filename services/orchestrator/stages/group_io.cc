@@ -5,12 +5,44 @@
 #include "absl/strings/str_cat.h"
 #include "common/hash.h"
 #include "common/status.h"
+#include "lib/reward/names.h"
+#include "lib/reward/rewards.h"
 
 namespace crl::orchestrator {
 
 bool UsableExemplar(const v1::Variant& v) {
   return v.scored() && !v.infra_failure() && v.parse_error() == v1::PARSE_ERROR_UNSPECIFIED &&
          v.verdict() != v1::VERDICT_UNSPECIFIED && v.verdict() != v1::VERDICT_INFRA_ERROR;
+}
+
+v1::Exemplar ExemplarOf(const v1::Variant& v) {
+  v1::Exemplar e;
+  e.set_variant_id(v.key());
+  e.set_source(v.candidate().source());
+  e.set_verdict(v.verdict());
+  e.set_speedup(v.speedup());
+  *e.mutable_flags() = v.flags();
+  e.set_analysis(v.analysis());
+  e.set_policy_version(v.policy_version());
+  bool noisy = false, honesty = false;
+  for (int f : v.flags()) {
+    noisy = noisy || f == v1::FLAG_NOISY;
+    honesty = honesty || IsHonestyFlag(static_cast<v1::Flag>(f));
+  }
+  if (noisy && !honesty && v.verdict() == v1::VERDICT_OK) {
+    reward::RewardInput in;
+    in.speedup = v.speedup();
+    in.ci_low = v.speedup_ci_low();
+    in.ci_high = v.speedup_ci_high();
+    if (const double paid = reward::ConservativeSpeedup(in); paid > 0) {
+      e.set_speedup(paid);
+      e.clear_flags();
+      for (int f : v.flags()) {
+        if (f != v1::FLAG_NOISY) e.add_flags(static_cast<v1::Flag>(f));
+      }
+    }
+  }
+  return e;
 }
 
 namespace {
@@ -24,15 +56,7 @@ absl::Status AddExemplarPool(const GroupKey& key, const StageEnv& env, v1::Build
   // The most recent ones when there are more than a prompt may carry.
   const size_t from = usable.size() > kMaxExemplarPool ? usable.size() - kMaxExemplarPool : 0;
   for (size_t i = from; i < usable.size(); ++i) {
-    const v1::Variant& v = *usable[i];
-    v1::Exemplar* e = request->add_pool();
-    e->set_variant_id(v.key());
-    e->set_source(v.candidate().source());
-    e->set_verdict(v.verdict());
-    e->set_speedup(v.speedup());
-    *e->mutable_flags() = v.flags();
-    e->set_analysis(v.analysis());
-    e->set_policy_version(v.policy_version());
+    *request->add_pool() = ExemplarOf(*usable[i]);
   }
   return absl::OkStatus();
 }

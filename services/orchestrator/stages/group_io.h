@@ -21,6 +21,14 @@ inline constexpr int kMaxExemplarPool = 64;
 // has a verdict that is not an infrastructure failure).
 bool UsableExemplar(const v1::Variant& variant);
 
+// `variant` as a prompt shows it: its speedup and flags as the reward saw
+// them. A timing flagged only NOISY is paid at its interval's end nearest 1
+// (lib/reward), so that is the speedup shown, without the flag; the same
+// line as a trusted speedup. A flag that says the candidate may cheat stays
+// (the prompt withholds its speedup), and so does NOISY where the interval
+// is unknown (its reward was withheld too).
+v1::Exemplar ExemplarOf(const v1::Variant& variant);
+
 // The group's prompt from crl-prompt, seeded by the group's key. With
 // `exemplars`, the task's usable variants of this run so far are the pool
 // the spec's selection draws from; without, the prompt has none (the form
