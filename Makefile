@@ -22,7 +22,7 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The embedded contrastive-RL run on a local cluster (crl quickstart): about
-# 30 minutes on two cores; the report lands in runs/<run id>/report.html.
+# 20 minutes on two cores; the report lands in runs/<run id>/report.html.
 run: build
 	$(BUILD_DIR)/bin/crl quickstart
 
