@@ -252,9 +252,11 @@ def build():
         [("histogram_quantile(0.5, sum by (le) (rate(crl_orchestrator_speedup_bucket{%s}[%s])))" % (SEL, RI), "p50"),
          ("histogram_quantile(0.9, sum by (le) (rate(crl_orchestrator_speedup_bucket{%s}[%s])))" % (SEL, RI), "p90")]))
     panels.append(panel(
-        next(pid), "Groups in flight", "timeseries", 8, y, 8, 7,
-        [("sum by (pod) (crl_orchestrator_groups_in_flight{%s})" % SEL, "{{pod}}")],
-        description="Groups being sampled or scored (the orchestrator's queue)."))
+        next(pid), "Groups in flight, copies scored once", "timeseries", 8, y, 8, 7,
+        [("sum by (pod) (crl_orchestrator_groups_in_flight{%s})" % SEL, "{{pod}} groups"),
+         ("sum(rate(crl_orchestrator_copies_scored_total{%s}[%s]))" % (SEL, RI), "copies / s")],
+        description="Groups being sampled or scored (the orchestrator's queue), and candidates that took "
+                    "the evaluation and timing of an earlier copy of the same program in their group."))
     panels.append(panel(
         next(pid), "Dispatch and store latency p95", "timeseries", 16, y, 8, 7,
         [("histogram_quantile(0.95, sum by (le) (rate(crl_orchestrator_dispatch_seconds_bucket{%s}[%s])))"

@@ -266,7 +266,7 @@ int QuickstartCommand(int argc, char** argv) {
   std::printf("crl quickstart%s: a local cluster in %s, then SFT, and %d seed(s) of an untrained twin and the "
               "trained run%s (%s on two cores)\n",
               quick ? " --quick" : "", lc.data_dir.c_str(), seeds, control ? " and a negative control" : "",
-              quick ? "a few minutes" : seeds == 1 && !control ? "about 50 minutes" : "about 10 minutes, then 40 a seed (60 with the control)");
+              quick ? "a few minutes" : seeds == 1 && !control ? "about 20 minutes" : "about 10 minutes, then 12 a seed (18 with the control)");
   std::fflush(stdout);
   // Ctrl-C (or a scheduler's SIGTERM) takes the cluster down with the command.
   if (!keep_up) StopLocalClusterOnSignal(lc.data_dir);

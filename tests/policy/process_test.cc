@@ -447,9 +447,16 @@ TEST_CASE("serving ranks: a follower serves health and metrics, and ends with ra
     const std::string metrics_port = text.substr(at + 18, text.find_first_not_of("0123456789", at + 18) - at - 18);
     ready = Output("curl -s http://127.0.0.1:" + metrics_port + "/metrics");
   }
+  // The follower can be ready before rank 0 has finished starting (its
+  // trainer built, its server up): what is tested is stopping a serving
+  // rank 0, so wait for its listening line too.
+  while (Read(log0).find(" listening grpc=") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   INFO("rank 1: " << Read(log1) << "\nrank 0: " << Read(log0));
   CHECK_THAT(ready, Catch::Contains("crl_ready 1"));
   CHECK_THAT(ready, Catch::Contains("crl_build_info{component=\"crl-trainer\""));
+  CHECK_THAT(Read(log0), Catch::Contains(" listening grpc="));
   // Rank 0 stopped (SIGTERM): it tells the follower, and both end cleanly.
   kill(r0, SIGTERM);
   CHECK(WaitExit(r0, std::chrono::seconds(60)) == 0);
