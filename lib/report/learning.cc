@@ -99,6 +99,7 @@ SideRound Side(const std::vector<const v1::Variant*>& vs, const std::map<std::st
     ++s.samples;
     auto& t = per_task[v->task_name()];
     ++t.first;
+    if (v->parse_error() == v1::PARSE_ERROR_UNSPECIFIED) ++s.parsed;
     if (v->verdict() == v1::VERDICT_OK) ++s.verified;
     if (FastAt(*v, 1)) {
       ++s.fast;
@@ -220,6 +221,7 @@ json SideJson(const SideRound& s) {
   return {{"samples", s.samples},
           {"F", s.F()},
           {"F_ci", {s.F_low(), s.F_high()}},
+          {"parsed_share", s.parsed_share()},
           {"verified_share", s.verified_share()},
           {"withheld", s.withheld},
           {"mean_reward", s.mean_reward()},
@@ -323,13 +325,15 @@ std::string LearningText(const LearningSummary& s, const std::string& title) {
   for (const auto& sc : s.seeds) {
     absl::StrAppend(&out, absl::StrFormat("seed %d: Δ %+.3f (trained F − untrained F over the evaluation rounds)\n",
                                           sc.seed, sc.delta));
-    absl::StrAppend(&out, absl::StrFormat("  %-18s %15s %15s %13s %11s  %s\n", "round", "F", "verified",
-                                          "mean reward", "p(fast)", "flags (trained | untrained)"));
+    absl::StrAppend(&out, absl::StrFormat("  %-18s %15s %15s %15s %13s %11s  %s\n", "round", "F", "parsed",
+                                          "verified", "mean reward", "p(fast)", "flags (trained | untrained)"));
     for (const auto& r : sc.rounds) {
       std::string label = absl::StrCat(r.label, r.evaluation ? " *" : "");
       if (r.coupled > 0 && r.identical == r.coupled) absl::StrAppend(&label, " A/A");
-      absl::StrAppend(&out, absl::StrFormat("  %-18s %6.2f vs %5.2f %6.0f%% vs %3.0f%% %6.2f vs %5.2f %4s vs %4s  %s | %s\n",
-                                            label, r.trained.F(), r.twin.F(), 100 * r.trained.verified_share(),
+      absl::StrAppend(&out, absl::StrFormat("  %-18s %6.2f vs %5.2f %6.0f%% vs %3.0f%% %6.0f%% vs %3.0f%% %6.2f vs %5.2f "
+                                            "%4s vs %4s  %s | %s\n",
+                                            label, r.trained.F(), r.twin.F(), 100 * r.trained.parsed_share(),
+                                            100 * r.twin.parsed_share(), 100 * r.trained.verified_share(),
                                             100 * r.twin.verified_share(), r.trained.mean_reward(),
                                             r.twin.mean_reward(), PFast(r.trained), PFast(r.twin),
                                             Flags(r.trained.flags), Flags(r.twin.flags)));

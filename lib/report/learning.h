@@ -34,6 +34,7 @@ namespace crl::report {
 // One side's samples of one round.
 struct SideRound {
   int samples = 0;   // scored, not infrastructure failures
+  int parsed = 0;    // the completion held a candidate (parsed)
   int verified = 0;  // verified, trusted or not
   int fast = 0;      // verified, trusted, speedup > 1
   int withheld = 0;  // verified, a trust flag withheld the reward
@@ -47,6 +48,7 @@ struct SideRound {
   int p_fast_samples = 0;
 
   double F() const { return samples > 0 ? static_cast<double>(fast) / samples : 0; }
+  double parsed_share() const { return samples > 0 ? static_cast<double>(parsed) / samples : 0; }
   double verified_share() const { return samples > 0 ? static_cast<double>(verified) / samples : 0; }
   double mean_reward() const { return rewarded > 0 ? reward_sum / rewarded : 0; }
   // 95% Wilson interval of F.
@@ -117,7 +119,8 @@ LearningSummary CompareSeeds(const std::vector<SeedRuns>& seeds, const std::map<
                              const LearningOptions& options);
 
 nlohmann::json LearningJson(const LearningSummary& summary);
-// A table per round (F, verified, mean reward, p(fast), flags, both sides)
+// A table per round (F, parsed, verified, mean reward, p(fast), flags, both
+// sides)
 // and the verdict lines.
 std::string LearningText(const LearningSummary& summary, const std::string& title);
 

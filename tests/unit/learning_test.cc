@@ -44,7 +44,7 @@ std::map<std::string, KnownAnswers> Answers() {
   return {{"a", {"slow code", "fast code"}}, {"b", {"slow code", "fast code"}}};
 }
 
-TEST_CASE("F, verified share, flags and the A/A round of one pair", "[learning]") {
+TEST_CASE("F, parsed and verified share, flags and the A/A round of one pair", "[learning]") {
   SeedRuns runs;
   runs.seed = 7;
   // Round 0: the same completions on both sides (A/A); round 1: trained all
@@ -60,6 +60,10 @@ TEST_CASE("F, verified share, flags and the A/A round of one pair", "[learning]"
   }
   runs.twin[1].mutable_reward()->set_status(v1::REWARD_STATUS_WITHHELD);  // a's round-1 fast sample
   runs.twin[1].add_flags(v1::FLAG_NOISY);
+  // a's round-1 slow sample did not parse; b's parsed and answered wrong.
+  runs.twin[3].set_parse_error(v1::PARSE_ERROR_NO_CODE_BLOCK);
+  runs.twin[3].set_verdict(v1::VERDICT_UNSPECIFIED);
+  runs.twin[7].set_verdict(v1::VERDICT_WRONG_ANSWER);
   v1::Variant infra = S(Key(1, "a", 9), "a", false);
   infra.set_infra_failure(true);
   runs.trained.push_back(infra);
@@ -83,7 +87,9 @@ TEST_CASE("F, verified share, flags and the A/A round of one pair", "[learning]"
   CHECK(r.twin.F() == Approx(0.25));  // the flagged fast sample is not trusted
   CHECK(r.twin.withheld == 1);
   CHECK(r.twin.flags.at("NOISY") == 1);
-  CHECK(r.twin.verified_share() == Approx(1.0));
+  CHECK(r.twin.parsed_share() == Approx(0.75));
+  CHECK(r.twin.verified_share() == Approx(0.5));
+  CHECK(r.trained.parsed_share() == Approx(1.0));
   CHECK(r.trained.fast_at_1 == Approx(1.0));
   CHECK(r.twin.fast_at_1 == Approx(0.25));  // (0 + 0.5) / 2 tasks
   CHECK(r.trained.F_low() < 1.0);
