@@ -107,6 +107,10 @@ SideRound Side(const std::vector<const v1::Variant*>& vs, const std::map<std::st
     }
     if (FastAt(*v, 1.2)) ++t.second.second;
     if (v->verdict() == v1::VERDICT_OK && v->reward().status() == v1::REWARD_STATUS_WITHHELD) ++s.withheld;
+    if (v->verdict() == v1::VERDICT_OK &&
+        std::find(v->flags().begin(), v->flags().end(), v1::FLAG_NO_CUSTOM_KERNEL) == v->flags().end()) {
+      ++s.own_kernel;
+    }
     if (v->reward().status() == v1::REWARD_STATUS_OK) {
       ++s.rewarded;
       s.reward_sum += v->reward().reward();
@@ -318,6 +322,34 @@ json LearningJson(const LearningSummary& s) {
           {"sign_test", {{"trained_only_fast", s.sign_plus}, {"untrained_only_fast", s.sign_minus}, {"p", s.sign_p}}},
           {"verified_gap", s.verified_gap},
           {"seeds", seeds}};
+}
+
+SideRound PooledSamples(const std::vector<v1::Variant>& variants) {
+  std::vector<const v1::Variant*> sampled;
+  for (const auto& v : variants) {
+    if (Sampled(v)) sampled.push_back(&v);
+  }
+  return Side(sampled, {}, {});
+}
+
+std::string HeldOutText(const SideRound& trained, const SideRound& twin) {
+  std::string out;
+  for (const auto& [name, s] : {std::pair<const char*, const SideRound&>{"trained", trained}, {"untrained", twin}}) {
+    absl::StrAppend(&out, absl::StrFormat("  %-9s %3d samples: parsed %3.0f%%, verified %3.0f%%, F %.2f, Fast@1 %.2f, "
+                                          "%d of %d verified with a kernel of their own\n",
+                                          name, s.samples, 100 * s.parsed_share(), 100 * s.verified_share(), s.F(),
+                                          s.fast_at_1, s.own_kernel, s.verified));
+  }
+  return out;
+}
+
+json HeldOutJson(const SideRound& trained, const SideRound& twin) {
+  auto side = [](const SideRound& s) {
+    json j = SideJson(s);
+    j["own_kernel"] = s.own_kernel;
+    return j;
+  };
+  return {{"trained", side(trained)}, {"untrained", side(twin)}};
 }
 
 std::string LearningText(const LearningSummary& s, const std::string& title) {

@@ -38,6 +38,7 @@ struct SideRound {
   int verified = 0;  // verified, trusted or not
   int fast = 0;      // verified, trusted, speedup > 1
   int withheld = 0;  // verified, a trust flag withheld the reward
+  int own_kernel = 0;  // verified, not flagged NO_CUSTOM_KERNEL (a kernel of its own)
   int rewarded = 0;
   double reward_sum = 0;
   double fast_at_1 = 0, fast_at_1_2 = 0;  // task-weighted
@@ -117,6 +118,14 @@ SeedComparison CompareSeed(const SeedRuns& runs, const std::map<std::string, Kno
 // Over seeds: Δ with its bootstrap CI, the sign test, the verified gap.
 LearningSummary CompareSeeds(const std::vector<SeedRuns>& seeds, const std::map<std::string, KnownAnswers>& answers,
                              const LearningOptions& options);
+
+// Every sampled variant of some runs as one side, rounds pooled: held-out
+// tasks, which a trained policy and its twin sample once without training.
+SideRound PooledSamples(const std::vector<v1::Variant>& variants);
+// One line per side (parsed, verified, F, Fast@1, own kernels among the
+// verified); and the same as JSON.
+std::string HeldOutText(const SideRound& trained, const SideRound& twin);
+nlohmann::json HeldOutJson(const SideRound& trained, const SideRound& twin);
 
 nlohmann::json LearningJson(const LearningSummary& summary);
 // A table per round (F, parsed, verified, mean reward, p(fast), flags, both

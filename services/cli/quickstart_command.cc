@@ -16,6 +16,13 @@
 // (lib/report/learning.h: F per round, Δ with a bootstrap CI, a sign test).
 //
 //   crl quickstart [--quick] [--seeds N] [--control] [--data_dir runs] [--keep_up]
+//
+// The same experiment on other tasks and another policy (scripts/gpu-run.sh:
+// KernelBench tasks, CUDA-L1's rows as SFT examples, on a GPU machine):
+// --sft_spec and --spec replace the two example specs, --overlay adds a
+// cluster overlay after models/embedded/cluster.yaml, --policy_dir starts
+// from a prepared policy instead of the embedded one, and --heldout_spec
+// samples tasks no side trains on, after the twin and after the trained run.
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +31,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -215,7 +223,7 @@ report::Chart LearningChart(const report::LearningSummary& learned, const report
 
 int QuickstartCommand(int argc, char** argv) {
   bool quick = false, keep_up = false, control = false;
-  std::string data_dir = "runs", cluster_dir;
+  std::string data_dir = "runs", cluster_dir, sft_spec_file, spec_file, heldout_spec_file, overlay, policy_dir;
   int sft_epochs_quick = 3, seeds = 1, evaluation_rounds = 0;
   int64_t first_seed = 0;
   OptionSet flags("crl quickstart",
@@ -236,6 +244,15 @@ int QuickstartCommand(int argc, char** argv) {
   flags.Add("data_dir", &data_dir, "where the cluster and the reports go");
   flags.Add("cluster_dir", &cluster_dir, "the local cluster's directory (default: <data_dir>/cluster-<time>)");
   flags.Add("keep_up", &keep_up, "leave the cluster running (crl down --data_dir <data_dir>/cluster-... stops it)");
+  flags.Add("sft_spec", &sft_spec_file, "the SFT stage's run spec (default: the shipped examples/embedded-sft.yaml)");
+  flags.Add("spec", &spec_file,
+            "the RL run's spec, run as twin, trained side and control (default: examples/embedded.yaml)");
+  flags.Add("heldout_spec", &heldout_spec_file,
+            "tasks never trained on: sampled once (training none) after the twin and after the trained run of each "
+            "seed, reported beside Δ");
+  flags.Add("overlay", &overlay,
+            "a cluster overlay applied after models/embedded/cluster.yaml (service: {flag: value}), e.g. the GPU's");
+  flags.Add("policy_dir", &policy_dir, "the starting policy (default: the embedded one, made on first use)");
   std::vector<std::string> args;
   absl::Status parsed = flags.Parse(argc, argv, &args);
   if (!parsed.ok() || flags.help_requested()) return UsageError(flags, parsed);
@@ -246,10 +263,17 @@ int QuickstartCommand(int argc, char** argv) {
   if (examples.empty() || models.empty()) return Fail(absl::FailedPreconditionError("examples/ or models/ not found"));
   // Task paths in the example specs are relative to the spec files.
   auto load = [&](const std::string& name) { return run::LoadRunSpecFile(examples + "/" + name); };
-  auto sft = load("embedded-sft.yaml");
-  auto rl = load("embedded.yaml");
+  auto sft = sft_spec_file.empty() ? load("embedded-sft.yaml") : run::LoadRunSpecFile(sft_spec_file);
+  auto rl = spec_file.empty() ? load("embedded.yaml") : run::LoadRunSpecFile(spec_file);
   if (!sft.ok()) return Fail(sft.status());
   if (!rl.ok()) return Fail(rl.status());
+  std::optional<v1::RunSpec> heldout;
+  if (!heldout_spec_file.empty()) {
+    auto h = run::LoadRunSpecFile(heldout_spec_file);
+    if (!h.ok()) return Fail(h.status());
+    heldout = *std::move(h);
+    heldout->set_training("none");
+  }
   if (quick) {
     MakeQuick(&*sft, sft_epochs_quick);
     MakeQuick(&*rl, sft_epochs_quick);
@@ -263,10 +287,18 @@ int QuickstartCommand(int argc, char** argv) {
                                                                               absl::LocalTimeZone()))
                                            .string();
   if (absl::Status s = LoadOverlay(models + "/cluster.yaml", &lc.overrides); !s.ok()) return Fail(s);
+  if (!overlay.empty()) {
+    if (absl::Status s = LoadOverlay(overlay, &lc.overrides); !s.ok()) return Fail(s);
+  }
+  lc.policy_dir = policy_dir;
   std::printf("crl quickstart%s: a local cluster in %s, then SFT, and %d seed(s) of an untrained twin and the "
-              "trained run%s (%s on two cores)\n",
+              "trained run%s (%s)\n",
               quick ? " --quick" : "", lc.data_dir.c_str(), seeds, control ? " and a negative control" : "",
-              quick ? "a few minutes" : seeds == 1 && !control ? "about 20 minutes" : "about 10 minutes, then 12 a seed (18 with the control)");
+              !sft_spec_file.empty() || !spec_file.empty() ? "as long as your specs take"
+              : quick                                       ? "a few minutes on two cores"
+              : seeds == 1 && !control                      ? "about 20 minutes on two cores"
+                                                            : "on two cores about 10 minutes, then 12 a seed (18 with "
+                                                              "the control)");
   std::fflush(stdout);
   // Ctrl-C (or a scheduler's SIGTERM) takes the cluster down with the command.
   if (!keep_up) StopLocalClusterOnSignal(lc.data_dir);
@@ -317,9 +349,21 @@ int QuickstartCommand(int argc, char** argv) {
   }
   auto sft_variants = RunVariants(orch->get(), sft_run->run_id(), work + "/sft");
   if (!sft_variants.ok()) return fail(sft_variants.status());
+  if (sft_run->variants_correct() == 0) {
+    // Nothing to learn from: RL from an untrained policy measures nothing,
+    // and an infrastructure failure is no result.
+    std::string why = "no variant";
+    if (!sft_variants->empty()) {
+      const v1::Variant& v = sft_variants->front();
+      why = v.infra_failure() ? v.infra_detail() : v1::Verdict_Name(v.verdict());
+    }
+    return fail(absl::FailedPreconditionError(absl::StrCat("SFT run ", sft_run->run_id(), " verified none of its ",
+                                                           sft_run->candidates(), " examples; the first: ", why)));
+  }
 
   // Stage 2, per seed: twin, trained, and the control, each from the SFT weights.
   std::vector<report::SeedRuns> pairs, controls;
+  std::vector<v1::Variant> heldout_trained, heldout_twin;  // over the seeds
   v1::Run twin_run, trained_run;  // the first seed's, for the report
   for (int k = 0; k < seeds; ++k) {
     v1::RunSpec trained_spec = *rl;
@@ -352,6 +396,18 @@ int QuickstartCommand(int argc, char** argv) {
       if (!vs.ok()) return fail(vs.status());
       *side.variants = *std::move(vs);
       if (side.keep) *side.keep = *end;
+      if (heldout && side.kind != "control") {
+        // The policy this side ended with, on tasks it never saw trained.
+        if (absl::Status s = AwaitSamplerCaughtUp(sampler->get(), trainer->get()); !s.ok()) return fail(s);
+        v1::RunSpec h = *heldout;
+        h.set_seed(trained_spec.seed());
+        auto held_end = run(h, label + "-heldout");
+        if (!held_end.ok()) return fail(held_end.status());
+        auto hv = RunVariants(orch->get(), held_end->run_id(), absl::StrCat(work, "/", label, "-heldout"));
+        if (!hv.ok()) return fail(hv.status());
+        auto& into = side.kind == "trained" ? heldout_trained : heldout_twin;
+        into.insert(into.end(), hv->begin(), hv->end());
+      }
     }
     ctl.twin = pair.twin;
     pairs.push_back(std::move(pair));
@@ -380,6 +436,12 @@ int QuickstartCommand(int argc, char** argv) {
     absl::StrAppend(&learning, "\n", report::LearningText(controlled, "Negative control (rewards permuted) against "
                                                                      "the untrained twin:"));
     learning_json["control"] = report::LearningJson(controlled);
+  }
+  if (heldout) {
+    const report::SideRound tr = report::PooledSamples(heldout_trained), tw = report::PooledSamples(heldout_twin);
+    absl::StrAppend(&learning, "\nHeld-out tasks (", heldout->tasks_size(), ", never trained on; sampled once per seed "
+                               "and side):\n", report::HeldOutText(tr, tw));
+    learning_json["heldout"] = report::HeldOutJson(tr, tw);
   }
   for (const auto& [name, content] :
        {std::pair<std::string, std::string>{"learning.txt", learning}, {"learning.json", learning_json.dump(2)}}) {

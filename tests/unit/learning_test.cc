@@ -187,5 +187,31 @@ TEST_CASE("statistics: Wilson interval, sign test, two-level bootstrap", "[learn
   CHECK(same.high == Approx(0.2));
 }
 
+TEST_CASE("held-out tasks: every sampled round pooled, own kernels counted among the verified", "[learning]") {
+  std::vector<v1::Variant> vs;
+  // Two rounds of task h: fast with a kernel, slow PyTorch-only, one that
+  // failed to compile; an infrastructure failure and an sft example are no
+  // samples.
+  vs.push_back(S(Key(0, "h", 0), "h", true));
+  vs.push_back(S(Key(1, "h", 0), "h", false));
+  vs.back().add_flags(v1::FLAG_NO_CUSTOM_KERNEL);
+  vs.push_back(S(Key(1, "h", 1), "h", false));
+  vs.back().set_verdict(v1::VERDICT_COMPILE_ERROR);
+  vs.push_back(S(Key(1, "h", 2), "h", true));
+  vs.back().set_infra_failure(true);
+  vs.push_back(S("s9/r0/h/0", "h", true));
+  vs.back().set_stage("sft");
+  const SideRound s = PooledSamples(vs);
+  CHECK(s.samples == 3);
+  CHECK(s.verified == 2);
+  CHECK(s.own_kernel == 1);
+  CHECK(s.F() == Approx(1.0 / 3));
+  CHECK(s.fast_at_1 == Approx(1.0 / 3));
+  const std::string text = HeldOutText(s, PooledSamples({}));
+  CHECK(text.find("trained     3 samples: parsed 100%, verified  67%, F 0.33") != std::string::npos);
+  CHECK(text.find("1 of 2 verified with a kernel of their own") != std::string::npos);
+  CHECK(HeldOutJson(s, PooledSamples({}))["trained"]["own_kernel"] == 1);
+}
+
 }  // namespace
 }  // namespace crl::report
