@@ -355,7 +355,9 @@ int QuickstartCommand(int argc, char** argv) {
     std::string why = "no variant";
     if (!sft_variants->empty()) {
       const v1::Variant& v = sft_variants->front();
-      why = v.infra_failure() ? v.infra_detail() : v1::Verdict_Name(v.verdict());
+      why = v.infra_failure()                                ? v.infra_detail()
+            : v.parse_error() != v1::PARSE_ERROR_UNSPECIFIED ? "did not parse: " + v1::ParseError_Name(v.parse_error())
+                                                             : v1::Verdict_Name(v.verdict());
     }
     return fail(absl::FailedPreconditionError(absl::StrCat("SFT run ", sft_run->run_id(), " verified none of its ",
                                                            sft_run->candidates(), " examples; the first: ", why)));

@@ -383,4 +383,33 @@ TEST_CASE("crl quickstart: -h only prints the usage; SIGINT or SIGTERM takes its
   }
 }
 
+TEST_CASE("crl quickstart --sft_spec/--spec/--heldout_spec: a missing spec is named; an SFT that verifies nothing "
+          "stops the experiment with its first failure, the cluster down", "[e2e]") {
+  TempDir dir;
+  const std::string missing = Run(kBin + "/crl quickstart --heldout_spec " + dir.path() + "/none.yaml --data_dir " +
+                                  dir.path() + "/runs 2>&1; echo rc=$?");
+  CHECK(missing.find("cannot read run spec " + dir.path() + "/none.yaml") != std::string::npos);
+  CHECK(missing.find("rc=0") == std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path() + "/runs"));  // nothing started
+
+  // One SFT example, which does not compile.
+  REQUIRE(WriteStringToFile(dir.path() + "/sft.jsonl",
+                            "{\"task\": \"row_sum\", \"source\": \"this is not C++\"}\n").ok());
+  REQUIRE(WriteStringToFile(dir.path() + "/sft.yaml",
+                            "name: broken-sft\ntasks: [" + kSource + "/tasks/native/row_sum]\nbackend: host\n"
+                            "template: native-compact\nsft_examples: sft.jsonl\nstages: [{kind: sft, rounds: 1}]\n")
+              .ok());
+  const std::string cluster = dir.path() + "/cluster";
+  const std::string out = Run(kBin + "/crl quickstart --sft_spec " + dir.path() + "/sft.yaml --spec " + kSource +
+                              "/examples/embedded.yaml --heldout_spec " + kSource +
+                              "/examples/embedded.yaml --data_dir " + dir.path() + "/runs --cluster_dir " + cluster +
+                              " 2>&1; echo rc=$?");
+  INFO(out);
+  CHECK(out.find("as long as your specs take") != std::string::npos);
+  CHECK(out.find("verified none of its 1 examples; the first: did not parse: PARSE_ERROR_") != std::string::npos);
+  CHECK(out.find("[untrained]") == std::string::npos);  // no RL run
+  CHECK(out.find("rc=0") == std::string::npos);
+  CHECK_FALSE(fs::exists(cluster + "/cluster.json"));  // taken down
+}
+
 }  // namespace crl::testing
