@@ -11,7 +11,6 @@
 #                                           (tokenizer trained on that text, random weights)
 # On the GPU machine (device tool, carrying .gpu-bundle.tar.xz and .gpu-run):
 #   scripts/gpu-run.sh build                unpack the bundle, build crl-sampler and crl-trainer (tools/gpu)
-#   scripts/gpu-run.sh smoke                crl quickstart --quick on the native suite, policy on the GPU
 #   scripts/gpu-run.sh kb [SEEDS]           crl quickstart on .gpu-run's specs, with --control, in the
 #                                           background; waits WAIT seconds (500) for it
 #   scripts/gpu-run.sh wait                 waits WAIT seconds more; the results so far in $OUT/kb.tgz
@@ -49,17 +48,6 @@ case "${1:-}" in
     fi
     cp build-gpu/crl-sampler build-gpu/crl-trainer .gpu-bundle/bin/
     echo "built crl-sampler and crl-trainer in $(( $(date +%s) - t0 )) s"
-    ;;
-  smoke)
-    # The embedded experiment at a test's size, the policy on the GPU.
-    printf 'sampler: {device: cuda}\ntrainer: {device: cuda}\n' > "$OUT/smoke-overlay.yaml"
-    .gpu-bundle/run.sh crl quickstart --quick --overlay "$OUT/smoke-overlay.yaml" --data_dir /tmp/crl-smoke \
-      > "$OUT/smoke.log" 2>&1
-    rc=$?
-    tail -30 "$OUT/smoke.log"
-    echo "smoke: rc=$rc"
-    grep -h -i -E "device|cuda" /tmp/crl-smoke/cluster-*/logs/{sampler,trainer}.log | head -6
-    exit $rc
     ;;
   kb)
     # In the background (a device command runs at most 10 minutes; the run
