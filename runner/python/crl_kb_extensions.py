@@ -102,6 +102,12 @@ class Extensions:
         cpp_ext.load_inline = self.load_inline
         cpp_ext.load = self.load
 
+    def kernels_loaded(self):
+        """How many built extensions this process has loaded (serve mode).
+        Calls to load_inline are not kernels: a candidate can catch the
+        error of a call that was never built and fall back to PyTorch."""
+        return len(self.loaded)
+
     def load(self, *args, **kwargs):
         raise RuntimeError("crl: torch.utils.cpp_extension.load(sources=...) is not supported; "
                            "a candidate is one file: use load_inline")

@@ -396,8 +396,10 @@ class Side:
                 for x in self.get_init_inputs()]
         torch.manual_seed(self.init_seed)
         self.model = cls(*init)
-        # Its load_inline calls, at import or in the constructor.
-        self.custom_kernel = exts is not None and exts.calls > 0
+        # A kernel of its own: an extension its load_inline calls (at import
+        # or in the constructor) loaded; a call that failed and was caught is
+        # a PyTorch program.
+        self.custom_kernel = exts is not None and exts.kernels_loaded() > 0
         if isinstance(self.model, torch.nn.Module):
             self.model = self.model.to(self.device).eval()
         self.previous_outputs = []  # the last trial's output tensors, kept alive

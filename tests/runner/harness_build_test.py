@@ -59,6 +59,30 @@ def main():
         expect("the failure is kept for the compile log", exts.failure is not None and
                "Error building extension" in exts.failure)
     pch_jobs(expect)
+    # serve: a kernel of its own is an extension loaded, not a call made. A
+    # call the compile step never built raises, and a candidate that catches
+    # it runs as PyTorch.
+    args = dict(cpp_sources="", cuda_sources="__global__ void k() {}", functions=["k"])
+    unbuilt = crl_kb_extensions.Extensions("serve", manifest={"extensions": []})
+    try:
+        unbuilt.load_inline("never_built", **args)
+        raised = False
+    except RuntimeError:
+        raised = True
+    expect("serve: an unbuilt call raises", raised)
+    expect("serve: ... and loads no kernel", unbuilt.calls == 1 and unbuilt.kernels_loaded() == 0)
+    with tempfile.TemporaryDirectory() as out:
+        exts, _ = extensions(out)
+        exts.load_inline("built", **args)
+        served = crl_kb_extensions.Extensions("serve", manifest={"extensions": exts.built})
+        served.manifest_dir = out
+        real_load = crl_kb_extensions._load_extension
+        crl_kb_extensions._load_extension = lambda module, path, python_module: object()
+        try:
+            served.load_inline("built", **args)
+        finally:
+            crl_kb_extensions._load_extension = real_load
+        expect("serve: a built call loads its kernel", served.kernels_loaded() == 1)
     return checks.exit_code()
 
 
