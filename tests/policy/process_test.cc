@@ -221,7 +221,12 @@ TEST_CASE("crl-trainer killed with SIGKILL resumes to the same weights, bit for 
 }
 
 // Checks every tensor of safetensors file `a` against `b` (fp32, within
-// 1e-5: data-parallel sums round differently); returns how many.
+// 1e-4, a tenth of one step at lr 1e-3: data-parallel sums round
+// differently, and AdamW divides each update by the root of its own second
+// moment, so an element whose gradient is near zero turns a rounding
+// difference into a visible one; 2.1e-5 was seen under the suite's load. A
+// rank's batch lost or counted twice moves weights by about a step); returns
+// how many.
 int CheckSameWeights(const std::string& a, const std::string& b) {
   REQUIRE(fs::exists(a));
   REQUIRE(fs::exists(b));
@@ -234,7 +239,7 @@ int CheckSameWeights(const std::string& a, const std::string& b) {
     double worst = 0;
     for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(double(x[i]) - y[i]));
     INFO(name << ": max |" << a << " - " << b << "| = " << worst);
-    CHECK(worst < 1e-5);
+    CHECK(worst < 1e-4);
     ++compared;
   }
   return compared;
