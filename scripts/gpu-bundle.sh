@@ -46,8 +46,9 @@ for b in crl-sampler crl-trainer; do
   ninja -C "$BUILD" -t commands "bin/$b" | tail -1 | tr ' ' '\n' | sed 's/^-Wl,--no-as-needed,//; s/"//g' |
     grep -E '^/usr/lib/.*\.so' | grep -vE "$torch_only" | sort -u | while read -r path; do
       real=$(readlink -f "$path")
-      soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
-      [ -e "$OUT/lib/${soname:-$(basename "$real")}" ] || cp "$real" "$OUT/lib/${soname:-$(basename "$real")}"
+      name=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
+      name=${name:-$(basename "$real")}
+      [ -e "$OUT/lib/$name" ] || cp "$real" "$OUT/lib/$name"
       deps_of "$real"
     done
 done
@@ -61,9 +62,7 @@ for h in absl grpcpp grpc grpc++ google prometheus openssl unicode yaml-cpp nloh
 done
 cp -r /usr/include/x86_64-linux-gnu/curl "$OUT/sdk/include/"
 cp /usr/include/x86_64-linux-gnu/openssl/*.h "$OUT/sdk/include/openssl/"
-(cd "$BUILD/protos/gen" && find . -name '*.pb.h' -o -name '*.pb.cc' | while read -r f; do
-  mkdir -p "$OLDPWD/$OUT/sdk/gen/$(dirname "$f")" && cp "$f" "$OLDPWD/$OUT/sdk/gen/$f"
-done)
+cp -r "$BUILD/protos/gen/." "$OUT/sdk/gen/"  # protoc's output only: *.pb.{h,cc}, *.grpc.pb.{h,cc}
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs a bundled binary with the bundled libraries: run.sh crl_gpu_tests [args]

@@ -43,13 +43,15 @@ import sys
 VARIANTS = ("custom_code", "cudnn_code", "cuda_graph_code")
 
 
-def task_file(kb_root, level, task_id):
+def task_files(kb_root, level):
+    """KernelBench's files of one level, by task id."""
     d = os.path.join(kb_root, f"level{level}")
+    out = {}
     for f in sorted(os.listdir(d)):
         m = re.match(r"(\d+)_.*\.py$", f)
-        if m and int(m.group(1)) == task_id:
-            return os.path.join(d, f)
-    return None
+        if m:
+            out.setdefault(int(m.group(1)), os.path.join(d, f))
+    return out
 
 
 def as_model_new(ref):
@@ -78,11 +80,12 @@ def main():
 
     kb_root = os.path.join(args.data, "kernelbench", "KernelBench")
     rows = [json.loads(l) for l in open(os.path.join(args.data, "cuda-l1", "h100.jsonl"))]
+    files = {level: task_files(kb_root, level) for level in (1, 2)}
     eligible = []
     for r in rows:
         if r["level_id"] not in (1, 2) or not all(r.get(v) and r[v] != "None" for v in VARIANTS):
             continue
-        path = task_file(kb_root, r["level_id"], r["task_id"])
+        path = files[r["level_id"]].get(r["task_id"])
         if path is None:
             continue
         # The task is the row's ref_code, the program CUDA-L1's variants were
