@@ -56,4 +56,27 @@ void ProgressBar::Finish() {
   if (tty_ && done_ > 0) out_ << "\n" << std::flush;
 }
 
+std::vector<std::string> LineThinner::Show(std::string line) {
+  last_shown_ = clock_->MonotonicNow();
+  held_.clear();
+  return {std::move(line)};
+}
+
+std::vector<std::string> LineThinner::Frequent(std::string line) {
+  if (clock_->MonotonicNow() - last_shown_ >= every_) return Show(std::move(line));
+  held_ = std::move(line);
+  return {};
+}
+
+std::vector<std::string> LineThinner::Always(std::string line) {
+  std::vector<std::string> out = Flush();
+  out.push_back(Show(std::move(line)).front());
+  return out;
+}
+
+std::vector<std::string> LineThinner::Flush() {
+  if (held_.empty()) return {};
+  return Show(std::move(held_));
+}
+
 }  // namespace crl::cli

@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "common/clock.h"
@@ -38,6 +39,30 @@ class ProgressBar {
   int done_ = 0;
   size_t last_width_ = 0;
   bool finished_ = false;
+};
+
+// Thins a stream of status lines in which some repeat fast (an SFT stage's
+// rounds are epochs of milliseconds on a GPU: 300 of them in a second). A
+// frequent line is shown when `every` has passed since the last line shown;
+// one held back is shown before the next line that must be, so the last of a
+// run of rounds is never lost. Each call returns the lines to print now.
+class LineThinner {
+ public:
+  explicit LineThinner(absl::Duration every, ClockInterface* clock = RealClock::Get())
+      : every_(every), clock_(clock) {}
+
+  std::vector<std::string> Frequent(std::string line);
+  std::vector<std::string> Always(std::string line);
+  // The line held back, if any (at the end of the stream).
+  std::vector<std::string> Flush();
+
+ private:
+  std::vector<std::string> Show(std::string line);
+
+  absl::Duration every_;
+  ClockInterface* clock_;
+  absl::Time last_shown_ = absl::InfinitePast();
+  std::string held_;
 };
 
 }  // namespace crl::cli

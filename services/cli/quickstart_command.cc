@@ -50,6 +50,7 @@
 #include "lib/stats/stats.h"
 #include "services/cli/commands.h"
 #include "services/cli/local_cluster.h"
+#include "services/cli/progress_bar.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 #include "services/sampler/grpc_sampler_client.h"
 #include "services/trainer/grpc_trainer_client.h"
@@ -93,13 +94,15 @@ absl::StatusOr<T> Patiently(const std::function<absl::StatusOr<T>()>& call) {
   }
 }
 
-// Follows a run to its end, one line per stage, round and end; on a
-// terminal also a line per candidate, redrawn in place.
+// Follows a run to its end, one line per stage and end, and per round at
+// most one every 5 s (the last of a stage's rounds always); on a terminal
+// also a line per candidate, redrawn in place.
 absl::StatusOr<v1::Run> Follow(OrchestratorClientInterface* c, const std::string& run_id, const std::string& label,
                                absl::Time start) {
   const bool tty = isatty(STDOUT_FILENO);
   int64_t after = 0;
   v1::Run last;
+  LineThinner lines(absl::Seconds(5));
   for (int failures = 0;;) {
     v1::WatchRunRequest req;
     req.set_run_id(run_id);
@@ -115,10 +118,14 @@ absl::StatusOr<v1::Run> Follow(OrchestratorClientInterface* c, const std::string
         }
       } else if (e.kind() == "round" || e.kind() == "stage" || e.kind() == "state" || e.kind() == "error" ||
                  e.kind() == "waiting") {
-        std::printf("%s%s [%s] %s — %d candidates, %d verified, %d faster, mean reward %.3f, policy %s\n",
-                    tty ? "\r" : "", Elapsed(start).c_str(), label.c_str(), e.message().c_str(), r.candidates(),
-                    r.variants_correct(), r.faster(), r.rewarded() ? r.reward_sum() / r.rewarded() : 0.0,
-                    r.policy_version().empty() ? "-" : r.policy_version().c_str());
+        std::string line = absl::StrFormat(
+            "%s%s [%s] %s — %d candidates, %d verified, %d faster, mean reward %.3f, policy %s\n", tty ? "\r" : "",
+            Elapsed(start), label, e.message(), r.candidates(), r.variants_correct(), r.faster(),
+            r.rewarded() ? r.reward_sum() / r.rewarded() : 0.0,
+            r.policy_version().empty() ? "-" : r.policy_version());
+        for (const std::string& l : e.kind() == "round" ? lines.Frequent(line) : lines.Always(line)) {
+          std::fputs(l.c_str(), stdout);
+        }
       }
       std::fflush(stdout);
     });
@@ -126,6 +133,7 @@ absl::StatusOr<v1::Run> Follow(OrchestratorClientInterface* c, const std::string
     if (++failures > 120) return s;
     absl::SleepFor(absl::Seconds(1));
   }
+  for (const std::string& l : lines.Flush()) std::fputs(l.c_str(), stdout);
   return Patiently<v1::Run>([&] { return c->GetRun(run_id, RequestContext()); });
 }
 

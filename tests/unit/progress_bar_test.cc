@@ -42,5 +42,30 @@ TEST_CASE("progress bar redraws one line on a terminal, one line per step otherw
   CHECK_THAT(over.str(), Catch::Contains("[####################] 2/1 y"));  // no time passed: no rate
 }
 
+TEST_CASE("line thinner shows a fast stream of rounds every few seconds and never loses the last", "[cli]") {
+  FakeClock clock;
+  LineThinner lines(absl::Seconds(5), &clock);
+  using V = std::vector<std::string>;
+  CHECK(lines.Always("stage sft") == V{"stage sft"});
+  CHECK(lines.Frequent("round 1") == V{});  // 0 s after the stage line
+  CHECK(lines.Frequent("round 2") == V{});
+  clock.Advance(absl::Seconds(5));
+  CHECK(lines.Frequent("round 3") == V{"round 3"});
+  CHECK(lines.Frequent("round 4") == V{});
+  CHECK(lines.Frequent("round 5") == V{});
+  // The last round held back comes before the line that ends the stage.
+  CHECK(lines.Always("succeeded") == V{"round 5", "succeeded"});
+  CHECK(lines.Flush() == V{});
+  // Slow rounds are each shown.
+  clock.Advance(absl::Seconds(6));
+  CHECK(lines.Frequent("round 1") == V{"round 1"});
+  clock.Advance(absl::Seconds(6));
+  CHECK(lines.Frequent("round 2") == V{"round 2"});
+  // A stream that ends on a held line gives it back at the end.
+  CHECK(lines.Frequent("round 3") == V{});
+  CHECK(lines.Flush() == V{"round 3"});
+  CHECK(lines.Flush() == V{});
+}
+
 }  // namespace
 }  // namespace crl::cli
