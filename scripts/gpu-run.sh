@@ -75,8 +75,10 @@ case "${1:-}" in
     if kill -0 "$pid" 2>/dev/null; then echo "kb: still running"; else echo "kb: finished"; fi
     tail -40 /tmp/crl-kb/quickstart.log
     nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
-    (cd /tmp/crl-kb && tar czf "$OUT/kb.tgz" --exclude='*.safetensors' --exclude='content' --exclude='cache' \
-      --exclude='work' . 2>/dev/null)
+    # The orchestrator's content store stays (prompts, completions, sources:
+    # a few MB), the weights and the worker's caches do not.
+    (cd /tmp/crl-kb && tar czf "$OUT/kb.tgz" --exclude='*.safetensors' --exclude='./cluster-*/worker' \
+      --exclude='cache' --exclude='work' . 2>/dev/null)
     ls -la "$OUT"
     ;;
   *)

@@ -98,7 +98,7 @@ def main():
         check(sum(e["origin"].endswith(": the reference") for e in ex) == 5, "one reference per task")
 
         sft = open(os.path.join(out, "sft.yaml")).read()
-        check("total_steps: 100," in sft, "10 rounds of 20 examples, 2 a step: 100 steps")
+        check("total_steps: 50," in sft, "10 rounds of half the 20 examples, 2 a step: 50 steps")
         check("  - tasks/train\n" in sft and "sft_examples: sft.jsonl" in sft, "sft.yaml: tasks and examples")
         check("  - tasks/train\n" in open(os.path.join(out, "rl.yaml")).read(), "rl.yaml trains on train only")
         held = open(os.path.join(out, "heldout.yaml")).read()
