@@ -25,6 +25,7 @@
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
+#include "tests/support/wait.h"
 
 namespace crl::testing {
 namespace {
@@ -348,10 +349,8 @@ TEST_CASE("warm pool: what a candidate leaves in its process never reaches the n
   std::unique_ptr<WorkerRuntime> rt = std::move(*built);
   REQUIRE(rt->kb_warm != nullptr);
   auto wait_for_idle = [&](int n) {
-    for (int i = 0; i < 600 && rt->kb_warm->stats().idle < n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    REQUIRE(rt->kb_warm->stats().idle >= n);
+    REQUIRE(testing::Eventually([&] { return rt->kb_warm->stats().idle >= n; }, absl::Seconds(60),
+                                absl::Milliseconds(100)));
   };
   const std::string task = kRoot + "/level1/3_Relu.py";
   auto evaluate = [&](const std::string& source) {

@@ -30,6 +30,7 @@
 #include "absl/strings/str_split.h"
 #include "common/file.h"
 #include "tests/integration/service_process.h"
+#include "tests/support/wait.h"
 
 namespace crl::testing {
 namespace {
@@ -299,10 +300,9 @@ TEST_CASE("crl quickstart --quick: kill -9 of every service, a real Prometheus, 
   // The quickstart's three runs and the Python client's (its run may have
   // ended after Prometheus' last scrape: wait for the next ones).
   double succeeded = -1;
-  for (int i = 0; i < 100 && succeeded != 4; ++i) {
-    succeeded = Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})");
-    if (succeeded != 4) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
+  testing::Eventually(
+      [&] { return (succeeded = Query(prom_port, "sum(crl_orchestrator_runs{state=\"succeeded\"})")) == 4; },
+      absl::Seconds(30), absl::Milliseconds(300));
   CHECK(succeeded == 4);
   CHECK(Query(prom_port, "sum(crl_orchestrator_runs_ended_total{state=\"succeeded\"})") >= 1);
   // The rules were loaded by the server that scraped the cluster.
@@ -366,12 +366,8 @@ TEST_CASE("crl quickstart: -h only prints the usage; SIGINT or SIGTERM takes its
     for (const auto& [name, s] : up["services"].items()) services.push_back(s.value("pid", 0));
     REQUIRE(kill(qs, sig) == 0);
     int status = 0;
-    bool ended = false;
-    for (int i = 0; i < 1200 && !ended; ++i) {
-      ended = waitpid(qs, &status, WNOHANG) == qs;
-      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    REQUIRE(ended);
+    REQUIRE(testing::Eventually([&] { return waitpid(qs, &status, WNOHANG) == qs; }, absl::Seconds(120),
+                                absl::Milliseconds(100)));
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 128 + sig);
     CHECK(kill(supervisor, 0) != 0);

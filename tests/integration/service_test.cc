@@ -21,6 +21,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "reflection_list.grpc.pb.h"
 #include "tests/integration/service_process.h"
+#include "tests/support/wait.h"
 
 namespace crl::testing {
 namespace {
@@ -69,9 +70,8 @@ struct Worker {
     // Live at once; ready after its start-up self-test (a compile and a
     // verification: about a second).
     CHECK(Health("") == HealthCheckResponse::SERVING);
-    for (int i = 0; i < 600 && Health("crl.v1.EvalService") != HealthCheckResponse::SERVING; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    testing::Eventually([&] { return Health("crl.v1.EvalService") == HealthCheckResponse::SERVING; },
+                        absl::Seconds(60), absl::Milliseconds(100));
   }
 
   HealthCheckResponse::ServingStatus Health(const std::string& service) {
@@ -274,11 +274,7 @@ TEST_CASE("a client that cancels frees the worker's lane at once", "[integration
   });
   auto lanes_busy = [&] { return Gauge(HttpGet(w.process->metrics_port(), "/metrics"),
                                        "crl_worker_lanes_busy"); };
-  bool busy = false;
-  for (int i = 0; i < 3000 && !busy; ++i) {
-    busy = lanes_busy() == 1;
-    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool busy = testing::Eventually([&] { return lanes_busy() == 1; }, absl::Seconds(60), absl::Milliseconds(20));
   REQUIRE(busy);  // compiled, verifying: the spinning call holds the lane
   const auto cancelled_at = std::chrono::steady_clock::now();
   ctx.TryCancel();
@@ -287,11 +283,8 @@ TEST_CASE("a client that cancels frees the worker's lane at once", "[integration
     REQUIRE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return done; }));
   }
   CHECK(status.error_code() == grpc::StatusCode::CANCELLED);
-  bool freed = false;
-  while (!freed && std::chrono::steady_clock::now() - cancelled_at < std::chrono::seconds(60)) {
-    freed = lanes_busy() == 0;
-    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool freed =
+      testing::Eventually([&] { return lanes_busy() == 0; }, absl::Seconds(60), absl::Milliseconds(20));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled_at).count();
   INFO("lane freed " << seconds << " s after the cancel");
@@ -325,22 +318,14 @@ TEST_CASE("SIGTERM drains: readiness goes off and the in-flight call completes",
                             cv.notify_all();
                           });
   // Wait until the server counts the call as in flight.
-  bool in_flight = false;
-  for (int i = 0; i < 500 && !in_flight; ++i) {
-    in_flight = HttpGet(w.process->metrics_port(), "/metrics").find("crl_rpc_in_flight 1") !=
-                std::string::npos;
-    if (!in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(in_flight);
+  REQUIRE(testing::Eventually(
+      [&] { return HttpGet(w.process->metrics_port(), "/metrics").find("crl_rpc_in_flight 1") != std::string::npos; },
+      absl::Seconds(5), absl::Milliseconds(10)));
   w.process->Signal(SIGTERM);
   // During the drain delay the server still answers, but is not ready: health
   // turns NOT_SERVING while the call is still in flight.
-  bool not_serving = false;
-  for (int i = 0; i < 500 && !not_serving; ++i) {
-    not_serving = w.Health("crl.v1.EvalService") == HealthCheckResponse::NOT_SERVING;
-    if (!not_serving) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(not_serving);
+  CHECK(testing::Eventually([&] { return w.Health("crl.v1.EvalService") == HealthCheckResponse::NOT_SERVING; },
+                            absl::Seconds(5), absl::Milliseconds(10)));
   {
     std::unique_lock<std::mutex> lock(mu);
     REQUIRE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return done; }));

@@ -13,6 +13,7 @@
 #include "services/worker/worker_setup.h"
 #include "tests/integration/service_process.h"
 #include "tests/integration/test_worker.h"
+#include "tests/support/wait.h"
 
 namespace crl::testing {
 namespace {
@@ -75,8 +76,7 @@ TEST_CASE("every shipped host candidate gets its expected verdict", "[suite]") {
   // ready: wait for it to fill, then one more evaluation takes from it.
   NativeWarmPool* pool = (*rt)->native_warm.get();
   REQUIRE(pool != nullptr);
-  for (int i = 0; i < 600 && pool->stats().idle < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(pool->stats().idle >= 1);
+  REQUIRE(testing::Eventually([&] { return pool->stats().idle >= 1; }, absl::Seconds(30), absl::Milliseconds(50)));
   const uint64_t warm_before = pool->stats().warm;
   const fs::path row_sum = fs::path(CRL_SOURCE_DIR) / "tasks/native/row_sum";
   v1::EvaluateRequest req;

@@ -12,6 +12,7 @@
 
 #include "services/worker/eval_engine.h"
 #include "services/worker/formats/fake_task_format.h"
+#include "tests/support/wait.h"
 
 namespace crl {
 
@@ -74,16 +75,7 @@ struct CudaRig : Rig {
   }
 };
 
-// Waits (without a fixed sleep) until `done` holds; false after 10 s.
-template <typename F>
-inline bool Eventually(F done) {
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (!done()) {
-    if (absl::Now() > give_up) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
+using testing::Eventually;
 
 // Five timed pairs of the task's candidate `artifact` on the GPU.
 inline v1::MeasurePairRequest FivePairs(const std::string& artifact) {

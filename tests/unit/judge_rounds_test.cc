@@ -18,6 +18,7 @@
 #include "services/orchestrator/orchestrator.h"
 #include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/run_executor.h"
+#include "tests/support/wait.h"
 #include "tests/unit/orchestrator_rig.h"
 
 namespace crl::orchestrator {
@@ -355,8 +356,7 @@ TEST_CASE("the orchestrator's own thread asks about ended runs' held rewards eve
   Orchestrator o(services, rig.store.get(), &rig.clock, every);
   const absl::Time started = rig.clock.MonotonicNow();
   REQUIRE(o.Start().ok());
-  for (int i = 0; i < 200 && held() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(held() == 0);
+  CHECK(testing::Eventually([&] { return held() == 0; }, absl::Seconds(10), absl::Milliseconds(50)));
   CHECK(rig.clock.MonotonicNow() - started >= absl::Minutes(10));
   CHECK(judge.shown().size() == 3);
   auto run = rig.store->GetRun("run-1");
