@@ -26,18 +26,10 @@ constexpr char kPattern[] =
 
 // A tokenizer with the 256 byte symbols and no merges: the pre-tokenizer.
 absl::StatusOr<std::unique_ptr<Tokenizer>> ByteTokenizer() {
-  json vocab = json::object();
-  for (int b = 0; b < 256; ++b) vocab[ByteLevelChar(static_cast<unsigned char>(b))] = b;
-  json j = {{"normalizer", {{"type", "NFC"}}},
-            {"pre_tokenizer",
-             {{"type", "Sequence"},
-              {"pretokenizers",
-               {{{"type", "Split"}, {"pattern", {{"Regex", kPattern}}}, {"behavior", "Isolated"},
-                 {"invert", false}},
-                {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}}},
-            {"decoder", {{"type", "ByteLevel"}}},
-            {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}}}};
-  return Tokenizer::FromJson(j.dump(), "byte tokenizer");
+  ByteLevelBpeJson bytes;
+  for (int b = 0; b < 256; ++b) bytes.vocab.emplace_back(ByteLevelChar(static_cast<unsigned char>(b)), b);
+  bytes.pattern = kPattern;
+  return Tokenizer::FromJson(bytes.Dump(), "byte tokenizer");
 }
 
 using Pair = std::pair<int, int>;

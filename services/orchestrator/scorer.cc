@@ -262,7 +262,7 @@ v1::Variant CandidateScorer::Score(v1::Variant v, const v1::Task& task, const v1
           continue;
         }
         if (!IsTransient(t.status()) && t.status().code() != absl::StatusCode::kInternal) break;
-        clock_->SleepFor(initial_backoff_ * (++a));
+        clock_->SleepFor(Backoff::Nth(initial_backoff_, max_backoff_, a++));
         continue;
       }
       if (t->verdict() == v1::VERDICT_INFRA_ERROR) {

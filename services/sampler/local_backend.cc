@@ -6,7 +6,6 @@
 #include <random>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -170,10 +169,7 @@ std::shared_ptr<LocalBackend::Instance> LocalBackend::Serving() {
   }
   (*instance)->step = next->step();
   current_ = std::move(*instance);  // the old engine lives on in its requests
-  if (metrics_) {
-    int64_t n = 0;
-    if (absl::SimpleAtoi(next->version(), &n)) metrics_->policy_version.Set(static_cast<double>(n));
-  }
+  if (metrics_) metrics_->policy_version.Set(static_cast<double>(next->step()));
   CRL_LOG(INFO) << "crl-sampler: serving policy version " << next->version() << " from " << next->checkpoint_uri();
   return current_;
 }
