@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_split.h"
 #include "common/file.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 #include "tests/support/temp_dir.h"
 
 namespace crl::testing {

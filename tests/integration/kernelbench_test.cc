@@ -23,8 +23,8 @@
 #include "services/worker/formats/kernelbench/kb_session.h"
 #include "services/worker/lanes/runner_client.h"
 #include "services/worker/worker_setup.h"
-#include "tests/integration/service_process.h"
-#include "tests/integration/test_worker.h"
+#include "tests/support/service_process.h"
+#include "tests/support/test_worker.h"
 #include "tests/support/wait.h"
 
 namespace crl::testing {

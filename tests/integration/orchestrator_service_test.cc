@@ -24,9 +24,9 @@
 #include "lib/reward/names.h"
 #include "services/orchestrator/grpc_orchestrator_client.h"
 #include "services/trainer/grpc_trainer_client.h"
-#include "tests/integration/policy_fixture.h"
-#include "tests/integration/postgres_server.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/policy_fixture.h"
+#include "tests/support/postgres_server.h"
+#include "tests/support/service_process.h"
 
 namespace crl::testing {
 namespace {

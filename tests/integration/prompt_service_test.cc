@@ -12,7 +12,7 @@
 
 #include "common/file.h"
 #include "crl/v1/prompt.grpc.pb.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 
 namespace crl::testing {
 namespace {

@@ -29,7 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/file.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 #include "tests/support/wait.h"
 
 namespace crl::testing {

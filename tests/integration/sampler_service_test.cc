@@ -20,8 +20,8 @@
 
 #include "common/file.h"
 #include "services/sampler/grpc_sampler_client.h"
-#include "tests/integration/policy_fixture.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/policy_fixture.h"
+#include "tests/support/service_process.h"
 
 namespace crl::testing {
 namespace {

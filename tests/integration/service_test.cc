@@ -20,7 +20,7 @@
 #include "crl/v1/eval.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "reflection_list.grpc.pb.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 #include "tests/support/wait.h"
 
 namespace crl::testing {

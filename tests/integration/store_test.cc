@@ -14,8 +14,8 @@
 #include "services/orchestrator/postgres_store.h"
 #include "services/orchestrator/sqlite_store.h"
 #include "services/orchestrator/store_schema.h"
-#include "tests/integration/postgres_server.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/postgres_server.h"
+#include "tests/support/service_process.h"
 #include "tests/support/store_contract.h"
 
 namespace crl::testing {

@@ -11,8 +11,8 @@
 
 #include "common/file.h"
 #include "services/worker/worker_setup.h"
-#include "tests/integration/service_process.h"
-#include "tests/integration/test_worker.h"
+#include "tests/support/service_process.h"
+#include "tests/support/test_worker.h"
 #include "tests/support/wait.h"
 
 namespace crl::testing {

@@ -13,8 +13,8 @@
 #include "common/clock.h"
 #include "services/timing/host_ceiling.h"
 #include "services/timing/oracle.h"
-#include "tests/integration/service_process.h"
-#include "tests/integration/test_worker.h"
+#include "tests/support/service_process.h"
+#include "tests/support/test_worker.h"
 
 namespace crl::testing {
 namespace {

@@ -15,8 +15,8 @@
 #include "common/file.h"
 #include "crl/v1/trainer.grpc.pb.h"
 #include "services/trainer/grpc_trainer_client.h"
-#include "tests/integration/policy_fixture.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/policy_fixture.h"
+#include "tests/support/service_process.h"
 
 namespace crl::testing {
 namespace {

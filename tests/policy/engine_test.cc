@@ -3,7 +3,7 @@
 // batch, samples of one prompt sharing its prefill, cancellation, stop
 // strings, the sampler's log-probabilities equal to the trainer's for the
 // same sequence and weights, and a hot swap under load that loses nothing.
-#include "tests/policy/torch_catch.h"
+#include "tests/support/torch_catch.h"
 
 #include <atomic>
 #include <numeric>
@@ -20,7 +20,7 @@
 #include "services/sampler/local_backend.h"
 #include "services/sampler/sampler_metrics.h"
 #include "services/trainer/trainer.h"
-#include "tests/policy/policy_test_util.h"
+#include "tests/support/policy_test_util.h"
 
 namespace crl::policy {
 namespace {

@@ -4,7 +4,7 @@
 // right, and a gradient accumulated after its bucket was queued is an
 // error. The real collectives are checked end to end by process_test.cc
 // (two Gloo ranks equal one process).
-#include "tests/policy/torch_catch.h"
+#include "tests/support/torch_catch.h"
 
 #include "services/trainer/fake_distributed.h"
 #include "services/trainer/grad_buckets.h"

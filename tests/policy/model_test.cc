@@ -2,7 +2,7 @@
 // model equations (tests/policy/reference_model.py, Debian's python3-torch),
 // on small random weights of every supported family; KV cache, padding, LoRA,
 // weights errors and generation checked within crl.
-#include "tests/policy/torch_catch.h"
+#include "tests/support/torch_catch.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +16,7 @@
 #include "lib/policy/lora.h"
 #include "lib/policy/model.h"
 #include "lib/policy/safetensors.h"
-#include "tests/policy/policy_test_util.h"
+#include "tests/support/policy_test_util.h"
 
 namespace crl::policy {
 namespace {

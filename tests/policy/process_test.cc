@@ -3,7 +3,7 @@
 // uninterrupted run bit for bit), and two crl-trainer ranks over LibTorch's
 // c10d Gloo backend equal to one process training the same global batch,
 // placed by a launcher's environment, one of them killed and named.
-#include "tests/policy/torch_catch.h"
+#include "tests/support/torch_catch.h"
 
 #include <signal.h>
 #include <spawn.h>
@@ -27,7 +27,7 @@
 #include "lib/policy/tokenizer.h"
 #include "lib/run/run_spec.h"
 #include "services/cli/local_cluster.h"
-#include "tests/policy/policy_test_util.h"
+#include "tests/support/policy_test_util.h"
 
 extern char** environ;
 

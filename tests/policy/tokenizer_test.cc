@@ -12,7 +12,7 @@
 #include "common/file.h"
 #include "lib/policy/bpe_trainer.h"
 #include "lib/policy/tokenizer.h"
-#include "tests/policy/policy_test_util.h"
+#include "tests/support/policy_test_util.h"
 
 namespace crl::policy {
 namespace {

@@ -3,7 +3,7 @@
 // reference (full weights and LoRA with a KL term), the chunked log-softmax,
 // packing, activation checkpointing, the intake's field-naming errors, and
 // checkpoints that resume bit for bit.
-#include "tests/policy/torch_catch.h"
+#include "tests/support/torch_catch.h"
 
 #include <cmath>
 #include <filesystem>
@@ -19,7 +19,7 @@
 #include "services/trainer/intake.h"
 #include "services/trainer/objective.h"
 #include "services/trainer/trainer.h"
-#include "tests/policy/policy_test_util.h"
+#include "tests/support/policy_test_util.h"
 
 namespace crl::trainer {
 namespace {

@@ -10,7 +10,7 @@
 #include "common/file.h"
 #include "lib/policy/config.h"
 #include "lib/policy/safetensors.h"
-#include "tests/policy/policy_test_util.h"
+#include "tests/support/policy_test_util.h"
 
 namespace crl::policy {
 namespace {

@@ -25,7 +25,7 @@
 #include "runner/sandbox.h"
 #include "runner/seccomp.h"
 #include "runner/wire.h"
-#include "test_util.h"
+#include "tests/support/runner_test_util.h"
 
 namespace crl::runner {
 namespace {

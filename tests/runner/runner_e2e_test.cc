@@ -17,7 +17,7 @@
 #include "runner/protocol.h"
 #include "runner/sandbox.h"
 #include "runner/wire.h"
-#include "test_util.h"
+#include "tests/support/runner_test_util.h"
 
 namespace crl::runner {
 namespace {

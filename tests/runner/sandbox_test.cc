@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "runner/sandbox.h"
-#include "test_util.h"
+#include "tests/support/runner_test_util.h"
 
 namespace crl::runner {
 namespace {

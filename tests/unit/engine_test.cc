@@ -9,7 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "services/worker/verify/verifier.h"
-#include "tests/unit/engine_rig.h"
+#include "tests/support/engine_rig.h"
 
 namespace crl {
 namespace {

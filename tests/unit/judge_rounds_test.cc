@@ -19,7 +19,7 @@
 #include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/run_executor.h"
 #include "tests/support/wait.h"
-#include "tests/unit/orchestrator_rig.h"
+#include "tests/support/orchestrator_rig.h"
 
 namespace crl::orchestrator {
 namespace {

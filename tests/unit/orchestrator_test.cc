@@ -19,7 +19,7 @@
 #include "services/orchestrator/run_executor.h"
 #include "services/orchestrator/stages/group_io.h"
 #include "tests/support/temp_dir.h"
-#include "tests/unit/orchestrator_rig.h"
+#include "tests/support/orchestrator_rig.h"
 
 namespace crl::orchestrator {
 namespace {

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "services/worker/verify/reference_cache.h"
-#include "tests/unit/engine_rig.h"
+#include "tests/support/engine_rig.h"
 
 namespace crl {
 namespace {

@@ -3,14 +3,14 @@
 // non-root user (postgres, or nobody, when the test runs as root), reachable
 // only through a Unix socket in that directory. Stopped and removed by the
 // destructor.
-#ifndef CRL_TESTS_INTEGRATION_POSTGRES_SERVER_H_
-#define CRL_TESTS_INTEGRATION_POSTGRES_SERVER_H_
+#ifndef CRL_TESTS_SUPPORT_POSTGRES_SERVER_H_
+#define CRL_TESTS_SUPPORT_POSTGRES_SERVER_H_
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 
 namespace crl::testing {
 
@@ -40,4 +40,4 @@ class PostgresServer {
 
 }  // namespace crl::testing
 
-#endif  // CRL_TESTS_INTEGRATION_POSTGRES_SERVER_H_
+#endif  // CRL_TESTS_SUPPORT_POSTGRES_SERVER_H_

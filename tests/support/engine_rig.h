@@ -1,7 +1,7 @@
 // The engine over fakes (fake_task_format.h), shared by the unit tests of
 // EvalEngine's decisions: one lane, secret seeds 1, 2, 3, ...
-#ifndef CRL_TESTS_UNIT_ENGINE_RIG_H_
-#define CRL_TESTS_UNIT_ENGINE_RIG_H_
+#ifndef CRL_TESTS_SUPPORT_ENGINE_RIG_H_
+#define CRL_TESTS_SUPPORT_ENGINE_RIG_H_
 
 #include <prometheus/registry.h>
 
@@ -90,4 +90,4 @@ inline v1::MeasurePairRequest FivePairs(const std::string& artifact) {
 
 }  // namespace crl
 
-#endif  // CRL_TESTS_UNIT_ENGINE_RIG_H_
+#endif  // CRL_TESTS_SUPPORT_ENGINE_RIG_H_

@@ -1,8 +1,8 @@
 // A small policy for the service tests, made the way a user makes one: a
 // tokenizer trained on tasks/ with `crl policy tokenizer-train` and a random
 // model of a config.json with `crl policy init`.
-#ifndef CRL_TESTS_INTEGRATION_POLICY_FIXTURE_H_
-#define CRL_TESTS_INTEGRATION_POLICY_FIXTURE_H_
+#ifndef CRL_TESTS_SUPPORT_POLICY_FIXTURE_H_
+#define CRL_TESTS_SUPPORT_POLICY_FIXTURE_H_
 
 #include <catch2/catch.hpp>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/file.h"
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 
 namespace crl::testing {
 
@@ -34,4 +34,4 @@ inline std::string MakePolicy(const TempDir& dir, const std::string& model_type 
 
 }  // namespace crl::testing
 
-#endif  // CRL_TESTS_INTEGRATION_POLICY_FIXTURE_H_
+#endif  // CRL_TESTS_SUPPORT_POLICY_FIXTURE_H_

@@ -1,8 +1,8 @@
 // The orchestrator over fakes, shared by its unit tests: a spec of one
 // native task, scripted parse / evaluate / time answers, two workers (w1,
 // w2) of one slot each, the in-memory store and a clock that stands still.
-#ifndef CRL_TESTS_UNIT_ORCHESTRATOR_RIG_H_
-#define CRL_TESTS_UNIT_ORCHESTRATOR_RIG_H_
+#ifndef CRL_TESTS_SUPPORT_ORCHESTRATOR_RIG_H_
+#define CRL_TESTS_SUPPORT_ORCHESTRATOR_RIG_H_
 
 #include <catch2/catch.hpp>
 
@@ -95,4 +95,4 @@ struct Rig {
 
 }  // namespace crl::orchestrator
 
-#endif  // CRL_TESTS_UNIT_ORCHESTRATOR_RIG_H_
+#endif  // CRL_TESTS_SUPPORT_ORCHESTRATOR_RIG_H_

@@ -1,7 +1,7 @@
 // Starts a real crl service binary on loopback (port 0) for integration
 // tests, learns its ports from the line it prints, and stops it.
-#ifndef CRL_TESTS_INTEGRATION_SERVICE_PROCESS_H_
-#define CRL_TESTS_INTEGRATION_SERVICE_PROCESS_H_
+#ifndef CRL_TESTS_SUPPORT_SERVICE_PROCESS_H_
+#define CRL_TESTS_SUPPORT_SERVICE_PROCESS_H_
 
 #include <sys/types.h>
 
@@ -47,4 +47,4 @@ std::string RunShell(const std::string& command, int* exit_code = nullptr);
 
 }  // namespace crl::testing
 
-#endif  // CRL_TESTS_INTEGRATION_SERVICE_PROCESS_H_
+#endif  // CRL_TESTS_SUPPORT_SERVICE_PROCESS_H_

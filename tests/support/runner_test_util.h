@@ -1,6 +1,6 @@
 // tests/runner/test_util.h — helpers shared by the runner tests.
-#ifndef CRL_TESTS_RUNNER_TEST_UTIL_H_
-#define CRL_TESTS_RUNNER_TEST_UTIL_H_
+#ifndef CRL_TESTS_SUPPORT_RUNNER_TEST_UTIL_H_
+#define CRL_TESTS_SUPPORT_RUNNER_TEST_UTIL_H_
 
 #include <memory>
 #include <string>
@@ -71,4 +71,4 @@ bool FreshRunnerWorks();
 
 }  // namespace crl::runner::testing
 
-#endif  // CRL_TESTS_RUNNER_TEST_UTIL_H_
+#endif  // CRL_TESTS_SUPPORT_RUNNER_TEST_UTIL_H_

@@ -1,4 +1,4 @@
-#include "tests/integration/postgres_server.h"
+#include "tests/support/postgres_server.h"
 
 #include <pwd.h>
 #include <unistd.h>

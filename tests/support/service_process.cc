@@ -1,4 +1,4 @@
-#include "tests/integration/service_process.h"
+#include "tests/support/service_process.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // tests/runner/test_util.cc — see test_util.h.
-#include "test_util.h"
+#include "tests/support/runner_test_util.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // Helpers of the policy tests: temporary directories and the Python
 // reference (Debian's python3-torch; CRL_TEST_PYTHON overrides).
-#ifndef CRL_TESTS_POLICY_POLICY_TEST_UTIL_H_
-#define CRL_TESTS_POLICY_POLICY_TEST_UTIL_H_
+#ifndef CRL_TESTS_SUPPORT_POLICY_TEST_UTIL_H_
+#define CRL_TESTS_SUPPORT_POLICY_TEST_UTIL_H_
 
 #include <unistd.h>
 
@@ -61,4 +61,4 @@ inline absl::StatusOr<nlohmann::json> RunReference(const std::string& model_dir,
 
 }  // namespace crl::policy
 
-#endif  // CRL_TESTS_POLICY_POLICY_TEST_UTIL_H_
+#endif  // CRL_TESTS_SUPPORT_POLICY_TEST_UTIL_H_

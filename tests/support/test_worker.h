@@ -1,7 +1,7 @@
 // In-process workers for tests: host lanes only, this build's crl-runner,
 // caches where the test says.
-#ifndef CRL_TESTS_INTEGRATION_TEST_WORKER_H_
-#define CRL_TESTS_INTEGRATION_TEST_WORKER_H_
+#ifndef CRL_TESTS_SUPPORT_TEST_WORKER_H_
+#define CRL_TESTS_SUPPORT_TEST_WORKER_H_
 
 #include <memory>
 #include <string>
@@ -30,4 +30,4 @@ inline std::unique_ptr<WorkerClientInterface> StartWorker(const WorkerOptions& o
 
 }  // namespace crl::testing
 
-#endif  // CRL_TESTS_INTEGRATION_TEST_WORKER_H_
+#endif  // CRL_TESTS_SUPPORT_TEST_WORKER_H_
