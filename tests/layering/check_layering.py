@@ -15,6 +15,10 @@ Nothing below tools/ includes tools/ or tests/. A client interface
 (services/<svc>/<svc>_client.h) and a fake (fake_*.h) are free of gRPC, with
 everything they include: code that only uses a client compiles without it.
 
+The folder map of docs/architecture.md is kept true the same way: every
+folder of lib/, services/ and tools/, and every room of the worker, is named
+there.
+
 Prints every violation as FILE:LINE: what, and exits 1 when there is one.
 """
 import pathlib
@@ -118,8 +122,34 @@ def check_interfaces():
     return problems
 
 
-def main():
+def folders(path):
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+
+
+def check_folder_map():
+    doc_path = ROOT / "docs" / "architecture.md"
+    doc = doc_path.read_text()
     problems = []
+
+    def named(what, *forms):
+        if not any(f in doc for f in forms):
+            problems.append(f"docs/architecture.md: {what} is not in the folder map (as {' or '.join(forms)})")
+
+    for floor in ("lib", "tools"):
+        for d in folders(ROOT / floor):
+            named(f"{floor}/{d.name}/", f"{floor}/{d.name}")
+    for d in folders(ROOT / "services"):
+        named(f"services/{d.name}/", f"services/{d.name}", f"crl-{d.name}")
+    worker = ROOT / "services" / "worker"
+    for room in folders(worker):
+        named(f"the worker's room {room.name}/", f"`{room.name}/`")
+        for sub in folders(room):
+            named(f"the worker's room {room.name}/{sub.name}/", f"`{sub.name}/`", f"`{room.name}/{sub.name}/`")
+    return problems
+
+
+def main():
+    problems = check_folder_map()
     for floor in ("runner", "common", "lib", "services", "tools"):
         for path in sorted((ROOT / floor).rglob("*")):
             if path.suffix in SOURCES and path.is_file():
