@@ -186,6 +186,99 @@ std::string CompareOutputs(const EvalTask& task, const ToleranceOverride& tolera
   return first;
 }
 
+namespace {
+
+// One trial's answers to the trivial-solution probes (the task's own, and
+// "memorised": the previous trial's reference output), counted into
+// out->probes. `previous_reference` becomes this trial's reference output:
+// copied when the caller keeps `want` (keep_reference), else taken from it.
+void RecordProbes(const EvalTask& task, const VerifyConfig& config, TrialResult* want, const TrialResult& got,
+                  bool keep_reference, std::string* previous_reference, VerifyResult* out) {
+  // Yes/no questions, mostly answered no at the first element: no copy
+  // of the output, no count of its mismatches. Only a probe that passes
+  // is measured against the candidate.
+  const OutputTensor& reference_output = want->outputs[0];
+  const runner::TensorSpec& spec = reference_output.spec;
+  const Tolerance t = task.ToleranceFor(spec.dtype, {});
+  const bool whole = reference_output.sampled_from.empty() && !got.outputs.empty() &&
+                     got.outputs[0].sampled_from.empty();
+  auto probe_trial = [&](const std::string& name, const std::string& trivial, bool constant, bool passes) {
+    ProbeStanding& s = out->probes[name];
+    ++s.trials;
+    // Where it fails, the tolerance tells the trivial solution from the
+    // reference, and the candidate passed it.
+    if (!passes) return;
+    ++s.passed;
+    const ProbeDistances d =
+        whole ? MeasureProbe(spec, got.outputs[0].data, reference_output.data, trivial, constant, t)
+              : ProbeDistances{};
+    const double margin = config.degenerate_margin * d.probe;
+    s.separated = s.separated && d.valid && d.probe > 0 && d.candidate <= margin;
+    const bool memorised = name == kMemorised || name == kNearlyMemorised;
+    const bool beyond_rounding = memorised ? d.probe > kMemorisedEpsilons * Epsilon(spec.dtype) * d.reference
+                                           : d.probe_share_of_tolerance >= kTrivialShareOfTolerance;
+    if (d.valid && d.probe > 0 && d.candidate_probe <= margin && beyond_rounding) ++s.matched;
+    s.measurable = s.measurable && d.valid;
+    if (d.valid) s.worst_ratio = std::max(s.worst_ratio, d.probe > 0 ? d.candidate / d.probe : HUGE_VAL);
+  };
+  for (const auto& [name, output] : want->probes) {
+    const bool comparable = output.spec.dtype == spec.dtype && output.spec.shape == spec.shape &&
+                            output.sampled_from.empty();
+    probe_trial(name, output.data, output.constant,
+                comparable && TensorWithin(spec, output.data, reference_output.data, t, output.constant));
+  }
+  if (!previous_reference->empty()) {
+    probe_trial(kMemorised, *previous_reference, false,
+                TensorWithin(spec, *previous_reference, reference_output.data, t));
+    // Nearly independent of the inputs: another input's output within
+    // ten times the tolerance.
+    probe_trial(kNearlyMemorised, *previous_reference, false,
+                TensorWithin(spec, *previous_reference, reference_output.data,
+                             task.ToleranceFor(spec.dtype, {10 * t.atol, 10 * t.rtol})));
+  }
+  // The first trial's outputs are kept by the caller; a later trial's are not.
+  if (keep_reference) {
+    *previous_reference = want->outputs[0].data;
+  } else {
+    previous_reference->swap(want->outputs[0].data);
+  }
+}
+
+// After the trials: which probes the candidate passed in every trial
+// (VerifyResult::degenerate_probes).
+void ConcludeProbes(VerifyResult* out) {
+  out->probed = true;
+  for (auto& [name, standing] : out->probes) {
+    standing.passes_all = standing.trials >= 1 && standing.passed == standing.trials;
+  }
+  const auto memorised = out->probes.find(kMemorised);
+  const bool memorised_passes = memorised != out->probes.end() && memorised->second.passes_all;
+  for (const auto& [name, standing] : out->probes) {
+    // "memorised" passing says more than its 10x variant (which it implies).
+    if (standing.passes_all && !(name == kNearlyMemorised && memorised_passes)) {
+      out->degenerate_probes.push_back(name);
+    }
+  }
+}
+
+// A determinism re-run of trial 1 against its first answer: bit for bit
+// where the task says so, else within tolerance of the reference. Empty when
+// it holds; else why not.
+std::string RerunDiffers(const EvalTask& task, const VerifyConfig& config, const std::vector<OutputTensor>& again,
+                         const std::vector<OutputTensor>& first_candidate,
+                         const std::vector<OutputTensor>& first_reference, const std::string& where,
+                         v1::CorrectnessReport* report) {
+  if (task.bitwise_determinism()) {
+    bool same = again.size() == first_candidate.size();
+    for (size_t o = 0; same && o < again.size(); ++o) same = again[o].data == first_candidate[o].data;
+    return same ? "" : "non-deterministic: re-running trial 1 on fresh buffers changed the output";
+  }
+  std::string m = CompareOutputs(task, config.tolerance, again, first_reference, report);
+  return m.empty() ? "" : absl::StrCat(where, ": ", m);
+}
+
+}  // namespace
+
 absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterface* reference,
                                              SessionInterface* candidate,
                                              const VerifyConfig& config, const SeedSource& seeds,
@@ -298,54 +391,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     report.set_trials_passed(report.trials_passed() + 1);
     if (trial.probe_eligible && probe && want.outputs.size() == 1) {
       ++probe_trials;
-      // Yes/no questions, mostly answered no at the first element: no copy
-      // of the output, no count of its mismatches. Only a probe that passes
-      // is measured against the candidate.
-      const OutputTensor& reference_output = want.outputs[0];
-      const runner::TensorSpec& spec = reference_output.spec;
-      const Tolerance t = task.ToleranceFor(spec.dtype, {});
-      const bool whole = reference_output.sampled_from.empty() && !got.outputs.empty() &&
-                         got.outputs[0].sampled_from.empty();
-      auto probe_trial = [&](const std::string& name, const std::string& trivial, bool constant, bool passes) {
-        ProbeStanding& s = out.probes[name];
-        ++s.trials;
-        // Where it fails, the tolerance tells the trivial solution from the
-        // reference, and the candidate passed it.
-        if (!passes) return;
-        ++s.passed;
-        const ProbeDistances d =
-            whole ? MeasureProbe(spec, got.outputs[0].data, reference_output.data, trivial, constant, t)
-                  : ProbeDistances{};
-        const double margin = config.degenerate_margin * d.probe;
-        s.separated = s.separated && d.valid && d.probe > 0 && d.candidate <= margin;
-        const bool memorised = name == kMemorised || name == kNearlyMemorised;
-        const bool beyond_rounding = memorised ? d.probe > kMemorisedEpsilons * Epsilon(spec.dtype) * d.reference
-                                               : d.probe_share_of_tolerance >= kTrivialShareOfTolerance;
-        if (d.valid && d.probe > 0 && d.candidate_probe <= margin && beyond_rounding) ++s.matched;
-        s.measurable = s.measurable && d.valid;
-        if (d.valid) s.worst_ratio = std::max(s.worst_ratio, d.probe > 0 ? d.candidate / d.probe : HUGE_VAL);
-      };
-      for (const auto& [name, output] : want.probes) {
-        const bool comparable = output.spec.dtype == spec.dtype && output.spec.shape == spec.shape &&
-                                output.sampled_from.empty();
-        probe_trial(name, output.data, output.constant,
-                    comparable && TensorWithin(spec, output.data, reference_output.data, t, output.constant));
-      }
-      if (!previous_reference.empty()) {
-        probe_trial(kMemorised, previous_reference, false,
-                    TensorWithin(spec, previous_reference, reference_output.data, t));
-        // Nearly independent of the inputs: another input's output within
-        // ten times the tolerance.
-        probe_trial(kNearlyMemorised, previous_reference, false,
-                    TensorWithin(spec, previous_reference, reference_output.data,
-                                 task.ToleranceFor(spec.dtype, {10 * t.atol, 10 * t.rtol})));
-      }
-      // The first trial's outputs are kept below; a later trial's are not.
-      if (have_first) {
-        previous_reference.swap(want.outputs[0].data);
-      } else {
-        previous_reference = want.outputs[0].data;
-      }
+      RecordProbes(task, config, &want, got, /*keep_reference=*/!have_first, &previous_reference, &out);
     }
     if (!have_first) {
       have_first = true;
@@ -358,20 +404,7 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
     if (ended) return context.Check();
     return out;
   }
-  if (probe_trials > 0) {
-    out.probed = true;
-    for (auto& [name, standing] : out.probes) {
-      standing.passes_all = standing.trials >= 1 && standing.passed == standing.trials;
-    }
-    const auto memorised = out.probes.find(kMemorised);
-    const bool memorised_passes = memorised != out.probes.end() && memorised->second.passes_all;
-    for (const auto& [name, standing] : out.probes) {
-      // "memorised" passing says more than its 10x variant (which it implies).
-      if (standing.passes_all && !(name == kNearlyMemorised && memorised_passes)) {
-        out.degenerate_probes.push_back(name);
-      }
-    }
-  }
+  if (probe_trials > 0) ConcludeProbes(&out);
 
   // Determinism: the first trial again on fresh allocations.
   first_trial.rerun = true;
@@ -385,20 +418,9 @@ absl::StatusOr<VerifyResult> VerifyCandidate(const EvalTask& task, SessionInterf
       side_failed(Side::kCandidate, where, event);
       break;
     }
-    if (task.bitwise_determinism()) {
-      bool same = again.outputs.size() == first_candidate.size();
-      for (size_t o = 0; same && o < again.outputs.size(); ++o) {
-        same = again.outputs[o].data == first_candidate[o].data;
-      }
-      if (!same) {
-        finish(v1::VERDICT_WRONG_ANSWER,
-               "non-deterministic: re-running trial 1 on fresh buffers changed the output");
-        break;
-      }
-    } else if (std::string m = CompareOutputs(task, config.tolerance, again.outputs,
-                                              first_reference, &report);
-               !m.empty()) {
-      finish(v1::VERDICT_WRONG_ANSWER, absl::StrCat(where, ": ", m));
+    if (std::string m = RerunDiffers(task, config, again.outputs, first_candidate, first_reference, where, &report);
+        !m.empty()) {
+      finish(v1::VERDICT_WRONG_ANSWER, m);
       break;
     }
   }
