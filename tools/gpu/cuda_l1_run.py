@@ -149,7 +149,8 @@ def main():
     # as long as the steps of half the examples: only those that verify are
     # trained on (11 of 16 on an H200), and a schedule set for all of them was
     # cut at 69 % with the rate still high (loss 0.02-0.35 at the end); set
-    # for half, it reaches its floor whatever share verifies and trains there.
+    # for half, it reaches its floor whenever at least half verify, and the
+    # steps beyond train at the floor.
     sft_steps = (len(examples) // 2 + 1) // 2 * args.sft_rounds
     common = ("backend: cuda\ntemplate: kernelbench\nreward: cuda-l1\ntiming_budget_seconds: 1\n"
               "exemplars: {strategy: buckets, count: 1, buckets: 4, temperature: 1.0}\nseed: 1\n")
