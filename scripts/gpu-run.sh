@@ -55,10 +55,10 @@ case "${1:-}" in
     seeds=${2:-1}
     rm -rf /tmp/crl-kb
     mkdir -p /tmp/crl-kb
-    # The worker's interpreter for KernelBench tasks (this machine's, with
-    # torch) and every GPU of the machine.
+    # The overlay, and the worker's line only this machine can write: its
+    # interpreter for KernelBench tasks (this one's, with torch) and every GPU.
     gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)
-    sed "s|^worker: {gpus: '0'|worker: {python: '$(command -v python3)', gpus: '$gpus'|" "$RUN_DIR/overlay.yaml" \
+    { cat "$RUN_DIR/overlay.yaml"; echo "worker: {python: '$(command -v python3)', gpus: '$gpus'}"; } \
       > /tmp/crl-kb/overlay.yaml
     setsid nohup .gpu-bundle/run.sh crl quickstart --sft_spec "$RUN_DIR/sft.yaml" --spec "$RUN_DIR/rl.yaml" \
       --heldout_spec "$RUN_DIR/heldout.yaml" --overlay /tmp/crl-kb/overlay.yaml --policy_dir "$PWD/$RUN_DIR/policy" \

@@ -20,7 +20,8 @@ the GPU machine):
                  positions: a contrastive prompt with one exemplar and its
                  answer fit)
   overlay.yaml   the cluster overlay for one GPU machine (crl quickstart
-                 --overlay): policy and trainer on cuda, the worker on GPU 0
+                 --overlay): policy and trainer on cuda (scripts/gpu-run.sh
+                 adds the worker's line there: its interpreter and GPUs)
 
 The split is decided by a hash of the task's name before anything runs:
 sha256("crl-split/" + name), held out when its first byte is below 64 (a
@@ -142,7 +143,6 @@ def main():
         json.dump(model, f, indent=2)
     with open(os.path.join(args.out, "overlay.yaml"), "w") as f:
         f.write("# Written by tools/gpu/cuda_l1_run.py: one GPU machine, after models/embedded/cluster.yaml.\n"
-                "worker: {gpus: '0'}\n"
                 "sampler: {device: cuda, max_len: 8192}\n"
                 "trainer: {device: cuda, max_seq_len: 8192, micro_batch_tokens: 16384}\n")
     # 2 examples a step (models/embedded/cluster.yaml). The cosine schedule is
